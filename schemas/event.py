@@ -1,0 +1,170 @@
+"""ADK's session event, field for field, as it crosses the `events` topic.
+
+The models read ADK's camelCase JSON (``Event.model_dump(mode="json",
+by_alias=True, exclude_none=True)``) as it is and write it back equal as a JSON
+value: :func:`event_to_json` dumps only the fields that were set, so defaults
+that the producer left out are not invented on the way back. Fields that ADK
+carries but context management never reads (grounding metadata, log
+probabilities, ...) are kept as extra fields and written back unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+JsonObject = dict[str, Any]
+
+
+class AdkModel(BaseModel):
+    """Base of every ADK-shaped model: camelCase on the wire, snake_case in code."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        # Strings are kept byte for byte; ADK's own values are never coerced.
+        coerce_numbers_to_str=False,
+    )
+
+
+class FunctionCall(AdkModel):
+    """A tool call the model asked for."""
+
+    id: str | None = None
+    name: str | None = None
+    args: JsonObject | None = None
+
+
+class FunctionResponse(AdkModel):
+    """The result of a tool call, matched to its call by ``id``."""
+
+    id: str | None = None
+    name: str | None = None
+    response: JsonObject | None = None
+
+
+class Blob(AdkModel):
+    """Inline bytes (base64 on the wire, kept as the string it arrived as)."""
+
+    mime_type: str | None = None
+    data: str | None = None
+    display_name: str | None = None
+
+
+class FileData(AdkModel):
+    """A reference to a file by URI."""
+
+    file_uri: str | None = None
+    mime_type: str | None = None
+    display_name: str | None = None
+
+
+class Part(AdkModel):
+    """One part of a content: text, a thought, a call, a response or media."""
+
+    text: str | None = None
+    thought: bool | None = None
+    # Opaque bytes the model wants back; base64 text on the wire, kept verbatim.
+    thought_signature: str | None = None
+    function_call: FunctionCall | None = None
+    function_response: FunctionResponse | None = None
+    inline_data: Blob | None = None
+    file_data: FileData | None = None
+    executable_code: JsonObject | None = None
+    code_execution_result: JsonObject | None = None
+    tool_call: JsonObject | None = None
+    tool_response: JsonObject | None = None
+
+
+class Content(AdkModel):
+    """A genai ``Content``: a role and its parts."""
+
+    role: str | None = None
+    parts: list[Part] | None = None
+
+
+class Transcription(AdkModel):
+    """A live-audio transcript carried by an event without content."""
+
+    text: str | None = None
+    finished: bool | None = None
+
+
+class UsageMetadata(AdkModel):
+    """Token usage the model reported for the call that produced the event."""
+
+    prompt_token_count: int | None = None
+    candidates_token_count: int | None = None
+    total_token_count: int | None = None
+
+
+class NodeInfo(AdkModel):
+    """Where in a workflow the event was produced (``""`` outside workflows)."""
+
+    path: str = ""
+
+
+class EventCompaction(AdkModel):
+    """A summary standing in for the raw events with timestamps in [start, end]."""
+
+    start_timestamp: float
+    end_timestamp: float
+    compacted_content: Content
+
+
+class EventActions(AdkModel):
+    """What an event does besides carrying content."""
+
+    skip_summarization: bool | None = None
+    state_delta: JsonObject = Field(default_factory=dict)
+    artifact_delta: dict[str, int] = Field(default_factory=dict)
+    transfer_to_agent: str | None = None
+    transfer_reason: str | None = None
+    escalate: bool | None = None
+    requested_auth_configs: JsonObject = Field(default_factory=dict)
+    requested_tool_confirmations: JsonObject = Field(default_factory=dict)
+    compaction: EventCompaction | None = None
+    end_of_agent: bool | None = None
+    agent_state: JsonObject | None = None
+    rewind_before_invocation_id: str | None = None
+
+
+class Event(AdkModel):
+    """One ADK session event: an LLM-response-shaped record plus bookkeeping."""
+
+    id: str = ""
+    invocation_id: str = ""
+    author: str
+    branch: str | None = None
+    isolation_scope: str | None = None
+    node_info: NodeInfo = Field(default_factory=NodeInfo)
+    timestamp: float
+    content: Content | None = None
+    partial: bool | None = None
+    turn_complete: bool | None = None
+    interrupted: bool | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    usage_metadata: UsageMetadata | None = None
+    input_transcription: Transcription | None = None
+    output_transcription: Transcription | None = None
+    live_session_id: str | None = None
+    cache_metadata: JsonObject | None = None
+    custom_metadata: JsonObject | None = None
+    # A set in ADK, serialized as a sorted list.
+    long_running_tool_ids: tuple[str, ...] | None = None
+    actions: EventActions = Field(default_factory=EventActions)
+
+
+def event_to_json(event: Event) -> JsonObject:
+    """The event as ADK-style camelCase JSON, exactly the fields that were set."""
+    return event.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def content_to_json(content: Content) -> JsonObject:
+    """A content as genai dumps it: camelCase, ``None`` fields omitted."""
+    return content.model_dump(mode="json", by_alias=True, exclude_none=True)
