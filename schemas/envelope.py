@@ -1,0 +1,44 @@
+"""The record of the `events` topic: an ADK event plus what the pipeline needs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_serializer, model_validator
+
+from schemas.event import Event, event_to_json
+from schemas.keys import SessionKey, TenantId, parse_session_key, validate_session_key
+
+ValidSessionKey = Annotated[SessionKey, AfterValidator(validate_session_key)]
+
+
+class Envelope(BaseModel):
+    """One session event as appended by an agent, with its routing and identity.
+
+    The event is written back exactly as the producer gave it (ADK's camelCase,
+    only the fields that were set), so a round trip through the topic is equal
+    as a JSON value.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[2] = 2
+    tenant: TenantId = Field(min_length=1)
+    session_key: ValidSessionKey
+    producer_id: str = Field(min_length=1, max_length=256)
+    idempotency_key: str = Field(min_length=1, max_length=256)
+    event: Event
+
+    @model_validator(mode="after")
+    def _tenant_owns_session(self) -> Self:
+        owner = parse_session_key(self.session_key).tenant
+        if owner != self.tenant:
+            raise ValueError(
+                f"tenant {self.tenant!r} does not own session {self.session_key!r} "
+                f"(its tenant part is {owner!r})"
+            )
+        return self
+
+    @field_serializer("event")
+    def _event_as_given(self, event: Event) -> dict[str, Any]:
+        return event_to_json(event)

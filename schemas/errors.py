@@ -1,0 +1,40 @@
+"""The errors ctxstream raises on purpose, each saying whether a retry helps."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class CtxstreamError(Exception):
+    """Base class for every error ctxstream raises on purpose."""
+
+    retriable: ClassVar[bool] = False
+
+
+class DecodeError(CtxstreamError):
+    """Bytes from a topic could not become a valid record; the message says why.
+
+    Never retriable: the same bytes fail the same way. A shell sends the record
+    to the dead-letter topic with this reason and moves on.
+    """
+
+
+class InvalidSessionKeyError(CtxstreamError, ValueError):
+    """A session key is not of the form ``tenant/app/user/session``.
+
+    A ``ValueError`` too, so that pydantic validators turn it into a validation
+    error whose message is this one.
+    """
+
+    def __init__(self, key: str, problem: str) -> None:
+        shown = key if len(key) <= 80 else key[:77] + "..."
+        super().__init__(f"invalid session key {shown!r}: {problem}")
+        self.key, self.problem = key, problem
+
+
+class SessionMismatchError(CtxstreamError):
+    """An event was applied to the projection of another session (a bug)."""
+
+    def __init__(self, *, projection_key: str, event_key: str) -> None:
+        super().__init__(f"event of {event_key!r} in projection {projection_key!r}")
+        self.projection_key, self.event_key = projection_key, event_key

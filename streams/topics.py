@@ -1,0 +1,136 @@
+"""Every topic of a deployment, declared once, and their idempotent creation."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from streams.settings import KafkaSettings
+
+logger = logging.getLogger(__name__)
+
+TopicRole = Literal["events", "compaction-requests", "projections", "dead-letters"]
+TOPIC_ROLES: Final[tuple[TopicRole, ...]] = (
+    "events",
+    "compaction-requests",
+    "projections",
+    "dead-letters",
+)
+_TOPIC_ALREADY_EXISTS: Final = 36  # Kafka protocol error code
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    """One topic as the deployment wants it."""
+
+    role: TopicRole
+    name: str
+    partitions: int
+    replication_factor: int
+    config: Mapping[str, str] = field(default_factory=dict)
+
+
+def topic_name(settings: KafkaSettings, role: TopicRole) -> str:
+    """The deployment's name of a topic: ``<prefix>.<role>``, e.g. ``ctxstream.events``."""
+    return f"{settings.topic_prefix}.{role}"
+
+
+def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
+    """The four topics of a deployment.
+
+    - `events`: the source of truth, kept forever;
+    - `compaction-requests`: ranges to summarize, kept a week (a request older
+      than that has long been re-requested);
+    - `projections`: log-compacted, the latest snapshot per session;
+    - `dead-letters`: bad input with its reason, kept forever.
+    """
+    isr = {"min.insync.replicas": str(settings.min_insync_replicas)}
+    forever = {"retention.ms": "-1", "retention.bytes": "-1"}
+    return (
+        TopicSpec(
+            "events",
+            topic_name(settings, "events"),
+            settings.events_partitions,
+            settings.replication_factor,
+            {**isr, **forever, "cleanup.policy": "delete"},
+        ),
+        TopicSpec(
+            "compaction-requests",
+            topic_name(settings, "compaction-requests"),
+            settings.partitions,
+            settings.replication_factor,
+            {**isr, "cleanup.policy": "delete", "retention.ms": str(7 * 24 * 3600 * 1000)},
+        ),
+        TopicSpec(
+            "projections",
+            topic_name(settings, "projections"),
+            settings.partitions,
+            settings.replication_factor,
+            {**isr, "cleanup.policy": "compact"},
+        ),
+        TopicSpec(
+            "dead-letters",
+            topic_name(settings, "dead-letters"),
+            settings.partitions,
+            settings.replication_factor,
+            {**isr, **forever, "cleanup.policy": "delete"},
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TopicsCreated:
+    """What :func:`create_topics` did."""
+
+    created: tuple[str, ...]
+    existing: tuple[str, ...]
+
+
+async def create_topics(settings: KafkaSettings) -> TopicsCreated:
+    """Create the deployment's topics that do not exist yet; existing ones are left alone.
+
+    Raises:
+        RuntimeError: the broker refused a topic for another reason than that
+            it exists already (the message names the topic and the error).
+    """
+    specs = topic_specs(settings)
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        present = set(await admin.list_topics())
+        missing = [spec for spec in specs if spec.name not in present]
+        if missing:
+            response = await admin.create_topics(
+                [
+                    NewTopic(
+                        name=spec.name,
+                        num_partitions=spec.partitions,
+                        replication_factor=spec.replication_factor,
+                        topic_configs=dict(spec.config),
+                    )
+                    for spec in missing
+                ]
+            )
+            for name, code, message in _topic_errors(response):
+                if code not in (0, _TOPIC_ALREADY_EXISTS):
+                    raise RuntimeError(f"cannot create topic {name!r}: error {code}: {message}")
+    finally:
+        await admin.close()
+    created = tuple(spec.name for spec in missing)
+    existing = tuple(spec.name for spec in specs if spec.name in present)
+    logger.info("topics created=%s existing=%s", ",".join(created), ",".join(existing))
+    return TopicsCreated(created, existing)
+
+
+def _topic_errors(response: object) -> list[tuple[str, int, str | None]]:
+    # CreateTopics responses list (topic, error_code[, error_message]) per topic.
+    rows: list[tuple[str, int, str | None]] = []
+    for row in getattr(response, "topic_errors", []):
+        name, code = row[0], row[1]
+        message = row[2] if len(row) > 2 else None
+        rows.append((str(name), int(code), message))
+    return rows

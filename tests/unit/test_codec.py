@@ -1,0 +1,240 @@
+"""The codec is the error boundary: every bad record becomes a DecodeError with its reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from schemas.codec import (
+    MAX_RECORD_BYTES,
+    decode_compaction_request,
+    decode_dead_letter,
+    decode_envelope,
+    decode_projection_snapshot,
+    encode,
+)
+from schemas.compaction_request import CompactionRequest, compaction_request_id
+from schemas.dead_letter import DeadLetter
+from schemas.envelope import Envelope
+from schemas.errors import DecodeError
+from schemas.event import Content, Event, FunctionCall, FunctionResponse, Part
+from schemas.keys import Offset, SessionKey, TenantId
+from schemas.projection_snapshot import ProjectionSnapshot, TokenUsage
+
+
+def _envelope_json(**changes: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "schema_version": 2,
+        "tenant": "acme",
+        "session_key": "acme/app/u1/s1",
+        "producer_id": "runner-1",
+        "idempotency_key": "acme/app/u1/s1#e1",
+        "event": {"id": "e1", "author": "user", "timestamp": 100.0},
+    }
+    record.update(changes)
+    return record
+
+
+def _reason(raw: bytes, **kwargs: Any) -> str:
+    with pytest.raises(DecodeError) as caught:
+        decode_envelope(raw, **kwargs)
+    return str(caught.value)
+
+
+def test_a_valid_envelope_decodes() -> None:
+    envelope = decode_envelope(orjson.dumps(_envelope_json()))
+    assert envelope.session_key == "acme/app/u1/s1"
+    assert envelope.event.timestamp == 100.0
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"not json at all", "not JSON"),
+        (b"", "not JSON"),
+        (b"\xff\xfe", "not JSON"),
+        (b"[1, 2]", "expected a JSON object, got an array"),
+        (b'"text"', "expected a JSON object, got a string"),
+        (b"null", "expected a JSON object, got null"),
+        (orjson.dumps(_envelope_json(schema_version=3)), "unknown schema_version 3"),
+        (orjson.dumps(_envelope_json(schema_version="2")), "schema_version must be an integer"),
+        (orjson.dumps({"tenant": "x"}), "v1 envelope without a string session_key"),
+        (orjson.dumps(_envelope_json(event={"author": "u"})), "event.timestamp: Field required"),
+        (
+            orjson.dumps(_envelope_json(event={"author": "u", "timestamp": "late"})),
+            "event.timestamp: Input should be a valid number",
+        ),
+        (
+            orjson.dumps(_envelope_json(event={"author": 7, "timestamp": 1.0})),
+            "event.author: Input should be a valid string (got 7)",
+        ),
+        (orjson.dumps(_envelope_json(producer_id="")), "producer_id: String should have at least"),
+        (orjson.dumps(_envelope_json(surprise=1)), "surprise: Extra inputs are not permitted"),
+        (
+            orjson.dumps(_envelope_json(session_key="acme/app/u1")),
+            "invalid session key 'acme/app/u1': has 3 '/'-separated parts",
+        ),
+        (
+            orjson.dumps(_envelope_json(session_key="other/app/u1/s1")),
+            "tenant 'acme' does not own session 'other/app/u1/s1'",
+        ),
+        (
+            orjson.dumps(
+                _envelope_json(
+                    event={
+                        "author": "u",
+                        "timestamp": 1.0,
+                        "actions": {"compaction": {"startTimestamp": 1.0}},
+                    }
+                )
+            ),
+            "event.actions.compaction.endTimestamp: Field required",
+        ),
+    ],
+)
+def test_a_malformed_record_says_what_is_wrong(raw: bytes, reason: str) -> None:
+    assert reason in _reason(raw)
+
+
+def test_an_oversized_record_is_rejected_before_parsing() -> None:
+    raw = b" " * (MAX_RECORD_BYTES + 1)
+    assert _reason(raw) == f"record of {MAX_RECORD_BYTES + 1} bytes exceeds the limit of 1000000"
+
+
+def test_a_record_key_that_differs_from_the_session_is_rejected() -> None:
+    raw = orjson.dumps(_envelope_json())
+    assert "differs from the envelope's session_key" in _reason(raw, record_key=b"acme/app/u1/s2")
+    assert "record key is not UTF-8" in _reason(raw, record_key=b"\xff")
+    assert decode_envelope(raw, record_key=b"acme/app/u1/s1").event.id == "e1"
+
+
+def test_many_errors_are_summarized() -> None:
+    raw = orjson.dumps({"schema_version": 2})
+    reason = _reason(raw)
+    assert reason.count("Field required") == 5
+    assert "and" not in reason.split("Field required")[-1]
+
+
+_text = st.text(min_size=1, max_size=12).filter(lambda s: "/" not in s and s == s.strip())
+_printable = _text.filter(lambda s: all(ord(c) >= 0x20 and ord(c) != 0x7F for c in s))
+_json_scalar = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**53), 2**53), st.text(max_size=20)
+)
+_json_object = st.dictionaries(st.text(max_size=8), _json_scalar, max_size=4)
+_part = st.one_of(
+    st.builds(Part, text=st.text(max_size=40)),
+    st.builds(Part, text=st.text(max_size=40), thought=st.just(True)),
+    st.builds(
+        Part,
+        function_call=st.builds(
+            FunctionCall, id=st.text(max_size=8), name=_text, args=_json_object
+        ),
+    ),
+    st.builds(
+        Part,
+        function_response=st.builds(
+            FunctionResponse, id=st.text(max_size=8), name=_text, response=_json_object
+        ),
+    ),
+)
+_event = st.builds(
+    Event,
+    id=st.text(max_size=10),
+    invocation_id=st.text(max_size=10),
+    author=_text,
+    branch=st.none() | st.text(max_size=20),
+    timestamp=st.floats(min_value=0, max_value=2e9, allow_nan=False),
+    content=st.none()
+    | st.builds(
+        Content, role=st.sampled_from(["user", "model"]), parts=st.lists(_part, max_size=3)
+    ),
+)
+
+
+@st.composite
+def envelopes(draw: st.DrawFn) -> Envelope:
+    tenant, app, user, session = (draw(_printable) for _ in range(4))
+    return Envelope(
+        tenant=TenantId(tenant),
+        session_key=SessionKey(f"{tenant}/{app}/{user}/{session}"),
+        producer_id=draw(_text),
+        idempotency_key=draw(_text),
+        event=draw(_event),
+    )
+
+
+@given(envelopes())
+def test_decode_inverts_encode_for_any_envelope(envelope: Envelope) -> None:
+    assert decode_envelope(encode(envelope)) == envelope
+
+
+def test_every_other_record_round_trips() -> None:
+    key = SessionKey("acme/app/u1/s1")
+    offsets = (Offset(3), Offset(4), Offset(9))
+    request = CompactionRequest(
+        request_id=compaction_request_id(key, "sliding_window", offsets),
+        tenant=TenantId("acme"),
+        session_key=key,
+        trigger="sliding_window",
+        event_offsets=offsets,
+        event_ids=("e1", "e2", "e5"),
+        start_timestamp=100.0,
+        end_timestamp=105.0,
+        decided_at_offset=Offset(12),
+    )
+    assert decode_compaction_request(encode(request)) == request
+    assert (request.start_offset, request.end_offset) == (3, 9)
+    snapshot = ProjectionSnapshot(
+        tenant=TenantId("acme"),
+        session_key=key,
+        last_offset=Offset(12),
+        invocations_total=3,
+        invocations_since_compaction=1,
+        token_usage=TokenUsage(last_prompt_tokens=1200, total_prompt_tokens=3000),
+        context_items=7,
+        context_fingerprint="ab12",
+    )
+    assert decode_projection_snapshot(encode(snapshot)) == snapshot
+    letter = DeadLetter(
+        reason="not JSON",
+        source_topic="ctxstream.events",
+        source_partition=3,
+        source_offset=41,
+        original_key=b"acme/app/u1/s1",
+        original_value=b"\x00\xffbroken",
+    )
+    assert decode_dead_letter(encode(letter)) == letter
+    assert orjson.loads(encode(letter))["original_value"] == "AP9icm9rZW4="
+
+
+def test_request_ids_are_deterministic_and_range_specific() -> None:
+    key = SessionKey("acme/app/u1/s1")
+    first = compaction_request_id(key, "token_threshold", (Offset(1), Offset(2)))
+    assert first == compaction_request_id(key, "token_threshold", (Offset(1), Offset(2)))
+    assert first != compaction_request_id(key, "token_threshold", (Offset(1), Offset(3)))
+    assert first != compaction_request_id(key, "sliding_window", (Offset(1), Offset(2)))
+    assert len(first) == 32
+
+
+def test_a_request_whose_ids_and_offsets_disagree_is_rejected() -> None:
+    raw = orjson.dumps(
+        {
+            "request_id": "r",
+            "tenant": "acme",
+            "session_key": "acme/app/u1/s1",
+            "trigger": "sliding_window",
+            "event_offsets": [1, 2],
+            "event_ids": ["e1"],
+            "start_timestamp": 1.0,
+            "end_timestamp": 2.0,
+            "decided_at_offset": 2,
+        }
+    )
+    with pytest.raises(DecodeError, match="1 event ids for 2 offsets"):
+        decode_compaction_request(raw)
+    with pytest.raises(DecodeError, match=r"trigger: Input should be 'sliding_window'"):
+        decode_compaction_request(raw.replace(b"sliding_window", b"whenever"))

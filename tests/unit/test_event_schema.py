@@ -1,0 +1,71 @@
+"""Every event ADK recorded in the conformance vectors survives our schema unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from schemas.codec import decode_envelope, encode
+from schemas.envelope import Envelope
+from schemas.event import Event, event_to_json
+from schemas.keys import SessionKey, TenantId
+from tests.vectors import CONFORMANCE_DIR, load_vectors
+
+KINDS = ("contents", "sliding_window", "token_threshold", "summarizer_render", "session_state")
+
+
+def _recorded_events() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (f"{vector['id']}#{event.get('id', index)}", event)
+        for kind in KINDS
+        for vector in load_vectors(kind)
+        for index, event in enumerate(vector["input"]["events"])
+    ]
+
+
+RECORDED = _recorded_events()
+
+
+def test_the_vectors_were_found() -> None:
+    assert len(RECORDED) > 200, f"expected the shared vectors in {CONFORMANCE_DIR}"
+
+
+@pytest.mark.parametrize(("where", "event"), RECORDED, ids=[where for where, _ in RECORDED])
+def test_recorded_event_round_trips_as_json(where: str, event: dict[str, Any]) -> None:
+    assert event_to_json(Event.model_validate(event)) == event
+
+
+@pytest.mark.parametrize(("where", "event"), RECORDED[::7], ids=[w for w, _ in RECORDED[::7]])
+def test_recorded_event_round_trips_through_the_topic_codec(
+    where: str, event: dict[str, Any]
+) -> None:
+    envelope = Envelope(
+        tenant=TenantId("t"),
+        session_key=SessionKey("t/app/u/s"),
+        producer_id="p",
+        idempotency_key=where,
+        event=Event.model_validate(event),
+    )
+    wire = orjson.loads(encode(envelope))
+    assert wire["event"] == event
+    assert decode_envelope(encode(envelope)) == envelope
+
+
+def test_snake_case_names_are_accepted_too() -> None:
+    event = Event.model_validate(
+        {"author": "a", "timestamp": 1.0, "invocation_id": "inv9", "long_running_tool_ids": ["x"]}
+    )
+    assert event.invocation_id == "inv9"
+    assert event_to_json(event) == {
+        "author": "a",
+        "timestamp": 1.0,
+        "invocationId": "inv9",
+        "longRunningToolIds": ["x"],
+    }
+
+
+def test_unknown_adk_fields_are_kept_verbatim() -> None:
+    raw = {"author": "a", "timestamp": 1.0, "groundingMetadata": {"webSearchQueries": ["q"]}}
+    assert event_to_json(Event.model_validate(raw)) == raw
