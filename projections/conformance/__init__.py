@@ -15,7 +15,13 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-KINDS: Final = ("contents", "sliding_window", "token_threshold", "summarizer_render", "session_state")
+KINDS: Final = (
+    "contents",
+    "sliding_window",
+    "token_threshold",
+    "summarizer_render",
+    "session_state",
+)
 
 Runner = Callable[[Mapping[str, Any]], dict[str, Any]]
 

@@ -1,0 +1,50 @@
+"""Which compaction runs after an invocation (reference §6). Pure: no I/O, no clock."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from projections.compaction_config import CompactionConfig
+from projections.compaction_window import CompactionWindow, Trigger
+from projections.rewind import drop_rewound
+from projections.sliding_window import select_sliding_window
+from projections.token_threshold import POST_INVOCATION, select_token_threshold_window
+from schemas.event import Event
+
+__all__ = ["CompactionWindow", "Trigger", "select_post_invocation_window"]
+
+
+def select_post_invocation_window(
+    events: Sequence[Event],
+    config: CompactionConfig,
+    *,
+    seed_invocation_id: str = "seed",
+    skip_token_threshold: bool = False,
+) -> CompactionWindow | None:
+    """The window the runner's post-invocation hook summarizes, or None.
+
+    Token threshold has precedence: when its pair is configured and it picks
+    a window, the sliding window does not run in the same pass. ADK falls
+    back to the sliding window only when the token path produced no summary:
+    if the summarizer returns nothing for a token window, call again with
+    ``skip_token_threshold=True`` to get the sliding window.
+
+    Args:
+        events: The whole session, stream order.
+        config: The app's compaction config.
+        seed_invocation_id: Fresh invocation id for a token-threshold seed.
+        skip_token_threshold: Skip the token trigger (it already ran and its
+            summarizer returned nothing).
+    """
+    live = [event for event in drop_rewound(events) if event.isolation_scope is None]
+    if not live:
+        return None
+    if config.has_token_threshold and not skip_token_threshold:
+        window = select_token_threshold_window(
+            events, config, POST_INVOCATION, seed_invocation_id=seed_invocation_id
+        )
+        if window is not None:
+            return window
+    if config.has_sliding_window:
+        return select_sliding_window(events, config)
+    return None

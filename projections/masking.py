@@ -1,0 +1,157 @@
+"""Which summaries survive and what they hide (reference §3.2, §3.3). Pure: no I/O, no clock.
+
+A summary event stands in for the raw events whose timestamps lie in its
+``[start_timestamp, end_timestamp]`` range. A summary whose range is contained
+in another summary's range is hidden; partially overlapping summaries both
+survive. Masking shows each survivor as a model turn at its end timestamp and
+removes the raw events inside the union of the surviving ranges.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+
+from schemas.event import Event
+
+
+def is_summary(event: Event) -> bool:
+    """Whether `event` is a summary (compaction) event.
+
+    The schema makes ``start_timestamp``, ``end_timestamp`` and
+    ``compacted_content`` required, so a set ``actions.compaction`` is enough.
+    """
+    return event.actions.compaction is not None
+
+
+def _range(event: Event) -> tuple[float, float]:
+    compaction = event.actions.compaction
+    assert compaction is not None  # noqa: S101 - callers filter with is_summary
+    return compaction.start_timestamp, compaction.end_timestamp
+
+
+def surviving_summary_positions(events: Sequence[Event]) -> list[int]:
+    """Positions in `events` of the summaries not contained in another one.
+
+    A summary is dropped iff another summary's range contains it (``start' <=
+    start`` and ``end' >= end``); of identical ranges only the one appended
+    last survives. A range with a NaN bound always survives and never hides
+    another. Inverted ranges (start > end) take part like any other.
+
+    Example: ranges ``[100, 103]`` at 4, ``[102, 108]`` at 9, ``[100, 108]``
+    at 12 -> ``[12]``; without the last one -> ``[4, 9]``.
+
+    Returns:
+        Positions in stream order.
+    """
+    survivors: list[int] = []
+    ranged: list[tuple[float, float, int]] = []
+    for position, event in enumerate(events):
+        if not is_summary(event):
+            continue
+        start, end = _range(event)
+        if math.isnan(start) or math.isnan(end):
+            survivors.append(position)
+        else:
+            ranged.append((start, end, position))
+    # Start ascending, end descending, position descending: a range is
+    # contained in an earlier one of this order iff its end does not exceed
+    # the widest end seen so far.
+    ranged.sort(key=lambda item: (item[0], -item[1], -item[2]))
+    widest_end = -math.inf
+    for _start, end, position in ranged:
+        if end > widest_end:
+            survivors.append(position)
+            widest_end = end
+    survivors.sort()
+    return survivors
+
+
+def latest_summary(events: Sequence[Event]) -> Event | None:
+    """The last surviving summary in stream order, or None when there is none."""
+    positions = surviving_summary_positions(events)
+    return events[positions[-1]] if positions else None
+
+
+def latest_summary_end(events: Sequence[Event]) -> float:
+    """The end timestamp of :func:`latest_summary`, ``0.0`` when there is none."""
+    summary = latest_summary(events)
+    return _range(summary)[1] if summary is not None else 0.0
+
+
+def materialize_summary(summary: Event, agent_name: str) -> Event:
+    """A summary as the model turn the request shows, placed at its end timestamp.
+
+    The turn is authored by `agent_name` (``"model"`` when empty), its content is
+    the compacted content with role ``model``; id, branch, isolation scope,
+    invocation id and actions are copied from the summary event.
+    """
+    compaction = summary.actions.compaction
+    assert compaction is not None  # noqa: S101 - callers filter with is_summary
+    return Event(
+        id=summary.id,
+        invocation_id=summary.invocation_id,
+        author=agent_name or "model",
+        branch=summary.branch,
+        isolation_scope=summary.isolation_scope,
+        timestamp=compaction.end_timestamp,
+        content=compaction.compacted_content.model_copy(update={"role": "model"}),
+        actions=summary.actions,
+    )
+
+
+def _coverage(ranges: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    """Union of the non-inverted ranges, merged where they overlap or touch."""
+    starts: list[float] = []
+    ends: list[float] = []
+    for start, end in sorted(r for r in ranges if r[0] <= r[1]):  # NaN compares False
+        if ends and start <= ends[-1]:
+            ends[-1] = max(ends[-1], end)
+        else:
+            starts.append(start)
+            ends.append(end)
+    return starts, ends
+
+
+def _is_covered(timestamp: float, starts: list[float], ends: list[float]) -> bool:
+    """Whether `timestamp` lies in one of the sorted, disjoint closed intervals."""
+    slot = bisect.bisect_right(starts, timestamp) - 1  # last interval starting <= ts
+    return slot >= 0 and timestamp <= ends[slot]
+
+
+def mask_compacted(events: Sequence[Event], agent_name: str) -> list[Event]:
+    """`events` with surviving summaries shown and the raw events they cover hidden.
+
+    Surviving summaries become model turns at their end timestamp
+    (:func:`materialize_summary`); subsumed summaries vanish; a raw event is
+    removed iff its timestamp lies in a surviving range (both ends inclusive).
+    The result is sorted by (timestamp, original position).
+
+    Deliberate ADK quirk (reference §3.3, §14.1): the sort by timestamp also
+    reorders raw events that no summary touches, whenever any summary event is
+    in `events`; without one, `events` is returned in stream order.
+
+    Example: ``e1@100 e2@101 S[100,101]@102 e3@103`` -> ``S@101 e3@103``.
+
+    Args:
+        events: Already filtered events (rewinds, scope, branch), stream order.
+        agent_name: The agent the request is built for.
+
+    Returns:
+        The visible items in their final order.
+    """
+    survivors = surviving_summary_positions(events)
+    if not survivors:  # no summary at all: every summary event survives or is contained
+        return list(events)
+    starts, ends = _coverage([_range(events[p]) for p in survivors])
+    surviving = set(survivors)
+    items: list[tuple[float, int, Event]] = []
+    for position, event in enumerate(events):
+        if position in surviving:
+            shown = materialize_summary(event, agent_name)
+            items.append((shown.timestamp, position, shown))
+        elif not is_summary(event) and not _is_covered(event.timestamp, starts, ends):
+            items.append((event.timestamp, position, event))
+    items.sort(key=lambda item: (item[0], item[1]))
+    return [event for _, _, event in items]
