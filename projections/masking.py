@@ -145,13 +145,15 @@ def mask_compacted(events: Sequence[Event], agent_name: str) -> list[Event]:
     if not survivors:  # no summary at all: every summary event survives or is contained
         return list(events)
     starts, ends = _coverage([_range(events[p]) for p in survivors])
-    surviving = set(survivors)
+    # Summaries first, then raw events, as ADK lists them before sorting: the
+    # keys are a total order except for a NaN end, which the stable sort then
+    # leaves where this initial order put it.
     items: list[tuple[float, int, Event]] = []
+    for position in survivors:
+        shown = materialize_summary(events[position], agent_name)
+        items.append((shown.timestamp, position, shown))
     for position, event in enumerate(events):
-        if position in surviving:
-            shown = materialize_summary(event, agent_name)
-            items.append((shown.timestamp, position, shown))
-        elif not is_summary(event) and not _is_covered(event.timestamp, starts, ends):
+        if not is_summary(event) and not _is_covered(event.timestamp, starts, ends):
             items.append((event.timestamp, position, event))
     items.sort(key=lambda item: (item[0], item[1]))
     return [event for _, _, event in items]

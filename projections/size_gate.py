@@ -7,20 +7,49 @@ output is expected to be about that long.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from typing import Any, Final
+
+import pydantic_core
 
 from projections.masking import latest_summary, mask_compacted
 from schemas.event import Content, Event, EventActions, EventCompaction
+
+#: Free-form payloads: their keys are the tool's own, never renamed.
+_FREE_FORM_KEYS: Final = frozenset({"args", "response"})
+_UPPER: Final = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def _genai_field_names(value: Any) -> Any:
+    """`value` with genai model field names in snake_case, as genai dumps them.
+
+    Our schema keeps fields it does not model (extras such as ``videoMetadata``,
+    and the JSON objects of ``tool_call`` & co.) under their camelCase wire
+    names; genai would dump those fields in snake_case too. Call arguments and
+    responses are free-form and keep their keys.
+    """
+    if isinstance(value, dict):
+        return {
+            _UPPER.sub("_", key).lower(): item
+            if key in _FREE_FORM_KEYS
+            else _genai_field_names(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_genai_field_names(item) for item in value]
+    return value
 
 
 def content_json_size(content: Content) -> int:
     """Length of the genai SDK's compact model JSON of `content`.
 
     Snake_case field names, ``None`` fields omitted, compact separators and
-    non-ASCII characters kept unescaped (pydantic's ``model_dump_json``), e.g.
+    non-ASCII characters kept unescaped (pydantic's JSON serializer), e.g.
     ``{"parts":[{"text":"hi"}],"role":"user"}`` -> 39.
     """
-    return len(content.model_dump_json(exclude_none=True))
+    data = _genai_field_names(content.model_dump(mode="json", exclude_none=True))
+    return len(pydantic_core.to_json(data).decode())
 
 
 def event_json_size(event: Event) -> int:

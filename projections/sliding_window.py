@@ -65,11 +65,15 @@ def select_sliding_window(
     last: dict[str, int] = {}
     for position, event in enumerate(live):
         invocation = event.invocation_id
+        # The slice bounds are the first/last event of any kind with that
+        # invocation id (reference §4 step 7, literal): a summary event that
+        # shares a raw invocation's id stretches the slice. Only raw events
+        # make an invocation and its latest timestamp (step 3).
+        first.setdefault(invocation, position)
+        last[invocation] = position
         if not invocation or is_summary(event):
             continue
         latest[invocation] = max(latest.get(invocation, 0.0), event.timestamp)
-        first.setdefault(invocation, position)
-        last[invocation] = position
     order = list(latest)
     new = [i for i, invocation in enumerate(order) if latest[invocation] > previous_end]
     if len(new) < config.compaction_interval:
