@@ -10,7 +10,7 @@ from projections.conformance.sliding_window import range_json, seed_json
 from projections.masking import mask_compacted
 from projections.render import summary_event
 from projections.rewind import drop_rewound
-from projections.token_threshold import TokenHook, evaluate_token_threshold
+from projections.token_threshold import POST_INVOCATION, TokenHook, evaluate_token_threshold
 from schemas.event import Event
 
 #: Id given to the new summary in ``visible_after``.
@@ -23,7 +23,12 @@ def run(vector_input: Mapping[str, Any]) -> dict[str, Any]:
     events = [Event.model_validate(event) for event in vector_input["events"]]
     config = CompactionConfig.model_validate(vector_input["config"])
     agent_name = str(vector_input.get("agent_name") or "")
-    hook = TokenHook(agent_name=agent_name, current_branch=vector_input.get("current_branch"))
+    if vector_input.get("hook", "post_invocation" if not agent_name else "pre_request") == (
+        "post_invocation"
+    ):
+        hook = POST_INVOCATION  # §5.1: after an invocation there is no agent, branch or scope
+    else:
+        hook = TokenHook(agent_name=agent_name, current_branch=vector_input.get("current_branch"))
     outcome = evaluate_token_threshold(events, config, hook)
     window = outcome.window
     summarized = window.summarized_events if window is not None else ()
