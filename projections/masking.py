@@ -84,8 +84,9 @@ def materialize_summary(summary: Event, agent_name: str) -> Event:
     """A summary as the model turn the request shows, placed at its end timestamp.
 
     The turn is authored by `agent_name` (``"model"`` when empty), its content is
-    the compacted content with role ``model``; id, branch, isolation scope,
-    invocation id and actions are copied from the summary event.
+    the compacted content as stored (ADK's summarizer writes role ``model``; a
+    summary of another shape is shown as it is, as ADK does); id, branch,
+    isolation scope, invocation id and actions are copied from the summary event.
     """
     compaction = summary.actions.compaction
     assert compaction is not None  # noqa: S101 - callers filter with is_summary
@@ -96,7 +97,7 @@ def materialize_summary(summary: Event, agent_name: str) -> Event:
         branch=summary.branch,
         isolation_scope=summary.isolation_scope,
         timestamp=compaction.end_timestamp,
-        content=compaction.compacted_content.model_copy(update={"role": "model"}),
+        content=compaction.compacted_content,
         actions=summary.actions,
     )
 

@@ -1,0 +1,78 @@
+"""The summarizer worker's settings and the backend they choose."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import SecretStr, ValidationError
+
+from summarizer_worker.backends import make_summarizer, open_summarizer
+from summarizer_worker.extractive import ExtractiveSummarizer
+from summarizer_worker.openai_chat import OpenAIChatSummarizer
+from summarizer_worker.settings import SummarizerSettings
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SUMMARIZER", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(f"CTXSTREAM_{name}", raising=False)
+
+
+def test_the_defaults_need_no_network() -> None:
+    settings = SummarizerSettings()
+    assert settings.summarizer == "extractive"
+    assert settings.kafka_bootstrap == "127.0.0.1:9092"
+    assert settings.openai_base_url.startswith("http://127.0.0.1:")
+    assert isinstance(make_summarizer(settings), ExtractiveSummarizer)
+
+
+def test_options_come_from_the_environment_and_the_key_stays_hidden(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CTXSTREAM_SUMMARIZER", "openai")
+    monkeypatch.setenv("CTXSTREAM_OPENAI_MODEL", "small-model")
+    monkeypatch.setenv("CTXSTREAM_OPENAI_API_KEY", "sk-from-env")
+    monkeypatch.setenv("CTXSTREAM_OPENAI_MAX_RETRIES", "5")
+
+    settings = SummarizerSettings()
+
+    assert (settings.summarizer, settings.openai_model) == ("openai", "small-model")
+    assert settings.openai_max_retries == 5
+    assert settings.openai_api_key.get_secret_value() == "sk-from-env"
+    assert "sk-from-env" not in repr(settings)
+    assert "sk-from-env" not in str(settings.model_dump())
+
+
+def test_openai_without_a_model_is_refused_naming_the_variable() -> None:
+    with pytest.raises(ValidationError, match="CTXSTREAM_OPENAI_MODEL is required"):
+        SummarizerSettings(summarizer="openai")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("summarizer", "gemini"),
+        ("extractive_max_chars", 10),
+        ("openai_max_retries", -1),
+        ("openai_timeout_s", 0),
+        ("openai_base_url", "127.0.0.1:8000"),
+    ],
+)
+def test_bad_values_are_refused(field: str, value: object) -> None:
+    with pytest.raises(ValidationError, match=field):
+        SummarizerSettings.model_validate({field: value})
+
+
+def test_settings_are_frozen() -> None:
+    with pytest.raises(ValidationError):
+        SummarizerSettings().summarizer = "openai"  # type: ignore[misc]  # frozen on purpose
+
+
+async def test_openai_settings_make_an_openai_backend_that_closes() -> None:
+    settings = SummarizerSettings(
+        summarizer="openai", openai_model="m", openai_api_key=SecretStr("k")
+    )
+    made = make_summarizer(settings)
+    assert isinstance(made, OpenAIChatSummarizer)
+    await made.aclose()
+    async with open_summarizer(settings) as opened:
+        assert isinstance(opened, OpenAIChatSummarizer)
