@@ -14,6 +14,7 @@ step                      function                               context
 §8.6 other agents         ``other_agents.quote_other_agent``     per event*
 §8.7 call pairing         ``call_pairing.pair_calls_with_...``   global
 §8.8 copy, id stripping   ``request_contents.request_content``   per event
+§8.9 scoped agents        ``request_contents.task_input_...``    global
 §9 current turn           ``current_turn.find_turn_start``       global
 ========================  =====================================  ==========
 
@@ -33,7 +34,7 @@ from projections.contents_request import ContentsRequest
 from projections.current_turn import find_turn_start
 from projections.masking import is_summary, mask_compacted
 from projections.other_agents import quote_other_agents
-from projections.request_contents import to_request_contents
+from projections.request_contents import task_input_content, to_request_contents
 from projections.rewind import drop_rewound
 from projections.transcriptions import merge_transcriptions
 from projections.visibility import is_included, recorded_call_ids
@@ -77,9 +78,14 @@ def _history_contents(events: Sequence[Event], request: ContentsRequest) -> list
         include_thoughts=request.include_thoughts_from_other_agents,
     )
     visible = pair_calls_with_responses(visible)
-    return to_request_contents(
+    contents = to_request_contents(
         visible, preserve_function_call_ids=request.preserve_function_call_ids
     )
+    if request.isolation_scope is not None:  # §8.9: a scoped agent's task goes first
+        task = task_input_content(events, request.isolation_scope)
+        if task is not None:
+            contents.insert(0, task)
+    return contents
 
 
 def _current_turn_contents(events: Sequence[Event], request: ContentsRequest) -> list[Content]:

@@ -81,7 +81,13 @@ def counts_as_other_agent(event: Event, agent_name: str, call_authors: Mapping[s
     """
     if is_other_agent_reply(event, agent_name):
         return True
-    # Deliberately not gated on a non-empty agent name, as in ADK.
+    # Deliberately not gated on a non-empty agent name. §8.6 also says "with
+    # an empty agent name nothing is rewritten"; that holds for the author test
+    # above, and the two rules only meet for a response to a named agent's
+    # call when no name is given. The response rule is stated without any
+    # condition on the name, and ADK's assembly code (every revision around
+    # 2.13.0 we could read) compares the call author with the possibly empty
+    # name only, so such a response is quoted (and its call then pruned).
     for response in function_responses(event):
         author = call_authors.get(response.id) if response.id else None
         if author and author not in (agent_name, USER):

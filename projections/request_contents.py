@@ -7,9 +7,11 @@ calls (``adk-<uuid>``) are removed unless the model pairs by id.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Final
 
+from projections.parts import function_calls
 from schemas.event import Content, Event, Part
 
 CLIENT_CALL_ID_PREFIX: Final = "adk-"
@@ -53,3 +55,23 @@ def to_request_contents(
         for event in events
         if event.content is not None
     ]
+
+
+def task_input_content(events: Sequence[Event], isolation_scope: str) -> Content | None:
+    """The task of a scoped agent as a user content, None without a delegating call.
+
+    Reference §8.9: a scoped agent runs under the id of the call that
+    delegated to it, and that call (in an unscoped parent event, which the
+    scope filter hides) is shown first as a user text: its arguments as JSON.
+    The first call with that id and with arguments in `events` (stream order,
+    rewinds not applied: what the assembly is given, so the slice in ``none``
+    mode) is used. The reference only says "JSON text"; as in ADK: key order
+    as stored, non-ASCII kept, default separators, and a call without
+    arguments gives nothing. Not exercised by the vectors (always unscoped).
+    """
+    for event in events:
+        for call in function_calls(event):
+            if call.id == isolation_scope and call.args:
+                text = json.dumps(call.args, ensure_ascii=False)
+                return Content(role="user", parts=[Part(text=text)])
+    return None
