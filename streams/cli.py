@@ -32,6 +32,15 @@ def _conformance(args: argparse.Namespace) -> int:
     return run_conformance(Path(args.directory), sys.stdout)
 
 
+def _bench_core(args: argparse.Namespace) -> int:
+    from streams.bench_core import report_table, run_core_bench, write_report
+
+    results = run_core_bench(args.sizes, repeats=args.repeats)
+    write_report(results, Path(args.json))
+    sys.stdout.write(report_table(results))
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxstream", description="Context management for LLM agents on Apache Kafka."
@@ -51,6 +60,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     conformance.add_argument("directory", metavar="DIR")
     conformance.set_defaults(run=_conformance)
+
+    bench = commands.add_parser("bench", help="measure the pipeline's speed")
+    bench_commands = bench.add_subparsers(dest="bench_command", required=True)
+    core = bench_commands.add_parser(
+        "core", help="time reading, rebuilding and applying on synthetic sessions"
+    )
+    core.add_argument("--json", required=True, metavar="FILE", help="write the results here")
+    core.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[100, 1_000, 10_000, 50_000],
+        metavar="N",
+        help="session lengths in events (default 100 1000 10000 50000)",
+    )
+    core.add_argument("--repeats", type=int, default=5, help="samples per position (default 5)")
+    core.set_defaults(run=_bench_core)
     return parser
 
 

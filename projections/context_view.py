@@ -1,0 +1,253 @@
+"""The incremental context view: an agent's request contents at O(visible) cost. Pure.
+
+A view serves one :class:`~projections.contents.ContentsRequest` (default
+mode), chosen when the projection is created. Instead of the session it keeps
+a *reduced list* from which :func:`~projections.contents.build_contents`
+produces exactly what it produces from the whole session:
+
+* the live events that pass the inclusion filter (reference §8.2) and lie
+  outside the *coverage* (the union of the ranges of the included, surviving
+  summaries, §3.2-§3.3): the raw events masking keeps;
+* those surviving summaries;
+* at read time, the covered tool events §8.4 may restore: for each response
+  in the kept raw events, every covered event that calls or answers its id,
+  and for each call of those events, every covered event that calls or
+  answers that sibling id. A superset is harmless: masking removes covered
+  events again, and with every event that mentions an id present, ownership
+  by "latest call with that id" is decided as on the whole session.
+
+Why the reduced list gives the same contents: masking shows the surviving
+summaries and drops exactly the covered raw events and the contained
+summaries, whatever else is in the list; the re-sort by (timestamp, position)
+keeps the same relative order because the list stays in stream order; the
+inclusion filter only hides more with more recorded call ids, so events kept
+with the session's call ids pass again with the fewer ids of the reduced
+list.
+
+Coverage only grows while summaries are appended (a new survivor's range
+contains the ranges it subsumes), so a covered event never comes back; only a
+rewind can shrink it, and a rewind rebuilds the view from the live events.
+The tool-progress rule (§8.2 rule 6) can hide an earlier event when a call id
+named by its branch (``<name>@<id>``) is recorded later: the view keeps those
+awaited ids and rebuilds when one is recorded (rare: progress follows its
+call).
+
+Timestamps are taken as finite (JSON carries no NaN): with a NaN timestamp
+ADK's sort by timestamp depends on the whole list, and no reduced list can
+reproduce it.
+
+Costs: a raw event O(log n); a summary O(visible); a read O(visible + restored
+tool events) plus ``build_contents`` on that. Memory: the kept events, the
+surviving summaries, an index of covered tool events by call id (O(covered
+tool events)) and the recorded call ids (O(calls)), all sharing the events
+with the session log.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
+
+from projections.contents import ContentsRequest, build_contents
+from projections.masking import is_summary, surviving_summary_positions
+from projections.parts import function_calls, function_responses
+from projections.visibility import branch_segments, is_included, recorded_call_ids
+from schemas.event import Content, Event
+from schemas.logged_event import LoggedEvent
+
+Coverage = tuple[tuple[float, float], ...]
+"""Disjoint closed timestamp ranges, sorted; ranges that overlap or touch are merged."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextView:
+    """The reduced list that yields one request's contents.
+
+    Attributes:
+        request: The request the view serves (default mode).
+        call_ids: Every call id recorded in the live events (§8.2 rule 6).
+        awaited_call_ids: Ids named by ``<name>@<id>`` branch segments of live
+            events and not recorded as call ids (yet).
+        summaries: Included summaries that no included summary contains,
+            stream order.
+        coverage: Union of the ranges of `summaries` (inverted and NaN ranges
+            cover nothing).
+        raw: Included live raw events outside `coverage`, stream order.
+        covered_tools: Call or response id -> included covered events that
+            call or answer it, in the order they were covered.
+    """
+
+    request: ContentsRequest = field(default_factory=ContentsRequest)
+    call_ids: PSet[str] = field(default_factory=pset)
+    awaited_call_ids: PSet[str] = field(default_factory=pset)
+    summaries: PVector[LoggedEvent] = field(default_factory=pvector)
+    coverage: Coverage = ()
+    raw: PVector[LoggedEvent] = field(default_factory=pvector)
+    covered_tools: PMap[str, PVector[LoggedEvent]] = field(default_factory=pmap)
+
+
+def empty_view(request: ContentsRequest) -> ContextView:
+    """The view of a session without events.
+
+    Raises:
+        ValueError: `request` is not in default mode; ``none`` mode depends on
+            where the current turn starts and is computed on demand.
+    """
+    if request.include_contents != "default":
+        raise ValueError(
+            f"an incremental view needs include_contents='default', "
+            f"got {request.include_contents!r}"
+        )
+    return ContextView(request)
+
+
+def rebuild_view(request: ContentsRequest, live: Sequence[LoggedEvent]) -> ContextView:
+    """The view of a whole live list, stream order (what a rewind recomputes). O(n)."""
+    events = [record.envelope.event for record in live]
+    call_ids = recorded_call_ids(events)
+    awaited = {ref for event in events for ref in _branch_call_refs(event)} - call_ids
+    view = replace(empty_view(request), call_ids=pset(call_ids), awaited_call_ids=pset(awaited))
+    for record in live:
+        view = _place(view, record)
+    return view
+
+
+def note_live_event(
+    view: ContextView, record: LoggedEvent, live: Sequence[LoggedEvent]
+) -> ContextView:
+    """`view` after one more live event.
+
+    Args:
+        view: The view before the event.
+        record: The event, never a rewind event.
+        live: Every live record, `record` last; read only when the event
+            records a call id that an earlier branch named.
+    """
+    event = record.envelope.event
+    recorded = [call.id for call in function_calls(event) if call.id]
+    if any(call_id in view.awaited_call_ids for call_id in recorded):
+        return rebuild_view(view.request, live)
+    call_ids = view.call_ids.update(recorded) if recorded else view.call_ids
+    refs = [ref for ref in _branch_call_refs(event) if ref not in call_ids]
+    awaited = view.awaited_call_ids.update(refs) if refs else view.awaited_call_ids
+    if call_ids is not view.call_ids or awaited is not view.awaited_call_ids:
+        view = replace(view, call_ids=call_ids, awaited_call_ids=awaited)
+    return _place(view, record)
+
+
+def view_events(view: ContextView) -> list[Event]:
+    """The reduced list, stream order: kept raw events, summaries, restorable tool events."""
+    restorable: dict[int, LoggedEvent] = {}
+    answered = {r.id for record in view.raw for r in function_responses(record.envelope.event)}
+    owners = _covered_mentions(view, answered, restorable)
+    sibling_ids = {c.id for record in owners for c in function_calls(record.envelope.event)}
+    _covered_mentions(view, sibling_ids, restorable)
+    records = [*view.raw, *view.summaries, *restorable.values()]
+    records.sort(key=lambda record: record.offset)
+    return [record.envelope.event for record in records]
+
+
+def view_contents(view: ContextView) -> list[Content]:
+    """The request contents: ``build_contents`` of the reduced list."""
+    return build_contents(view_events(view), view.request)
+
+
+def _covered_mentions(
+    view: ContextView, ids: Iterable[str | None], into: dict[int, LoggedEvent]
+) -> list[LoggedEvent]:
+    """Add to `into` (by offset) the covered events mentioning `ids`; return the new ones."""
+    added: list[LoggedEvent] = []
+    for mention in ids:
+        if not mention:
+            continue
+        for record in view.covered_tools.get(mention, ()):
+            if record.offset not in into:
+                into[record.offset] = record
+                added.append(record)
+    return added
+
+
+def _place(view: ContextView, record: LoggedEvent) -> ContextView:
+    """`view` with one more live event placed, call ids already up to date."""
+    event = record.envelope.event
+    if not is_included(event, view.request, view.call_ids):
+        return view
+    if is_summary(event):
+        return _add_summary(view, record)
+    if _is_covered(event.timestamp, view.coverage):
+        return replace(view, covered_tools=_index_tools(view.covered_tools, record))
+    return replace(view, raw=view.raw.append(record))
+
+
+def _add_summary(view: ContextView, record: LoggedEvent) -> ContextView:
+    """`view` with an included summary: survivors and coverage move, raw events may go."""
+    candidates = [*view.summaries, record]
+    positions = surviving_summary_positions([c.envelope.event for c in candidates])
+    summaries = pvector(candidates[p] for p in positions)
+    coverage = _merged(_range(c.envelope.event) for c in summaries)
+    if coverage == view.coverage:
+        return replace(view, summaries=summaries)
+    kept: list[LoggedEvent] = []
+    covered_tools = view.covered_tools
+    for raw in view.raw:
+        if _is_covered(raw.envelope.event.timestamp, coverage):
+            covered_tools = _index_tools(covered_tools, raw)
+        else:
+            kept.append(raw)
+    return replace(
+        view, summaries=summaries, coverage=coverage, raw=pvector(kept), covered_tools=covered_tools
+    )
+
+
+def _index_tools(
+    index: PMap[str, PVector[LoggedEvent]], record: LoggedEvent
+) -> PMap[str, PVector[LoggedEvent]]:
+    """`index` with `record` under each call or response id it mentions (if any)."""
+    event = record.envelope.event
+    mentions = {c.id for c in function_calls(event) if c.id}
+    mentions.update(r.id for r in function_responses(event) if r.id)
+    for mention in mentions:
+        index = index.set(mention, index.get(mention, pvector()).append(record))
+    return index
+
+
+def _branch_call_refs(event: Event) -> list[str]:
+    """Ids named by ``<name>@<id>`` segments of the event's branch."""
+    if not event.branch or "@" not in event.branch:
+        return []
+    refs: list[str] = []
+    for segment in branch_segments(event.branch):
+        _name, at, ref = segment.partition("@")
+        if at and ref:
+            refs.append(ref)
+    return refs
+
+
+def _range(summary: Event) -> tuple[float, float]:
+    compaction = summary.actions.compaction
+    if compaction is None:
+        raise ValueError(f"event {summary.id!r} is not a summary event")
+    return compaction.start_timestamp, compaction.end_timestamp
+
+
+def _merged(ranges: Iterable[tuple[float, float]]) -> Coverage:
+    """Union of the ranges with ``start <= end`` (NaN compares false), as masking takes it.
+
+    Example: ``[1, 3], [3, 5], [7, 6], [8, 9]`` -> ``((1, 5), (8, 9))``.
+    """
+    merged: list[tuple[float, float]] = []
+    for start, end in sorted(r for r in ranges if r[0] <= r[1]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return tuple(merged)
+
+
+def _is_covered(timestamp: float, coverage: Coverage) -> bool:
+    """Whether `timestamp` lies in one of the closed ranges of `coverage`."""
+    slot = bisect.bisect_right(coverage, (timestamp, float("inf"))) - 1
+    return slot >= 0 and timestamp <= coverage[slot][1]

@@ -1,0 +1,104 @@
+"""How many invocations a session holds, and how many are new since the last summary.
+
+Pure: no I/O, no clock. "New" is the sliding window's notion (reference §4
+steps 2-4): an invocation of the live, unscoped raw events whose latest
+timestamp is strictly greater than the end of the most recently appended
+summary with a non-zero end. Its count is what the sliding window compares
+with ``compaction_interval``, so the projector can tell when to look for a
+window without reading the history.
+
+Memory: one entry per live invocation id (O(invocations) per session).
+Applying a raw event is O(log invocations); a summary whose end does not move
+backwards is O(new invocations); anything else recounts from the kept
+timestamps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pyrsistent import PMap, PSet, pmap, pset
+
+from projections.masking import is_summary
+from schemas.event import Event
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationCounts:
+    """Invocation ids of the live raw events, and the sliding window's new ones.
+
+    Attributes:
+        invocation_ids: Non-empty invocation ids of live raw events, any scope.
+        latest_timestamps: For unscoped live raw events: invocation id -> its
+            greatest timestamp, starting from 0.0 (so an invocation whose
+            events are all at or before 0.0 is never new, as in ADK).
+        previous_end: End of the most recently appended unscoped live summary
+            whose end is non-zero; 0.0 when there is none.
+        new_invocations: Ids in `latest_timestamps` whose timestamp is
+            greater than `previous_end`.
+    """
+
+    invocation_ids: PSet[str] = field(default_factory=pset)
+    latest_timestamps: PMap[str, float] = field(default_factory=pmap)
+    previous_end: float = 0.0
+    new_invocations: PSet[str] = field(default_factory=pset)
+
+    @property
+    def total(self) -> int:
+        """Distinct invocations among the live raw events."""
+        return len(self.invocation_ids)
+
+    @property
+    def since_compaction(self) -> int:
+        """Invocations the sliding window counts as new (reference §4 step 4)."""
+        return len(self.new_invocations)
+
+
+def note_live_event(counts: InvocationCounts, event: Event) -> InvocationCounts:
+    """`counts` after one more live event (never a rewind event).
+
+    Example: previous end 103; inv3 at 105 -> inv3 is new; then a summary
+    ending at 106 -> no invocation is new.
+    """
+    if is_summary(event):
+        return _note_summary(counts, event)
+    invocation = event.invocation_id
+    if not invocation:
+        return counts
+    invocation_ids = counts.invocation_ids.add(invocation)
+    if event.isolation_scope is not None:
+        return InvocationCounts(
+            invocation_ids, counts.latest_timestamps, counts.previous_end, counts.new_invocations
+        )
+    latest = max(counts.latest_timestamps.get(invocation, 0.0), event.timestamp)
+    new_invocations = counts.new_invocations
+    if latest > counts.previous_end:
+        new_invocations = new_invocations.add(invocation)
+    return InvocationCounts(
+        invocation_ids,
+        counts.latest_timestamps.set(invocation, latest),
+        counts.previous_end,
+        new_invocations,
+    )
+
+
+def _note_summary(counts: InvocationCounts, summary: Event) -> InvocationCounts:
+    compaction = summary.actions.compaction
+    if summary.isolation_scope is not None or compaction is None or not compaction.end_timestamp:
+        return counts
+    end = compaction.end_timestamp
+    if end >= counts.previous_end:
+        # The bar only rises: the new set is a subset of the current one.
+        still_new = [i for i in counts.new_invocations if counts.latest_timestamps[i] > end]
+    else:
+        still_new = [i for i, latest in counts.latest_timestamps.items() if latest > end]
+    return InvocationCounts(counts.invocation_ids, counts.latest_timestamps, end, pset(still_new))
+
+
+def count_invocations(live: Iterable[Event]) -> InvocationCounts:
+    """The counts of a whole live list, stream order (what a rewind recomputes)."""
+    counts = InvocationCounts()
+    for event in live:
+        counts = note_live_event(counts, event)
+    return counts

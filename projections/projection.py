@@ -1,0 +1,225 @@
+"""Fold a session's events into its projection. Pure: no I/O, no clock.
+
+The projection is a value of persistent parts, so each version shares almost
+all of its structure with the one before: applying a raw event costs O(log n)
+and never copies the session. What it holds:
+
+=====================  ===========================================  ==================
+part                   what                                         memory per session
+=====================  ===========================================  ==================
+``log``                every applied record, the live records,      O(events)
+                       first position per invocation
+``state``              persisted state by scope                     O(state keys)
+``invocations``        live invocation ids, the sliding window's    O(invocations)
+                       new ones
+``tokens``             last observed prompt tokens, totals          O(1)
+``summaries``          compaction boundary, applied request ids     O(live summaries)
+``in_flight``          the request being summarized                 O(1)
+``view``               the incremental context view                 O(visible + covered
+                                                                    tool events)
+=====================  ===========================================  ==================
+
+The log is retained because a rewind can bring back events an earlier rewind
+annulled (reference §3.1, §16) and because compaction selection reads the
+whole live list; it is O(events) per session, shared by reference with every
+other part. When a rewind takes effect, every part derived from the live list
+is recomputed from the log (O(events)); the state and token totals are plain
+folds and need no recomputation.
+
+Idempotence: a record whose offset is not above ``last_offset`` is
+redelivered and returns the very same projection; a summary for a request
+that a live summary already answers is ignored, only its offset is recorded
+(:mod:`projections.summary_ledger`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from projections.contents import ContentsRequest, build_contents
+from projections.context_view import (
+    ContextView,
+    empty_view,
+    note_live_event,
+    rebuild_view,
+    view_contents,
+)
+from projections.in_flight import InFlightRequest
+from projections.invocations import InvocationCounts, count_invocations
+from projections.invocations import note_live_event as note_invocation
+from projections.masking import is_summary
+from projections.scoped_state import ScopedState, apply_state_delta
+from projections.session_log import SessionLog, append_record
+from projections.summary_ledger import (
+    SummaryLedger,
+    is_duplicate_summary,
+    note_summary,
+    summary_ledger,
+)
+from projections.summary_request import summary_request_id
+from projections.token_usage import TokenTally, add_reported, observe_live, recount_last
+from schemas.compaction_request import CompactionRequest
+from schemas.errors import SessionMismatchError
+from schemas.event import Content, Event
+from schemas.keys import Offset, SessionKey
+from schemas.logged_event import LoggedEvent
+
+NO_OFFSET = Offset(-1)
+"""``last_offset`` of a projection that has applied nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionProjection:
+    """Everything the pipeline knows about one session, as of `last_offset`.
+
+    Attributes:
+        session_key: The session.
+        last_offset: Offset of the last applied record (``-1``: none).
+        log: Applied and live records.
+        state: Persisted state by scope.
+        invocations: Invocation counts, total and since the last summary.
+        tokens: Token usage.
+        summaries: The compaction boundary and the applied request ids.
+        in_flight: The compaction request being summarized, if any.
+        view: The incremental context view.
+    """
+
+    session_key: SessionKey
+    last_offset: Offset = NO_OFFSET
+    log: SessionLog = field(default_factory=SessionLog)
+    state: ScopedState = field(default_factory=ScopedState)
+    invocations: InvocationCounts = field(default_factory=InvocationCounts)
+    tokens: TokenTally = field(default_factory=TokenTally)
+    summaries: SummaryLedger = field(default_factory=SummaryLedger)
+    in_flight: InFlightRequest | None = None
+    view: ContextView = field(default_factory=ContextView)
+
+
+def empty_projection(
+    session_key: SessionKey, view_request: ContentsRequest | None = None
+) -> SessionProjection:
+    """The projection of a session without events, its view serving `view_request`.
+
+    Raises:
+        ValueError: `view_request` is not in default mode.
+    """
+    return SessionProjection(session_key, view=empty_view(view_request or ContentsRequest()))
+
+
+def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjection:
+    """The projection after one more event of its session.
+
+    Raises:
+        SessionMismatchError: `record` belongs to another session (a bug).
+    """
+    if record.envelope.session_key != projection.session_key:
+        raise SessionMismatchError(
+            projection_key=projection.session_key, event_key=record.envelope.session_key
+        )
+    if record.offset <= projection.last_offset:
+        return projection  # redelivered: applied before
+    if is_duplicate_summary(projection.summaries, record):
+        return replace(projection, last_offset=record.offset)
+    event = record.envelope.event
+    log, rewound = append_record(projection.log, record)
+    state = apply_state_delta(projection.state, event)
+    tokens = add_reported(projection.tokens, event)
+    if rewound:
+        return _recomputed(projection, record.offset, log, state, tokens)
+    if event.actions.rewind_before_invocation_id:  # to an unknown invocation: only itself goes
+        return replace(projection, last_offset=record.offset, log=log, state=state, tokens=tokens)
+    summaries, in_flight = projection.summaries, projection.in_flight
+    if is_summary(event):
+        summaries = note_summary(summaries, record)
+        if in_flight is not None and summary_request_id(event) == in_flight.request_id:
+            in_flight = None
+    return SessionProjection(
+        session_key=projection.session_key,
+        last_offset=record.offset,
+        log=log,
+        state=state,
+        invocations=note_invocation(projection.invocations, event),
+        tokens=observe_live(tokens, event),
+        summaries=summaries,
+        in_flight=in_flight,
+        view=note_live_event(projection.view, record, log.live),
+    )
+
+
+def _recomputed(
+    projection: SessionProjection,
+    offset: Offset,
+    log: SessionLog,
+    state: ScopedState,
+    tokens: TokenTally,
+) -> SessionProjection:
+    """The projection after a rewind: every part read from the live list is recomputed."""
+    live = [record.envelope.event for record in log.live]
+    return SessionProjection(
+        session_key=projection.session_key,
+        last_offset=offset,
+        log=log,
+        state=state,
+        invocations=count_invocations(live),
+        tokens=recount_last(tokens, live),
+        summaries=summary_ledger(log.live),
+        in_flight=projection.in_flight,
+        view=rebuild_view(projection.view.request, log.live),
+    )
+
+
+def project(
+    session_key: SessionKey,
+    records: Iterable[LoggedEvent],
+    start: SessionProjection | None = None,
+) -> SessionProjection:
+    """Fold `records` into the projection `start` (an empty one by default)."""
+    initial = start if start is not None else SessionProjection(session_key)
+    return functools.reduce(apply, records, initial)
+
+
+def note_request(projection: SessionProjection, request: CompactionRequest) -> SessionProjection:
+    """The projection waiting on `request`, as the projector records its own decision.
+
+    A request that a live summary already answers changes nothing; a retry of
+    the in-flight request (a higher attempt) replaces it.
+
+    Raises:
+        SessionMismatchError: `request` is for another session (a bug).
+    """
+    if request.session_key != projection.session_key:
+        raise SessionMismatchError(
+            projection_key=projection.session_key, event_key=request.session_key
+        )
+    if projection.summaries.answers(request.request_id):
+        return projection
+    return replace(projection, in_flight=InFlightRequest.of(request))
+
+
+def forget_request(projection: SessionProjection, request_id: str) -> SessionProjection:
+    """The projection no longer waiting on `request_id` (timed out or refused)."""
+    in_flight = projection.in_flight
+    if in_flight is None or in_flight.request_id != request_id:
+        return projection
+    return replace(projection, in_flight=None)
+
+
+def live_events(projection: SessionProjection) -> list[Event]:
+    """The live events (rewinds applied), stream order: what compaction selection reads. O(n)."""
+    return [record.envelope.event for record in projection.log.live]
+
+
+def context_contents(
+    projection: SessionProjection, request: ContentsRequest | None = None
+) -> list[Content]:
+    """The request contents for `request` (the view's own request by default).
+
+    The view's request is answered from the incremental view, O(visible);
+    any other request (another agent or branch, ``none`` mode) is assembled on
+    demand from the retained log, O(events).
+    """
+    if request is None or request == projection.view.request:
+        return view_contents(projection.view)
+    return build_contents([record.envelope.event for record in projection.log.records], request)

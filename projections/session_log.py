@@ -1,0 +1,79 @@
+"""The events a projection retains and the live events that rewinds leave. Pure: no I/O.
+
+Every reader of ADK's context starts from the live events (reference §3.1),
+and a rewind can bring back events that an earlier rewind annulled, so the
+live list cannot be folded forward alone: the whole applied log is kept, and
+the live list is recomputed from it when a rewind takes effect.
+
+Memory: two persistent vectors over the session's applied records (the live
+one shares its records with the log), plus one entry per invocation id: O(events)
+per session. A rewind costs O(events); every other record costs O(log events).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyrsistent import PMap, PVector, pmap, pvector
+
+from projections.rewind import drop_rewound
+from schemas.logged_event import LoggedEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLog:
+    """A session's applied records and its live records.
+
+    Attributes:
+        records: Every applied record, stream order (rewinds and the events
+            they annul included).
+        live: The records that rewinds leave (reference §3.1), stream order;
+            never holds a rewind event.
+        first_positions: Invocation id -> position in `records` of its first
+            event, over every record (rewind events included), as
+            :func:`~projections.rewind.drop_rewound` computes it.
+    """
+
+    records: PVector[LoggedEvent] = field(default_factory=pvector)
+    live: PVector[LoggedEvent] = field(default_factory=pvector)
+    first_positions: PMap[str, int] = field(default_factory=pmap)
+
+
+def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, bool]:
+    """`log` with one more record, and whether a rewind changed the earlier live records.
+
+    A rewind event (non-empty ``rewind_before_invocation_id``) never enters
+    the live list. When its target invocation appeared earlier, the live list
+    is recomputed from every record (it may shrink, or regain events that an
+    earlier rewind annulled); a rewind to an unknown invocation leaves the live
+    list as it was.
+
+    Example: live ``a1 b1`` + ``R(b)`` -> live ``a1``, True; live ``a1`` +
+    ``R(z)`` -> live ``a1``, False.
+    """
+    event = record.envelope.event
+    position = len(log.records)
+    records = log.records.append(record)
+    first_positions = log.first_positions
+    if event.invocation_id not in first_positions:
+        first_positions = first_positions.set(event.invocation_id, position)
+    target = event.actions.rewind_before_invocation_id
+    if not target:
+        return SessionLog(records, log.live.append(record), first_positions), False
+    if target not in log.first_positions:
+        return SessionLog(records, log.live, first_positions), False
+    return SessionLog(records, live_records(records), first_positions), True
+
+
+def live_records(records: PVector[LoggedEvent]) -> PVector[LoggedEvent]:
+    """The records of `records` that rewinds leave, stream order."""
+    kept = drop_rewound([record.envelope.event for record in records])
+    live: list[LoggedEvent] = []
+    # drop_rewound returns a subsequence of its input, the same objects in the
+    # same order, so one forward walk pairs every kept event with its record.
+    index = 0
+    for record in records:
+        if index < len(kept) and record.envelope.event is kept[index]:
+            live.append(record)
+            index += 1
+    return pvector(live)

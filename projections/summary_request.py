@@ -1,0 +1,51 @@
+"""Which compaction request a summary event answers. Pure: no I/O, no clock.
+
+The summarizer worker writes the request id into the summary event it
+appends, under ``custom_metadata["ctxstream"]["compaction_request_id"]``
+(ADK keeps ``custom_metadata`` as free-form JSON, so the event stays
+ADK-shaped). The projection reads it back to apply at most one summary per
+request: this module is the one place that knows where the id lives.
+
+Example: ``{"customMetadata": {"ctxstream": {"compaction_request_id": "9f2c"}}}``
+-> ``"9f2c"``; an ADK summary without that entry -> ``None``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from schemas.event import Event
+
+METADATA_NAMESPACE: Final = "ctxstream"
+REQUEST_ID_KEY: Final = "compaction_request_id"
+
+
+def summary_request_id(event: Event) -> str | None:
+    """The id of the compaction request `event` answers, None when it names none.
+
+    Only summary events (``actions.compaction`` set) answer requests; a
+    non-string or empty id counts as none.
+    """
+    if event.actions.compaction is None or not event.custom_metadata:
+        return None
+    ours = event.custom_metadata.get(METADATA_NAMESPACE)
+    if not isinstance(ours, dict):
+        return None
+    request_id = ours.get(REQUEST_ID_KEY)
+    return request_id if isinstance(request_id, str) and request_id else None
+
+
+def with_summary_request_id(event: Event, request_id: str) -> Event:
+    """A copy of `event` that names `request_id`; other custom metadata is kept.
+
+    Raises:
+        ValueError: `request_id` is empty.
+    """
+    if not request_id:
+        raise ValueError("a compaction request id must not be empty")
+    metadata: dict[str, Any] = dict(event.custom_metadata or {})
+    previous = metadata.get(METADATA_NAMESPACE)
+    ours: dict[str, Any] = dict(previous) if isinstance(previous, dict) else {}
+    ours[REQUEST_ID_KEY] = request_id
+    metadata[METADATA_NAMESPACE] = ours
+    return event.model_copy(update={"custom_metadata": metadata})

@@ -1,0 +1,74 @@
+"""Tokens a session's model calls reported. Pure: no I/O, no clock.
+
+Two different readings (reference §3.6, §5):
+
+* the *last observed prompt tokens*: the newest ``prompt_token_count`` of
+  the live, unscoped events since the newest summary event (any author), as
+  the post-invocation token trigger reads it; None right after a summary,
+  until a model call reports again;
+* the *totals*: every count any applied event reported (summaries and
+  rewound events included: those tokens were spent).
+
+Memory: three numbers per session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from projections.masking import is_summary
+from projections.token_count import recorded_prompt_token_count
+from schemas.event import Event
+
+
+@dataclass(frozen=True, slots=True)
+class TokenTally:
+    """The token usage a projection keeps.
+
+    Attributes:
+        last_prompt_tokens: Newest prompt-token count of the live unscoped
+            events since the newest summary event; None when there is none.
+        total_prompt_tokens: Sum of every reported prompt-token count.
+        total_candidates_tokens: Sum of every reported candidates-token count.
+    """
+
+    last_prompt_tokens: int | None = None
+    total_prompt_tokens: int = 0
+    total_candidates_tokens: int = 0
+
+
+def add_reported(tally: TokenTally, event: Event) -> TokenTally:
+    """`tally` with the totals of one more applied event (any event)."""
+    usage = event.usage_metadata
+    if usage is None or (usage.prompt_token_count is None and usage.candidates_token_count is None):
+        return tally
+    return replace(
+        tally,
+        total_prompt_tokens=tally.total_prompt_tokens + (usage.prompt_token_count or 0),
+        total_candidates_tokens=tally.total_candidates_tokens + (usage.candidates_token_count or 0),
+    )
+
+
+def observe_live(tally: TokenTally, event: Event) -> TokenTally:
+    """`tally` after one more live event: the last prompt count moves or resets.
+
+    Example: counts 40 then 70 -> 70; then a summary event -> None; a scoped
+    event changes nothing.
+    """
+    if event.isolation_scope is not None:
+        return tally
+    if is_summary(event):
+        return (
+            tally if tally.last_prompt_tokens is None else replace(tally, last_prompt_tokens=None)
+        )
+    usage = event.usage_metadata
+    if usage is None or usage.prompt_token_count is None:
+        return tally
+    return replace(tally, last_prompt_tokens=usage.prompt_token_count)
+
+
+def recount_last(tally: TokenTally, live: Iterable[Event]) -> TokenTally:
+    """`tally` with the last prompt count read again from a whole live list."""
+    count = recorded_prompt_token_count(list(live), agent_name="", isolation_scope=None)
+    return replace(tally, last_prompt_tokens=count)

@@ -1,0 +1,422 @@
+"""Hypothesis strategies that build valid-looking ADK sessions as logged records.
+
+A session is a list of whole invocations: a user message, then agent steps
+(text, thoughts, tool calls with responses, parallel calls, long-running
+calls answered later or never, confirmation and auth requests in ADK's shapes,
+transfers to another agent on its own branch, tool progress on
+``<tool>@<call id>`` sub-branches, state deltas with ``app:``/``user:``/
+``temp:`` keys, scoped events, transcriptions, reused and id-less call ids).
+Between invocations: summaries shaped like ADK's (author ``"user"``, no
+content, ``actions.compaction``) over earlier ranges, some rolling (starting
+at the previous summary's start), some naming a compaction request, a few
+duplicates of an earlier request; and rewinds (to an earlier, an unknown or a
+later invocation). Timestamps mostly rise; some tie and some come late.
+Offsets rise with gaps, as in a partition shared with other sessions.
+
+Timestamps are finite: with NaN, sorting by timestamp (which ADK's masking
+does) depends on the list it is given, and no incremental view can match it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from hypothesis import strategies as st
+
+from projections.contents import ContentsRequest
+from projections.summary_request import with_summary_request_id
+from schemas.envelope import Envelope
+from schemas.event import Event
+from schemas.keys import Offset, SessionKey, TenantId
+from schemas.logged_event import LoggedEvent
+
+TENANT: Final = TenantId("acme")
+SESSION: Final = SessionKey("acme/support/u1/s1")
+AGENTS: Final = ("root", "helper")
+AGENT_BRANCHES: Final = {"root": "root", "helper": "root.helper"}
+SCOPE: Final = "task-1"
+
+Json = dict[str, Any]
+
+_STEPS: Final = (
+    "text",
+    "text",
+    "thought",
+    "tool",
+    "tool",
+    "parallel",
+    "parallel",
+    "long_running",
+    "answer_open",
+    "answer_open",
+    "answer_open",
+    "confirmation",
+    "auth",
+    "transfer",
+    "state",
+    "scoped",
+    "transcription",
+    "reused_id",
+    "idless",
+    "progress_first",
+)
+
+
+class _SessionWriter:
+    """Writes one generated session event by event (mutable; used inside a draw only)."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self.draw = draw
+        self.events: list[Event] = []
+        self.clock = 100.0
+        self.serial = 0
+        self.invocations: list[str] = []
+        self.used_call_ids: list[str] = []
+        # (call id, tool name, calling agent) of calls still waiting for an answer.
+        self.open_calls: list[tuple[str, str, str]] = []
+        self.summary_starts: list[float] = []
+        self.request_ids: list[str] = []
+
+    # -- primitives ---------------------------------------------------------
+
+    def timestamp(self) -> float:
+        self.clock += 1.0
+        how = self.draw(st.sampled_from(("next",) * 8 + ("tie", "late")))
+        if how == "tie" and self.events:
+            return self.events[-1].timestamp
+        if how == "late":
+            return self.clock - self.draw(st.integers(2, 6))
+        return self.clock
+
+    def new_id(self, prefix: str) -> str:
+        self.serial += 1
+        return f"{prefix}{self.serial}"
+
+    def add_event(self, event: Event) -> None:
+        self.events.append(event)
+
+    def call_id(self) -> str:
+        call_id = self.new_id(self.draw(st.sampled_from(("c", "adk-c"))))
+        self.used_call_ids.append(call_id)
+        return call_id
+
+    def usage(self) -> Json:
+        if not self.draw(st.booleans()):
+            return {}
+        return {
+            "usage_metadata": {
+                "prompt_token_count": self.draw(st.integers(10, 5000)),
+                "candidates_token_count": self.draw(st.integers(0, 200)),
+            }
+        }
+
+    def state_delta(self) -> Json:
+        keys = st.sampled_from(("n", "mode", "app:theme", "user:lang", "temp:scratch"))
+        values = st.one_of(st.none(), st.integers(0, 9), st.sampled_from(("a", "b")))
+        return self.draw(st.dictionaries(keys, values, max_size=3))
+
+    # -- invocations --------------------------------------------------------
+
+    def invocation(self) -> None:
+        invocation = f"inv{len(self.invocations) + 1}"
+        self.invocations.append(invocation)
+        agent = self.draw(st.sampled_from(AGENTS))
+        branch = self.draw(st.sampled_from((None, AGENT_BRANCHES[agent])))
+        delta = self.state_delta()
+        self.add(
+            "user",
+            invocation,
+            [{"text": self.draw(st.sampled_from(("hi", "next", "why?", "go on")))}],
+            actions={"state_delta": delta},
+        )
+        for _ in range(self.draw(st.integers(0, 4))):
+            agent, branch = self.step(self.draw(st.sampled_from(_STEPS)), invocation, agent, branch)
+
+    def step(
+        self, kind: str, invocation: str, agent: str, branch: str | None
+    ) -> tuple[str, str | None]:
+        where: Json = {"branch": branch}
+        match kind:
+            case "text":
+                parts: list[Json] = [{"text": self.draw(st.sampled_from(("ok", "sure", "done")))}]
+                if self.draw(st.booleans()):
+                    parts.insert(0, {"text": "hmm", "thought": True})
+                self.add(agent, invocation, parts, **where, **self.usage())
+            case "thought":
+                self.add(agent, invocation, [{"text": "thinking", "thought": True}], **where)
+            case "tool" | "reused_id":
+                call_id = self.call_id()
+                if kind == "reused_id" and self.used_call_ids:
+                    call_id = self.draw(st.sampled_from(self.used_call_ids))
+                self.tool_pair(invocation, agent, branch, [call_id])
+            case "parallel":
+                self.tool_pair(invocation, agent, branch, [self.call_id(), self.call_id()])
+            case "idless":
+                self.add(agent, invocation, [_call(None, "lookup")], **where)
+                self.add(agent, invocation, [_response(None, "lookup")], role="user", **where)
+            case "long_running":
+                call_id = self.call_id()
+                self.add(
+                    agent,
+                    invocation,
+                    [_call(call_id, "ask_manager")],
+                    long_running_tool_ids=[call_id],
+                    **where,
+                )
+                self.open_calls.append((call_id, "ask_manager", agent))
+                if self.draw(st.booleans()):  # interim "pending" response
+                    pending = [_response(call_id, "ask_manager", {"status": "pending"})]
+                    self.add_user_role(agent, invocation, pending, where)
+            case "answer_open":
+                if self.open_calls:
+                    index = self.draw(st.integers(0, len(self.open_calls) - 1))
+                    call_id, name, _caller = self.open_calls.pop(index)
+                    author = self.draw(st.sampled_from(("user", agent)))
+                    self.add_user_role(author, invocation, [_response(call_id, name)], where)
+            case "confirmation":
+                self.confirmation(invocation, agent, where)
+            case "auth":
+                self.auth(invocation, agent, where)
+            case "transfer":
+                target = self.draw(st.sampled_from([a for a in AGENTS if a != agent]))
+                call_id = self.call_id()
+                self.add(agent, invocation, [_call(call_id, "transfer_to_agent")], **where)
+                self.add_user_role(
+                    agent,
+                    invocation,
+                    [_response(call_id, "transfer_to_agent")],
+                    where,
+                    actions={"transfer_to_agent": target},
+                )
+                return target, AGENT_BRANCHES[target]
+            case "state":
+                self.add(agent, invocation, None, actions={"state_delta": self.state_delta()})
+            case "scoped":
+                self.add(agent, invocation, [{"text": "task note"}], isolation_scope=SCOPE)
+            case "transcription":
+                for text in self.draw(st.lists(st.sampled_from(("Hel", "lo")), max_size=2)):
+                    self.add("user", invocation, None, input_transcription={"text": text})
+            case "progress_first":
+                # Progress names a call id before the call is recorded (out of order).
+                call_id = self.call_id()
+                progress = f"{branch or 'root'}.wf_tool@{call_id}"
+                self.add("inner", invocation, [{"text": "step"}], branch=progress)
+                self.tool_pair(invocation, agent, branch, [call_id], name="wf_tool")
+            case _:
+                raise AssertionError(kind)
+        return agent, branch
+
+    def add_user_role(
+        self, author: str, invocation: str, parts: list[Json], where: Json, **fields: Any
+    ) -> None:
+        self.add(author, invocation, parts, role="user", **where, **fields)
+
+    def add(
+        self,
+        author: str,
+        invocation: str,
+        parts: list[Json] | None,
+        *,
+        role: str | None = None,
+        **fields: Any,
+    ) -> None:
+        """Append an event; the content role follows the author unless given."""
+        data: Json = {
+            "id": self.new_id("e"),
+            "invocation_id": invocation,
+            "author": author,
+            "timestamp": self.timestamp(),
+        }
+        if parts is not None:
+            default_role = "user" if author == "user" else "model"
+            data["content"] = {"role": role or default_role, "parts": parts}
+        data.update(fields)
+        self.events.append(Event.model_validate(data))
+
+    def tool_pair(
+        self,
+        invocation: str,
+        agent: str,
+        branch: str | None,
+        call_ids: list[str],
+        name: str = "search",
+    ) -> None:
+        where: Json = {"branch": branch}
+        self.add(agent, invocation, [_call(i, name) for i in call_ids], **where, **self.usage())
+        if self.draw(st.booleans()):
+            progress = f"{branch or 'root'}.{name}@{call_ids[0]}"
+            self.add("inner", invocation, [{"text": "working"}], branch=progress)
+        answered = [i for i in call_ids if self.draw(st.integers(0, 5)) > 0]
+        # An unanswered call may be answered in a later invocation (or never).
+        self.open_calls.extend((i, name, agent) for i in call_ids if i not in answered)
+        together: bool = self.draw(st.booleans())
+        if answered and together:
+            self.add_user_role(agent, invocation, [_response(i, name) for i in answered], where)
+        else:
+            for call_id in answered:
+                self.add_user_role(agent, invocation, [_response(call_id, name)], where)
+
+    def confirmation(self, invocation: str, agent: str, where: Json) -> None:
+        """ADK's confirmation shape: call, confirmation request, placeholder, answers."""
+        call_id, request_id = self.call_id(), self.new_id("adk-conf")
+        self.add(agent, invocation, [_call(call_id, "delete_file")], **where)
+        self.add(
+            agent,
+            invocation,
+            [_call(request_id, "adk_request_confirmation", {"originalFunctionCall": call_id})],
+            long_running_tool_ids=[request_id],
+            **where,
+        )
+        placeholder = [_response(call_id, "delete_file", {"error": "needs confirmation"})]
+        self.add_user_role(
+            agent,
+            invocation,
+            placeholder,
+            where,
+            actions={"requested_tool_confirmations": {call_id: {"hint": "sure?"}}},
+        )
+        if self.draw(st.booleans()):
+            confirmed = [_response(request_id, "adk_request_confirmation", {"confirmed": True})]
+            self.add_user_role("user", invocation, confirmed, {})
+            self.add_user_role(agent, invocation, [_response(call_id, "delete_file")], where)
+
+    def auth(self, invocation: str, agent: str, where: Json) -> None:
+        """ADK's auth shape: call, credential request naming it, later the answers."""
+        call_id, request_id = self.call_id(), self.new_id("adk-auth")
+        self.add(agent, invocation, [_call(call_id, "fetch_mail")], **where)
+        self.add(
+            agent,
+            invocation,
+            [_call(request_id, "adk_request_credential", {"function_call_id": call_id})],
+            long_running_tool_ids=[request_id],
+            actions={"requested_auth_configs": {call_id: {"scheme": "oauth2"}}},
+            **where,
+        )
+        if self.draw(st.booleans()):
+            token = [_response(request_id, "adk_request_credential", {"token": "t"})]
+            self.add_user_role("user", invocation, token, {})
+            self.add_user_role(agent, invocation, [_response(call_id, "fetch_mail")], where)
+
+    # -- between invocations ------------------------------------------------
+
+    def summary(self) -> None:
+        raw = [e for e in self.events if e.actions.compaction is None]
+        if not raw:
+            return
+        last = self.draw(st.integers(0, len(raw) - 1))
+        rolling: bool = self.draw(st.booleans())
+        if self.summary_starts and rolling:
+            start = self.summary_starts[-1]  # rolling: contains the previous summary
+        else:
+            start = raw[self.draw(st.integers(0, last))].timestamp
+        end = raw[last].timestamp
+        self.summary_starts.append(start)
+        fields: Json = {
+            "id": self.new_id("s"),
+            "invocation_id": self.new_id("cmp-"),
+            "author": "user",
+            "timestamp": self.timestamp(),
+            "branch": self.draw(st.sampled_from((None,) * 6 + ("root.helper", "root.critic"))),
+            "actions": {
+                "compaction": {
+                    "start_timestamp": start,
+                    "end_timestamp": end,
+                    "compacted_content": {"role": "model", "parts": [{"text": f"sum {start}"}]},
+                }
+            },
+            **self.usage(),
+        }
+        if self.draw(st.integers(0, 9)) == 0:
+            fields["isolation_scope"] = SCOPE
+        event = Event.model_validate(fields)
+        naming = self.draw(st.sampled_from(("fresh", "fresh", "none", "duplicate")))
+        if naming == "duplicate" and self.request_ids:
+            event = with_summary_request_id(event, self.draw(st.sampled_from(self.request_ids)))
+        elif naming != "none":
+            request_id = self.new_id("req-")
+            self.request_ids.append(request_id)
+            event = with_summary_request_id(event, request_id)
+        self.add_event(event)
+
+    def rewind(self) -> None:
+        target = self.draw(
+            st.one_of(
+                st.sampled_from(self.invocations),
+                st.just("inv-unknown"),
+                st.just(f"inv{len(self.invocations) + 1}"),  # appears only later
+            )
+        )
+        self.add(
+            "user",
+            self.new_id("e-"),
+            None,
+            actions={"rewind_before_invocation_id": target, "state_delta": {"n": None}},
+        )
+
+
+def _call(call_id: str | None, name: str, args: Json | None = None) -> Json:
+    body: Json = {"name": name, "args": args or {"q": name}}
+    if call_id is not None:
+        body["id"] = call_id
+    return {"function_call": body}
+
+
+def _response(call_id: str | None, name: str, response: Json | None = None) -> Json:
+    body: Json = {"name": name, "response": response or {"result": "ok"}}
+    if call_id is not None:
+        body["id"] = call_id
+    return {"function_response": body}
+
+
+def logged(events: list[Event], offsets: list[int]) -> list[LoggedEvent]:
+    """Envelopes of `events` for the test session at the given offsets."""
+    return [
+        LoggedEvent(
+            Offset(offset),
+            Envelope(
+                tenant=TENANT,
+                session_key=SESSION,
+                producer_id="agent-runner",
+                idempotency_key=f"{SESSION}/{event.id}",
+                event=event,
+            ),
+        )
+        for event, offset in zip(events, offsets, strict=True)
+    ]
+
+
+@st.composite
+def session_events(draw: st.DrawFn, max_invocations: int = 6) -> list[Event]:
+    """The events of one generated session, stream order."""
+    writer = _SessionWriter(draw)
+    for _ in range(draw(st.integers(1, max_invocations))):
+        writer.invocation()
+        if draw(st.integers(0, 9)) < 4:
+            writer.summary()
+        if draw(st.integers(0, 19)) < 3:
+            writer.rewind()
+    return writer.events
+
+
+@st.composite
+def sessions(draw: st.DrawFn, max_invocations: int = 6) -> list[LoggedEvent]:
+    """One generated session as logged records, offsets rising with gaps."""
+    events = draw(session_events(max_invocations))
+    offsets: list[int] = []
+    offset = draw(st.integers(0, 50))
+    for _ in events:
+        offsets.append(offset)
+        offset += draw(st.integers(1, 3))
+    return logged(events, offsets)
+
+
+def view_requests() -> st.SearchStrategy[ContentsRequest]:
+    """Default-mode requests for the agents and branches the sessions use."""
+    return st.builds(
+        ContentsRequest,
+        agent_name=st.sampled_from(("", "root", "helper")),
+        current_branch=st.sampled_from((None, "root", "root.helper")),
+        preserve_function_call_ids=st.booleans(),
+        include_thoughts_from_other_agents=st.booleans(),
+        isolation_scope=st.sampled_from((None, None, None, SCOPE)),
+    )

@@ -1,0 +1,140 @@
+"""Properties of the session projection over generated sessions (see tests/strategies.py).
+
+The incremental fold is held against plain rebuilds written from the rules:
+the contents against ``build_contents`` of the effective records, the
+counters against the definitions in the reference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from projections.contents import ContentsRequest
+from projections.masking import is_summary, latest_summary
+from projections.projection import (
+    SessionProjection,
+    apply,
+    context_contents,
+    empty_projection,
+    live_events,
+    project,
+)
+from projections.rebuild import effective_records, rebuild_contents
+from projections.rewind import drop_rewound
+from projections.sliding_window import previous_sliding_end
+from projections.state import SessionStores, append_event
+from projections.summary_request import summary_request_id
+from projections.token_count import recorded_prompt_token_count
+from schemas.event import Content, content_to_json
+from schemas.logged_event import LoggedEvent
+from tests.strategies import SESSION, sessions, view_requests
+
+# Every example folds and rebuilds each prefix: keep the counts moderate (CI has 2 cores).
+PREFIX_EXAMPLES = 120
+EXAMPLES = 60
+
+
+def _json(contents: list[Content]) -> list[dict[str, Any]]:
+    return [content_to_json(content) for content in contents]
+
+
+@settings(max_examples=PREFIX_EXAMPLES, deadline=None)
+@given(sessions(), view_requests())
+def test_incremental_view_equals_full_rebuild_after_every_prefix(
+    log: list[LoggedEvent], request: ContentsRequest
+) -> None:
+    projection = empty_projection(SESSION, request)
+    for length, record in enumerate(log, start=1):
+        projection = apply(projection, record)
+        rebuilt = rebuild_contents(log[:length], request)
+        assert _json(context_contents(projection)) == _json(rebuilt), f"after {length} records"
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(sessions(), st.data())
+def test_redelivered_records_change_nothing(log: list[LoggedEvent], data: st.DataObject) -> None:
+    # After each record, sometimes deliver an earlier one (or the same one) again.
+    redelivered: list[LoggedEvent] = []
+    for index, record in enumerate(log):
+        redelivered.append(record)
+        if data.draw(st.booleans()):
+            redelivered.append(log[data.draw(st.integers(0, index))])
+    once = project(SESSION, log)
+    assert project(SESSION, redelivered) == once
+    for record in log:
+        assert apply(once, record) is once
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(sessions(), st.data())
+def test_resuming_from_a_saved_projection_equals_one_pass(
+    log: list[LoggedEvent], data: st.DataObject
+) -> None:
+    split = data.draw(st.integers(0, len(log)))
+    saved = project(SESSION, log[:split])
+    assert project(SESSION, log[split:], start=saved) == project(SESSION, log)
+
+
+def _expected_counters(records: list[LoggedEvent]) -> dict[str, Any]:
+    """The counters, computed from the records by the reference's definitions."""
+    effective = [record.envelope.event for record in effective_records(records)]
+    live = drop_rewound(effective)
+    unscoped = [event for event in live if event.isolation_scope is None]
+    previous_end = previous_sliding_end(unscoped)
+    latest: dict[str, float] = {}
+    for event in unscoped:
+        if event.invocation_id and not is_summary(event):
+            latest[event.invocation_id] = max(latest.get(event.invocation_id, 0.0), event.timestamp)
+    boundary = latest_summary(unscoped)
+    stores = SessionStores()
+    for event in effective:
+        stores = append_event(stores, {}, event).stores
+    return {
+        "invocations_total": len(
+            {e.invocation_id for e in live if e.invocation_id and not is_summary(e)}
+        ),
+        "invocations_since_compaction": sum(1 for t in latest.values() if t > previous_end),
+        "last_prompt_tokens": recorded_prompt_token_count(
+            live, agent_name="", isolation_scope=None
+        ),
+        "total_prompt_tokens": sum(
+            e.usage_metadata.prompt_token_count or 0 for e in effective if e.usage_metadata
+        ),
+        "total_candidates_tokens": sum(
+            e.usage_metadata.candidates_token_count or 0 for e in effective if e.usage_metadata
+        ),
+        "boundary": boundary.id if boundary is not None else None,
+        "request_ids": {r for e in live if (r := summary_request_id(e))},
+        "state": (dict(stores.app_state), dict(stores.user_state), dict(stores.session_state)),
+        "live_ids": [e.id for e in live],
+    }
+
+
+def _counters(projection: SessionProjection) -> dict[str, Any]:
+    boundary = projection.summaries.boundary
+    state = projection.state
+    return {
+        "invocations_total": projection.invocations.total,
+        "invocations_since_compaction": projection.invocations.since_compaction,
+        "last_prompt_tokens": projection.tokens.last_prompt_tokens,
+        "total_prompt_tokens": projection.tokens.total_prompt_tokens,
+        "total_candidates_tokens": projection.tokens.total_candidates_tokens,
+        "boundary": boundary.envelope.event.id if boundary is not None else None,
+        "request_ids": set(projection.summaries.request_ids),
+        "state": (dict(state.app), dict(state.user), dict(state.session)),
+        "live_ids": [e.id for e in live_events(projection)],
+    }
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(sessions())
+def test_counters_equal_a_rebuild_after_every_prefix(log: list[LoggedEvent]) -> None:
+    projection = SessionProjection(SESSION)
+    for length, record in enumerate(log, start=1):
+        projection = apply(projection, record)
+        assert _counters(projection) == _expected_counters(log[:length]), f"after {length}"
+        assert projection.last_offset == record.offset
+    assert len(projection.log.records) == len(effective_records(log))
