@@ -1,0 +1,157 @@
+"""Fixtures shared by every test folder: the real Kafka broker and PostgreSQL.
+
+Each service comes from the environment when it is given there
+(``CTXSTREAM_KAFKA_BOOTSTRAP``, ``CTXSTREAM_POSTGRES_DSN``) and is otherwise
+started once per test session with ``deploy/``, on free ports, in a folder of
+its own under ``.run/``, and stopped and deleted at the end. A service that
+cannot start fails the tests that need it; nothing is ever skipped.
+
+``CTXSTREAM_KAFKA_LAUNCHER=docker`` starts the broker with testcontainers
+instead (the optional ``docker`` extra; never the default).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DEPLOY = REPO / "deploy"
+RUN = REPO / ".run"
+
+START_TIMEOUT_S = 300.0  # a first run also fetches the broker's jars from Maven Central
+STOP_TIMEOUT_S = 60.0  # SIGTERM, up to 30 s of clean shutdown, then SIGKILL
+DOCKER_KAFKA_IMAGE = "confluentinc/cp-kafka:7.9.0"  # Confluent Platform 7.9 = Kafka 3.9
+DOCKER_START_TIMEOUT_S = 120
+
+
+class ServiceError(RuntimeError):
+    """A deploy/ script failed: the tests that need its service fail with its output."""
+
+
+def unique_topic(prefix: str = "test") -> str:
+    """A topic (or group, or app id) name no other test uses: ``test-<uuid hex>``."""
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports on 127.0.0.1 that nothing listens on now (chosen by the kernel)."""
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sockets.append(sock)
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def run_deploy(
+    script: str, *args: str, env: Mapping[str, str] | None = None, timeout: float
+) -> str:
+    """Run a ``deploy/`` script; returns the last line it printed (start scripts: an address).
+
+    Raises:
+        ServiceError: the script failed; the message holds the end of its stderr.
+    """
+    command = [str(DEPLOY / script), *args]
+    result = subprocess.run(
+        command,
+        env={**os.environ, "CTXSTREAM_PYTHON": sys.executable, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise ServiceError(
+            f"{' '.join(command)} exited with {result.returncode}:\n{result.stderr[-6000:]}"
+        )
+    lines = result.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+@pytest.fixture(scope="session")
+def session_run_dir() -> Iterator[Path]:
+    """A folder under ``.run/`` for the services this test session starts."""
+    path = RUN / f"pytest-{uuid.uuid4().hex[:12]}"
+    path.mkdir(parents=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _docker_kafka() -> Iterator[str]:
+    # Imported here only: the extra is optional and runs without Docker never need it.
+    from testcontainers.community.kafka import KafkaContainer
+
+    image = os.environ.get("CTXSTREAM_KAFKA_IMAGE", DOCKER_KAFKA_IMAGE)
+    container = KafkaContainer(image).with_kraft()
+    container.start(timeout=DOCKER_START_TIMEOUT_S)
+    try:
+        yield str(container.get_bootstrap_server())
+    finally:
+        container.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(session_run_dir: Path) -> Iterator[str]:
+    """The bootstrap address of a Kafka broker for the whole test session."""
+    if given := os.environ.get("CTXSTREAM_KAFKA_BOOTSTRAP"):
+        yield given
+        return
+    if os.environ.get("CTXSTREAM_KAFKA_LAUNCHER") == "docker":
+        yield from _docker_kafka()
+        return
+    port, controller_port = free_ports(2)
+    env = {
+        "CTXSTREAM_KAFKA_DATA": str(session_run_dir / "kafka"),
+        "CTXSTREAM_KAFKA_PORT": str(port),
+        "CTXSTREAM_KAFKA_CONTROLLER_PORT": str(controller_port),
+        "CTXSTREAM_KAFKA_FAST": "1",
+    }
+    try:
+        yield run_deploy("kafka/start", env=env, timeout=START_TIMEOUT_S)
+    finally:
+        # Runs after a failed start too: it kills what the start left behind.
+        run_deploy("kafka/stop", "--wipe", env=env, timeout=STOP_TIMEOUT_S)
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(session_run_dir: Path) -> Iterator[str]:
+    """The DSN of a PostgreSQL database ``ctxstream`` for the whole test session."""
+    if given := os.environ.get("CTXSTREAM_POSTGRES_DSN"):
+        yield given
+        return
+    (port,) = free_ports(1)
+    env = {
+        "CTXSTREAM_POSTGRES_DIR": str(session_run_dir / "postgres"),
+        "CTXSTREAM_POSTGRES_PORT": str(port),
+    }
+    try:
+        yield run_deploy("postgres/start", env=env, timeout=START_TIMEOUT_S)
+    finally:
+        run_deploy("postgres/stop", env=env, timeout=STOP_TIMEOUT_S)
+
+
+@pytest.fixture
+def topic() -> str:
+    """A fresh topic name for one test."""
+    return unique_topic()
+
+
+@pytest.fixture
+def make_topic() -> Callable[[], str]:
+    """Makes fresh topic (or group) names, for tests that need several."""
+    return unique_topic
