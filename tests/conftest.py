@@ -155,3 +155,12 @@ def topic() -> str:
 def make_topic() -> Callable[[], str]:
     """Makes fresh topic (or group) names, for tests that need several."""
     return unique_topic
+
+
+def pytest_report_header() -> list[str]:
+    """Say which services the run uses, so a CI log shows the broker the tests talked to."""
+    kafka = os.environ.get("CTXSTREAM_KAFKA_BOOTSTRAP", "started per session by deploy/kafka/start")
+    postgres = os.environ.get(
+        "CTXSTREAM_POSTGRES_DSN", "started per session by deploy/postgres/start"
+    )
+    return [f"ctxstream: kafka {kafka}; postgres {postgres}"]
