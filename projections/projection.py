@@ -51,7 +51,7 @@ from projections.invocations import InvocationCounts, count_invocations
 from projections.invocations import note_live_event as note_invocation
 from projections.masking import is_summary
 from projections.scoped_state import ScopedState, apply_state_delta
-from projections.session_log import SessionLog, append_record
+from projections.session_log import SessionLog, append_record, is_stored
 from projections.summary_ledger import (
     SummaryLedger,
     is_duplicate_summary,
@@ -120,9 +120,13 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         )
     if record.offset <= projection.last_offset:
         return projection  # redelivered: applied before
+    event = record.envelope.event
+    if event.partial or is_stored(projection.log, event):
+        # What ADK's session service never stores (reference §11.1): streaming
+        # chunks, and an event equal to a stored one (a producer's retry).
+        return replace(projection, last_offset=record.offset)
     if is_duplicate_summary(projection.summaries, record):
         return replace(projection, last_offset=record.offset)
-    event = record.envelope.event
     log, rewound = append_record(projection.log, record)
     state = apply_state_delta(projection.state, event)
     tokens = add_reported(projection.tokens, event)

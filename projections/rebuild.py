@@ -5,6 +5,8 @@ read, so that tests and benchmarks can hold the two together:
 
 * a record whose offset is not above every earlier offset is redelivered and
   dropped;
+* a partial event, and an event equal (same id, every field) to one kept
+  before, is what ADK's session service never stores, and dropped;
 * a summary event naming a compaction request that a summary among the live
   events so far (rewinds applied) already answers is a duplicate and dropped;
 * the context is :func:`~projections.contents.build_contents` of the rest.
@@ -19,7 +21,7 @@ from collections.abc import Iterable
 from projections.contents import ContentsRequest, build_contents
 from projections.rewind import drop_rewound
 from projections.summary_request import summary_request_id
-from schemas.event import Content
+from schemas.event import Content, Event
 from schemas.logged_event import LoggedEvent
 
 
@@ -30,16 +32,21 @@ def effective_records(records: Iterable[LoggedEvent]) -> list[LoggedEvent]:
     """
     kept: list[LoggedEvent] = []
     answered: set[str] = set()
+    stored: dict[str, Event] = {}
     last_offset: int | None = None
     for record in records:
         if last_offset is not None and record.offset <= last_offset:
             continue
         last_offset = record.offset
         event = record.envelope.event
+        if event.partial or (event.id and stored.get(event.id) == event):
+            continue
         request_id = summary_request_id(event)
         if request_id is not None and request_id in answered:
             continue
         kept.append(record)
+        if event.id:
+            stored[event.id] = event
         if request_id is not None:
             answered.add(request_id)
         if event.actions.rewind_before_invocation_id:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from projections.rewind import drop_rewound
+from schemas.event import Event
 from schemas.logged_event import LoggedEvent
 
 
@@ -32,11 +33,23 @@ class SessionLog:
         first_positions: Invocation id -> position in `records` of its first
             event, over every record (rewind events included), as
             :func:`~projections.rewind.drop_rewound` computes it.
+        stored_by_id: Event id -> the latest applied event with that id (ids
+            that are empty are not indexed): what :func:`is_stored` compares.
     """
 
     records: PVector[LoggedEvent] = field(default_factory=pvector)
     live: PVector[LoggedEvent] = field(default_factory=pvector)
     first_positions: PMap[str, int] = field(default_factory=pmap)
+    stored_by_id: PMap[str, Event] = field(default_factory=pmap)
+
+
+def is_stored(log: SessionLog, event: Event) -> bool:
+    """Whether an event equal to `event` (same id and every field) was applied before.
+
+    ADK's session service ignores such a re-delivery (reference §11.1 rule 2);
+    on a topic it is a producer's retry at a new offset.
+    """
+    return bool(event.id) and log.stored_by_id.get(event.id) == event
 
 
 def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, bool]:
@@ -57,12 +70,13 @@ def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, boo
     first_positions = log.first_positions
     if event.invocation_id not in first_positions:
         first_positions = first_positions.set(event.invocation_id, position)
+    stored = log.stored_by_id.set(event.id, event) if event.id else log.stored_by_id
     target = event.actions.rewind_before_invocation_id
     if not target:
-        return SessionLog(records, log.live.append(record), first_positions), False
+        return SessionLog(records, log.live.append(record), first_positions, stored), False
     if target not in log.first_positions:
-        return SessionLog(records, log.live, first_positions), False
-    return SessionLog(records, live_records(records), first_positions), True
+        return SessionLog(records, log.live, first_positions, stored), False
+    return SessionLog(records, live_records(records), first_positions, stored), True
 
 
 def live_records(records: PVector[LoggedEvent]) -> PVector[LoggedEvent]:

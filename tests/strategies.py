@@ -400,8 +400,19 @@ def session_events(draw: st.DrawFn, max_invocations: int = 6) -> list[Event]:
 
 @st.composite
 def sessions(draw: st.DrawFn, max_invocations: int = 6) -> list[LoggedEvent]:
-    """One generated session as logged records, offsets rising with gaps."""
-    events = draw(session_events(max_invocations))
+    """One generated session as logged records, offsets rising with gaps.
+
+    Now and then a producer retries (an equal event at a new offset) or a
+    streaming chunk (a partial event) reaches the topic: neither is stored.
+    """
+    events: list[Event] = []
+    for event in draw(session_events(max_invocations)):
+        events.append(event)
+        noise = draw(st.integers(0, 19))
+        if noise == 0:
+            events.append(event.model_copy())
+        elif noise == 1 and event.content is not None:
+            events.append(event.model_copy(update={"partial": True, "id": f"{event.id}-chunk"}))
     offsets: list[int] = []
     offset = draw(st.integers(0, 50))
     for _ in events:

@@ -379,3 +379,28 @@ def test_summary_request_id_round_trip_and_malformed_metadata() -> None:
     assert summary_request_id(not_a_summary) is None
     with pytest.raises(ValueError, match="empty"):
         with_summary_request_id(summary, "")
+
+
+def test_a_partial_event_is_not_stored_and_never_reaches_the_context() -> None:
+    chunk = text_event("p1", "inv1", 2.0, author="agent", text="Hel").model_copy(
+        update={"partial": True}
+    )
+    log = _log(text_event("u1", "inv1", 1.0, text="hi"), chunk)
+    projection = project(SESSION, log)
+    assert _texts(projection) == ["hi"]
+    assert [event.id for event in live_events(projection)] == ["u1"]
+    assert projection.last_offset == 20
+    assert _json(context_contents(projection)) == _json(rebuild_contents(log, ContentsRequest()))
+
+
+def test_an_equal_event_at_a_new_offset_is_a_retry_and_ignored() -> None:
+    first = text_event("u1", "inv1", 1.0, text="hi")
+    retry = first.model_copy()
+    changed = first.model_copy(update={"timestamp": 1.5})
+    log = _log(first, retry)
+    projection = project(SESSION, log)
+    assert _texts(projection) == ["hi"]
+    assert projection.last_offset == 20
+    assert _json(rebuild_contents(log, ContentsRequest())) == _json(context_contents(projection))
+    # Same id, another field: a different event, stored as ADK would.
+    assert _texts(apply(projection, _at(30, changed))) == ["hi", "hi"]
