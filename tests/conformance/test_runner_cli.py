@@ -1,0 +1,51 @@
+"""`ctxstream conformance DIR`: one block per failure, then `N passed, N failed`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from streams.cli import main
+from tests.vectors import CONFORMANCE_DIR
+
+
+def _vector_count(directory: Path) -> int:
+    return sum(
+        1
+        for path in directory.glob("*.jsonl")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    )
+
+
+def test_every_public_vector_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["conformance", str(CONFORMANCE_DIR)])
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == f"{_vector_count(CONFORMANCE_DIR)} passed, 0 failed"
+    assert "FAIL" not in out
+    assert status == 0
+
+
+def test_a_failing_vector_is_named_with_a_diff(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = (CONFORMANCE_DIR / "sliding_window.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = json.loads(source[0])
+    broken["expected"]["trigger"] = "sliding_window"
+    (tmp_path / "sliding_window.jsonl").write_text(
+        "\n".join([json.dumps(broken), *source[1:3]]) + "\n", encoding="utf-8"
+    )
+    status = main(["conformance", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"FAIL {broken['id']}"
+    assert '-  "trigger": "sliding_window"' in out
+    assert '+  "trigger": null' in out
+    assert out.splitlines()[-1] == "2 passed, 1 failed"
+    assert status == 1
+
+
+def test_an_empty_folder_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "0 passed, 0 failed"
