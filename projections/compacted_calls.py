@@ -25,20 +25,23 @@ def _ownership(
 
     Returns:
         ``(owner, answers)``: ``owner[(response position, id)]`` is the position
-        of the latest earlier event with a call of that id; ``answers[(call
-        position, id)]`` lists the positions of the responses it owns.
+        of the latest event with a call of that id, the response's own event
+        included; ``answers[(call position, id)]`` lists the positions of the
+        responses it owns.
     """
     owner: dict[tuple[int, str], int] = {}
     answers: dict[tuple[int, str], list[int]] = {}
     latest_call: dict[str, int] = {}
     for position, event in enumerate(source):
+        # An event's own calls come before its responses: a response next to a
+        # call with its id (a reused id) is owned by its own event, as in ADK.
+        for call in function_calls(event):
+            if call.id:
+                latest_call[call.id] = position
         for response in function_responses(event):
             if response.id and (call_position := latest_call.get(response.id)) is not None:
                 owner[(position, response.id)] = call_position
                 answers.setdefault((call_position, response.id), []).append(position)
-        for call in function_calls(event):
-            if call.id:
-                latest_call[call.id] = position
     return owner, answers
 
 
@@ -47,11 +50,12 @@ def recover_compacted_calls(masked: Sequence[Event], source: Sequence[Event]) ->
 
     For every surviving response with an id, its owning call is the latest
     call with that id before it in `source` (the pre-masking list, stream
-    order). When that call event is not in `masked` and not yet restored, the
-    whole call event (all parts, verbatim) is inserted right before the first
-    surviving response that refers to it, followed, for each other call of
-    that event whose responses were all masked, by its latest response event
-    (greatest timestamp, ties to the later one).
+    order; a call in the response's own event counts as before it). When
+    that call event is not in `masked` and not yet restored, the whole call
+    event (all parts, verbatim) is inserted right before the first surviving
+    response that refers to it, followed, for each other call of that event
+    whose responses were all masked, by its latest response event (greatest
+    timestamp, ties to the later one).
 
     Example: ``call c1 @101, interim c1 @102, S[100,102], final c1 @105``
     masks to ``S@102, final@105`` and recovers to ``S@102, call@101, final@105``.

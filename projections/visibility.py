@@ -130,8 +130,8 @@ def is_tool_progress(
 
     True when the event's branch lies strictly below `current_branch` (every
     branch lies below an empty one) and one of the segments past the current
-    branch is ``<name>@<id>`` with ``<id>`` in `call_ids` and ``<name>``
-    other than `agent_name`.
+    branch is ``<name>@<id>`` (split at its last ``@``) with ``<id>`` in
+    `call_ids` and ``<name>`` other than `agent_name`.
 
     Example, current branch ``agent``, call ``adk-w1`` recorded:
     ``agent.wf_tool@adk-w1`` and ``agent.wf_tool@adk-w1.inner`` are progress;
@@ -142,7 +142,8 @@ def is_tool_progress(
     if len(own) <= len(current) or own[: len(current)] != current:
         return False
     for segment in own[len(current) :]:
-        name, at, call_id = segment.partition("@")
+        # The id follows the last "@": in ``wf@tool@c1`` the name is ``wf@tool``.
+        name, at, call_id = segment.rpartition("@")
         if at and call_id in call_ids and name != agent_name:
             return True
     return False
