@@ -79,7 +79,8 @@ def dead_call_ids(window: Sequence[Event], live: Sequence[Event]) -> set[str]:
     """Calls opened in `window` that can no longer be answered.
 
     A call is dead when the event opening it is not in the newest invocation
-    (which may still be running), it is not protected, and no response in
+    (which may still be running; when no live event has an invocation id there
+    is none), it is not protected, and no response in
     `live` answers it. Protected are long-running calls, except client calls
     (credential/confirmation/input requests) of older invocations, and the
     confirmation/auth request keys of events of the newest invocation or of
@@ -100,7 +101,9 @@ def dead_call_ids(window: Sequence[Event], live: Sequence[Event]) -> set[str]:
         if current:
             protected.update(requests)
         answered.update(set(response_ids(event)) - set(requests))
-    opened = {i for e in window if e.invocation_id != newest for i in call_ids(e)}
+    # With no invocation id anywhere there is no newest invocation: an event
+    # without one is not "in" it, so its calls can be dead too.
+    opened = {i for e in window if not newest or e.invocation_id != newest for i in call_ids(e)}
     return opened - protected - answered
 
 

@@ -32,7 +32,9 @@ def run(vector_input: Mapping[str, Any]) -> dict[str, Any]:
     outcome = evaluate_token_threshold(events, config, hook)
     window = outcome.window
     summarized = window.summarized_events if window is not None else ()
-    summarized_ids = {id(event) for event in summarized}
+    # By event id, as the vectors list them: a re-delivered copy of a
+    # summarized event is not reported as retained.
+    summarized_ids = {event.id for event in summarized}
     visible = drop_rewound(events)
     if window is not None:
         latest = max((event.timestamp for event in events), default=0.0)
@@ -45,6 +47,11 @@ def run(vector_input: Mapping[str, Any]) -> dict[str, Any]:
             isolation_scope=hook.isolation_scope,
         )
         visible = [*visible, *([summary] if summary is not None else [])]
+    # The vectors record ADK's masking function itself, which orders by
+    # timestamp even when the list holds no summary; contents assembly calls
+    # it only when one is present (§3.3), hence mask_compacted's stream order.
+    # A stable sort by timestamp leaves an already masked list as it is.
+    shown = sorted(mask_compacted(visible, agent_name), key=lambda event: event.timestamp)
     return {
         "observed_prompt_token_count": outcome.observed_prompt_token_count,
         "triggered": window is not None,
@@ -54,10 +61,10 @@ def run(vector_input: Mapping[str, Any]) -> dict[str, Any]:
         "previous_compaction_end_timestamp": outcome.previous_compaction_end_timestamp,
         "candidate_event_ids": [event.id for event in outcome.candidates],
         "retained_event_ids": [
-            event.id for event in outcome.candidates if id(event) not in summarized_ids
+            event.id for event in outcome.candidates if event.id not in summarized_ids
         ],
         "visible_after": [
             f"summary:{event.id}" if event.actions.compaction is not None else event.id
-            for event in mask_compacted(visible, agent_name)
+            for event in shown
         ],
     }
