@@ -54,3 +54,37 @@ class SummarizerRejectedError(SummarizerError):
     Not retriable: the same request gets the same answer until the deployment
     changes (key, model name, endpoint).
     """
+
+
+class RangeNotFoundError(CtxstreamError):
+    """The events a compaction request names are not where it says they are.
+
+    Not retriable: an offset below the last stable offset that holds no event
+    of the session, or another event than the request names, stays so. The
+    request goes to `dead-letters` with this reason.
+    """
+
+    def __init__(self, *, request_id: str, problem: str) -> None:
+        super().__init__(f"range not found for request {request_id}: {problem}")
+        self.request_id, self.problem = request_id, problem
+
+
+class RangeNotStableError(CtxstreamError):
+    """A requested offset is not readable yet: a transaction on `events` is still open.
+
+    Retriable: the broker commits or aborts every transaction within its
+    timeout, after which the offset is either readable or gone for good.
+    """
+
+    retriable: ClassVar[bool] = True
+
+    def __init__(self, *, request_id: str, end_offset: int, stable_offset: int) -> None:
+        super().__init__(
+            f"request {request_id} reads up to offset {end_offset}, "
+            f"but the last stable offset of its partition is {stable_offset}"
+        )
+        self.request_id, self.end_offset, self.stable_offset = (
+            request_id,
+            end_offset,
+            stable_offset,
+        )

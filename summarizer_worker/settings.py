@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Final, Literal, Self
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from summarizer_worker.extractive import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
+
+TopicRole = Literal["events", "compaction-requests", "projections", "dead-letters"]
+
+#: Where a test may make the worker pause (`summarizer_stage_delay_s`): after the
+#: window is built, before the summarizer is called, inside the open transaction.
+Stage = Literal["render", "summarize", "transaction"]
+STAGES: Final[tuple[Stage, ...]] = ("render", "summarize", "transaction")
 
 
 class SummarizerSettings(BaseSettings):
@@ -21,8 +28,48 @@ class SummarizerSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CTXSTREAM_", frozen=True, extra="ignore")
 
     kafka_bootstrap: str = "127.0.0.1:9092"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="for `python -m summarizer_worker`; `ctxstream` has --log-level"
+    )
+    topic_prefix: str = Field(default="ctxstream", pattern=r"^[A-Za-z0-9._-]{1,100}$")
     summarizer_group_id: str = Field(
         default="ctxstream-summarizer", min_length=1, description="the worker's consumer group"
+    )
+    summarizer_instance_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="a stable name per worker process: static group membership (a restart "
+        "takes its partitions back at once, without waiting for the session timeout; a "
+        "stopped member keeps them until that timeout)",
+    )
+    summarizer_concurrency: int = Field(
+        default=8, ge=1, le=256, description="requests read and summarized at the same time"
+    )
+    summarizer_max_pending: int = Field(
+        default=1000,
+        ge=1,
+        le=1_000_000,
+        description="uncommitted requests per partition before its consumption pauses",
+    )
+    summarizer_retry_attempts: int = Field(
+        default=5, ge=1, le=100, description="summarizer calls per request on retriable errors"
+    )
+    summarizer_retry_base_s: float = Field(default=1.0, ge=0, le=60)
+    summarizer_retry_max_s: float = Field(default=60.0, ge=0, le=3600)
+    summarizer_range_wait_s: float = Field(
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="how long a range may stay past the last stable offset of `events` "
+        "(an open transaction) before the request is dead-lettered",
+    )
+    summarizer_session_timeout_ms: int = Field(default=10_000, ge=6_000, le=300_000)
+    summarizer_transaction_timeout_ms: int = Field(default=60_000, ge=1_000, le=900_000)
+    summarizer_stage_delay_s: dict[Stage, float] = Field(
+        default_factory=dict,
+        description="fault injection for tests only: seconds to pause at each named stage, "
+        'as JSON, e.g. {"transaction": 0.2}; empty in production',
     )
     summarizer: Literal["extractive", "openai"] = "extractive"
     extractive_max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=MIN_MAX_CHARS, le=1_000_000)
@@ -46,3 +93,7 @@ class SummarizerSettings(BaseSettings):
                 f"(got {self.openai_model!r})"
             )
         return self
+
+    def topic(self, role: TopicRole) -> str:
+        """The deployment's name of a topic, ``<prefix>.<role>``, as `streams.topics` names it."""
+        return f"{self.topic_prefix}.{role}"

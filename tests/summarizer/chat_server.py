@@ -87,6 +87,7 @@ class ChatServer:
     def __init__(self) -> None:
         self.received: list[Received] = []
         self._replies: deque[Reply] = deque()
+        self._replies_for: dict[str, deque[Reply]] = {}
         self._closing = asyncio.Event()
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
@@ -110,6 +111,19 @@ class ChatServer:
         """Answer the next requests with `replies`, in order."""
         self._replies.extend(replies)
 
+    def script_for(self, marker: str, *replies: Reply) -> None:
+        """Answer the next requests whose prompt contains `marker` with `replies`, in order.
+
+        These come before the general script, for the requests they match.
+        """
+        self._replies_for.setdefault(marker, deque()).extend(replies)
+
+    def _next_reply(self, prompt: str) -> Reply:
+        for marker, replies in self._replies_for.items():
+            if replies and marker in prompt:
+                return replies.popleft()
+        return self._replies.popleft() if self._replies else echo_reply(prompt)
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         try:
@@ -119,7 +133,7 @@ class ChatServer:
         self.received.append(Received(request.method, request.path, dict(request.headers), body))
         if request.method != "POST" or request.path != CHAT_PATH:
             return web.json_response({"error": {"message": "no such route"}}, status=404)
-        reply = self._replies.popleft() if self._replies else echo_reply(_prompt(body))
+        reply = self._next_reply(_prompt(body))
         if reply.delay_s:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), reply.delay_s)

@@ -1,0 +1,174 @@
+"""One partition of `compaction-requests`: its transactional producer and its commits.
+
+Exactly once, per request partition. Each partition a worker owns gets a
+producer whose ``transactional_id`` is ``<group>.<topic>.<partition>``: stable
+across restarts and across workers, so whichever process takes the partition
+over (a restart after ``kill -9``, another worker after a rebalance) fences
+the previous owner when its producer starts, and the broker aborts the
+previous owner's open transaction before the new owner reads anything. The
+summary events (or dead letters) of finished requests and the partition's
+consumer offset are written in one transaction: either both are visible to
+``read_committed`` readers, or neither.
+
+Commits move over contiguous finished requests only
+(:class:`~summarizer_worker.offset_ledger.OffsetLedger`), while outputs are
+written as soon as their request finishes: a summary after a parked request
+is visible at once, but its request's offset is committed only once the
+parked one finishes. If the worker dies in between, those requests are read
+again and the check for a summary that already answers them skips them (a
+dead letter, though, is written again).
+
+Finished requests are batched: every transaction carries all outputs that
+finished while the previous one committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from aiokafka import AIOKafkaProducer, TopicPartition
+
+from summarizer_worker.offset_ledger import OffsetLedger
+from summarizer_worker.request_outcome import RequestOutcome
+from summarizer_worker.settings import SummarizerSettings
+from summarizer_worker.stage_pause import StagePause
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _Finished:
+    offset: int
+    outcome: RequestOutcome
+    request_id: str
+    written: asyncio.Future[None]
+
+
+def transactional_id(group_id: str, tp: TopicPartition) -> str:
+    """The transactional id of the producer serving request partition `tp` for `group_id`."""
+    return f"{group_id}.{tp.topic}.{tp.partition}"
+
+
+class PartitionLane:
+    """Writes the outcomes of one request partition's requests, with its offset, transactionally."""
+
+    def __init__(self, tp: TopicPartition, settings: SummarizerSettings, pause: StagePause) -> None:
+        """The lane of `tp`; `start` starts it."""
+        self.tp = tp
+        self.ledger = OffsetLedger()
+        self._group_id = settings.summarizer_group_id
+        self._pause = pause
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=settings.kafka_bootstrap,
+            transactional_id=transactional_id(settings.summarizer_group_id, tp),
+            enable_idempotence=True,
+            acks="all",
+            transaction_timeout_ms=settings.summarizer_transaction_timeout_ms,
+        )
+        self._finished: list[_Finished] = []
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._committer: asyncio.Task[None] | None = None
+        self._opened = asyncio.Event()
+        self.handlers: set[asyncio.Task[None]] = set()
+
+    def start(self) -> None:
+        """Start the committer, which first starts the producer (fencing any previous owner).
+
+        Outcomes may be handed in at once; they are written once the producer
+        is ready.
+        """
+        self._committer = asyncio.create_task(self._commit_loop(), name=f"commit-{self.tp}")
+
+    async def opened(self) -> None:
+        """Return once the producer has started, so every previous owner is fenced.
+
+        A request is read only after this: a previous owner that had not
+        noticed losing the partition can commit nothing after it, so the
+        check for a summary that answers the request sees all there will be.
+        """
+        await self._opened.wait()
+
+    @property
+    def committer(self) -> asyncio.Task[None]:
+        """The task that writes transactions; it fails when a transaction fails."""
+        if self._committer is None:
+            raise RuntimeError(f"lane {self.tp} is not open")
+        return self._committer
+
+    async def finish(self, offset: int, outcome: RequestOutcome, request_id: str) -> None:
+        """Write `outcome` for the request at `offset`; returns once it is committed."""
+        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._finished.append(_Finished(offset, outcome, request_id, written))
+        self._wake.set()
+        await written
+
+    async def close(self) -> None:
+        """Stop taking outcomes, let the running transaction end, close the producer.
+
+        Requests not committed by then are read again by the partition's next
+        owner.
+        """
+        self._closing = True
+        for handler in list(self.handlers):
+            handler.cancel()
+        await asyncio.gather(*self.handlers, return_exceptions=True)
+        self._wake.set()
+        if self._committer is not None:
+            await asyncio.gather(self._committer, return_exceptions=True)
+        await self._producer.stop()
+        logger.info("lane closed topic=%s partition=%d", self.tp.topic, self.tp.partition)
+
+    async def _commit_loop(self) -> None:
+        await self._producer.start()
+        self._opened.set()
+        logger.info("lane opened topic=%s partition=%d", self.tp.topic, self.tp.partition)
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if self._closing:
+                return
+            batch, self._finished = self._finished, []
+            if not batch:
+                continue
+            try:
+                await self._commit(batch)
+            except BaseException as exc:
+                # The worker stops on this; whoever awaits these learns why.
+                for finished in batch:
+                    if not finished.written.done():
+                        finished.written.set_exception(exc)
+                raise
+
+    async def _commit(self, batch: list[_Finished]) -> None:
+        """One transaction: the batch's outputs and the partition's committable offset."""
+        for finished in batch:
+            self.ledger.finish(finished.offset)
+        offset = self.ledger.committable()
+        records = [record for finished in batch for record in finished.outcome.records]
+        if records or offset is not None:
+            async with self._producer.transaction():
+                sent = [
+                    await self._producer.send(record.topic, key=record.key, value=record.value)
+                    for record in records
+                ]
+                if offset is not None:
+                    await self._producer.send_offsets_to_transaction(
+                        {self.tp: offset}, self._group_id
+                    )
+                await asyncio.gather(*sent)
+                for finished in batch:
+                    if finished.outcome.records:  # the summary is in the log, not yet committed
+                        await self._pause("transaction", finished.request_id)
+        logger.debug(
+            "committed partition=%d requests=%d records=%d offset=%s",
+            self.tp.partition,
+            len(batch),
+            len(records),
+            offset,
+        )
+        for finished in batch:
+            if not finished.written.done():
+                finished.written.set_result(None)

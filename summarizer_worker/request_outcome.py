@@ -1,0 +1,46 @@
+"""What handling one compaction request produced: the records to write, if any. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from schemas.codec import encode
+
+OutcomeKind = Literal["summarized", "dead_lettered", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRecord:
+    """One record to produce in the request's transaction."""
+
+    topic: str
+    key: bytes | None
+    value: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOutcome:
+    """How a request ended and what to write for it.
+
+    Attributes:
+        kind: ``summarized`` (a summary event for `events`),
+            ``dead_lettered`` (a dead letter) or ``skipped`` (nothing: the
+            request was answered already or is stale).
+        records: The records to produce, in order.
+    """
+
+    kind: OutcomeKind
+    records: tuple[OutputRecord, ...] = ()
+
+    @classmethod
+    def writing(
+        cls, kind: OutcomeKind, *, topic: str, key: bytes | None, record: BaseModel
+    ) -> RequestOutcome:
+        """An outcome that writes `record`, encoded, to `topic` under `key`."""
+        return cls(kind, (OutputRecord(topic, key, encode(record)),))
+
+
+SKIPPED = RequestOutcome("skipped")

@@ -1,0 +1,192 @@
+"""Read one session's committed records of `events`, from an offset to the last stable offset.
+
+A session lives in the partition its key hashes to (Kafka's default
+partitioner, murmur2 of the key: the one aiokafka, faust and the Java client
+use), and partitions interleave sessions. A read assigns that one partition
+to a consumer of its own (no group, ``read_committed``), seeks to the first
+requested offset and reads up to the partition's last stable offset (LSO) as
+it was when the read began, keeping the session's records only: its cost is
+the range plus what the partition received after it, never the session's or
+the partition's history before it.
+
+Readers are pooled, one read at a time each; a record of another session is
+skipped before it is decoded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Final
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.partitioner import DefaultPartitioner
+
+from schemas.codec import decode_envelope
+from schemas.errors import DecodeError
+from schemas.keys import Offset
+from schemas.logged_event import LoggedEvent
+
+logger = logging.getLogger(__name__)
+
+#: How long one poll waits for fetched records. The last records before the
+#: LSO are often transaction markers, which a poll never returns: the read
+#: notices it has reached the LSO at the end of such a wait.
+POLL_MS: Final = 5
+#: A reader's fetch waits this long at most for new data at the end of the
+#: log; kept short so that a reader moving to another partition is not held
+#: up by its previous long poll.
+FETCH_MAX_WAIT_MS: Final = 10
+#: Bytes per partition per fetch: a tail after a backlog arrives in few fetches.
+FETCH_BYTES: Final = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSlice:
+    """A session's committed records from `start_offset` up to `stable_offset`.
+
+    Attributes:
+        partition: The partition of `events` the session lives in.
+        start_offset: Where the read began.
+        stable_offset: The partition's last stable offset when the read began:
+            every offset below it was readable.
+        records: The session's records in the slice, stream order (records of
+            other sessions, transaction markers, aborted and undecodable
+            records left out).
+    """
+
+    partition: int
+    start_offset: Offset
+    stable_offset: Offset
+    records: tuple[LoggedEvent, ...]
+
+
+def event_partition(key: bytes, partitions: int) -> int:
+    """The partition of `events` a record keyed `key` goes to: the producer's own choice.
+
+    Raises:
+        ValueError: `partitions` is not positive.
+    """
+    if partitions < 1:
+        raise ValueError(f"partitions={partitions!r}: a topic has at least one")
+    every = list(range(partitions))
+    partition: int = DefaultPartitioner()(key, every, every)
+    return partition
+
+
+class SliceReaders:
+    """A pool of readers of one `events` topic, started and stopped together."""
+
+    def __init__(self, *, bootstrap: str, topic: str, size: int) -> None:
+        """Readers of `topic` on the cluster at `bootstrap`, `size` of them."""
+        self._bootstrap = bootstrap
+        self._topic = topic
+        self._partitions = 0
+        self._readers = [
+            AIOKafkaConsumer(
+                bootstrap_servers=bootstrap,
+                group_id=None,
+                enable_auto_commit=False,
+                isolation_level="read_committed",
+                # A requested offset below the log start is an error, never a
+                # silent jump to another offset.
+                auto_offset_reset="none",
+                fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+                max_partition_fetch_bytes=FETCH_BYTES,
+            )
+            for _ in range(size)
+        ]
+        self._idle: asyncio.Queue[AIOKafkaConsumer] = asyncio.Queue()
+
+    async def start(self) -> None:
+        """Learn the topic's partition count and connect every reader.
+
+        The count is read once: adding partitions to `events` moves sessions
+        to other partitions, which breaks their order anyway, and needs a
+        restart of every worker.
+
+        Raises:
+            RuntimeError: The topic does not exist.
+        """
+        self._partitions = await _partition_count(self._bootstrap, self._topic)
+        for reader in self._readers:
+            await reader.start()
+            self._idle.put_nowait(reader)
+
+    async def stop(self) -> None:
+        """Close every reader."""
+        for reader in self._readers:
+            await reader.stop()
+
+    @asynccontextmanager
+    async def _reader(self) -> AsyncIterator[AIOKafkaConsumer]:
+        reader = await self._idle.get()
+        try:
+            yield reader
+        finally:
+            self._idle.put_nowait(reader)
+
+    async def read(self, key: bytes, start_offset: Offset) -> SessionSlice:
+        """The session keyed `key` from `start_offset` up to its partition's LSO.
+
+        Raises:
+            aiokafka.errors.OffsetOutOfRangeError: `start_offset` is below the
+                partition's log start (deleted by retention).
+        """
+        partition = event_partition(key, self._partitions)
+        tp = TopicPartition(self._topic, partition)
+        async with self._reader() as reader:
+            reader.assign([tp])
+            stable = Offset((await reader.end_offsets([tp]))[tp])
+            records: list[LoggedEvent] = []
+            if start_offset < stable:
+                reader.seek(tp, start_offset)
+                try:
+                    await _read_until(reader, tp, stable, key, records)
+                finally:
+                    reader.pause(tp)  # no prefetching past the slice while idle
+        return SessionSlice(partition, start_offset, stable, tuple(records))
+
+
+async def _partition_count(bootstrap: str, topic: str) -> int:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        described = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    partitions = [
+        p for t in described if t["topic"] == topic and not t["error_code"] for p in t["partitions"]
+    ]
+    if not partitions:
+        raise RuntimeError(f"topic {topic!r} does not exist: run `ctxstream topics create`")
+    return len(partitions)
+
+
+async def _read_until(
+    reader: AIOKafkaConsumer,
+    tp: TopicPartition,
+    stable: Offset,
+    key: bytes,
+    records: list[LoggedEvent],
+) -> None:
+    while await reader.position(tp) < stable:
+        batches = await reader.getmany(tp, timeout_ms=POLL_MS)
+        for record in batches.get(tp, ()):
+            if record.offset >= stable:
+                return
+            if record.key != key:
+                continue
+            try:
+                envelope = decode_envelope(record.value, record_key=record.key)
+            except DecodeError as exc:
+                # The projector dead-letters it; here it is simply not an event.
+                logger.debug(
+                    "skipped offset=%d partition=%d reason=%s", record.offset, tp.partition, exc
+                )
+                continue
+            records.append(LoggedEvent(Offset(record.offset), envelope))

@@ -1,0 +1,59 @@
+"""Commits move over contiguous finished requests only (OffsetLedger)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from summarizer_worker.offset_ledger import OffsetLedger
+
+
+def test_a_parked_request_holds_the_commit_back_until_it_finishes() -> None:
+    ledger = OffsetLedger()
+    for offset in (5, 6, 7):
+        ledger.take(offset)
+    ledger.finish(6)
+    assert ledger.committable() is None
+    ledger.finish(5)
+    assert ledger.committable() == 7
+    assert ledger.committable() is None  # nothing new
+    ledger.finish(7)
+    assert ledger.committable() == 8
+    assert ledger.pending == 0
+
+
+def test_gaps_between_offsets_are_committed_past() -> None:
+    ledger = OffsetLedger()
+    ledger.take(3)
+    ledger.take(9)  # 4..8: transaction markers or records of a revoked fetch
+    ledger.finish(3)
+    ledger.finish(9)
+    assert ledger.committable() == 10
+
+
+def test_offsets_must_rise_and_finish_once() -> None:
+    ledger = OffsetLedger()
+    ledger.take(4)
+    with pytest.raises(ValueError, match="taken after 4"):
+        ledger.take(4)
+    with pytest.raises(ValueError, match="not an open request"):
+        ledger.finish(5)
+    ledger.finish(4)
+    with pytest.raises(ValueError, match="not an open request"):
+        ledger.finish(4)
+
+
+@given(st.permutations(range(12)), st.integers(1, 12))
+def test_the_commit_never_passes_an_unfinished_request(order: list[int], finished: int) -> None:
+    ledger = OffsetLedger()
+    for offset in range(12):
+        ledger.take(offset)
+    committed = 0
+    for offset in order[:finished]:
+        ledger.finish(offset)
+        if (moved := ledger.committable()) is not None:
+            committed = moved
+    done = set(order[:finished])
+    assert all(offset in done for offset in range(committed))
+    assert committed == next(o for o in range(13) if o not in done)
