@@ -41,6 +41,50 @@ def _bench_core(args: argparse.Namespace) -> int:
     return 0
 
 
+def _summarizer(_: argparse.Namespace) -> int:
+    from summarizer_worker.__main__ import run
+    from summarizer_worker.settings import SummarizerSettings
+
+    return run(SummarizerSettings())
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from streams.projector_settings import ProjectorSettings
+    from streams.worker import run_worker
+
+    return run_worker(ProjectorSettings(), log_level=args.log_level)
+
+
+def _bench_ingest(args: argparse.Namespace) -> int:
+    from streams.bench_ingest import IngestBenchConfig, report_text, run_ingest_bench
+
+    config = IngestBenchConfig(events=args.events, sessions=args.sessions, profile=args.profile)
+    result = asyncio.run(run_ingest_bench(config))
+    result.write_json(Path(args.json))
+    sys.stdout.write(report_text(result))
+    return 0
+
+
+def _bench_compaction(args: argparse.Namespace) -> int:
+    from streams.bench_compaction import (
+        CompactionBenchConfig,
+        report_json,
+        report_text,
+        run_compaction_bench,
+    )
+
+    config = CompactionBenchConfig(
+        sessions=args.sessions,
+        invocations=args.invocations,
+        round_pause_s=args.round_pause_s,
+        batch_within_s=args.batch_within_s,
+    )
+    figures = asyncio.run(run_compaction_bench(KafkaSettings(), config))
+    Path(args.json).write_text(report_json(figures), encoding="utf-8")
+    sys.stdout.write(report_text(figures))
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxstream", description="Context management for LLM agents on Apache Kafka."
@@ -61,6 +105,16 @@ def _parser() -> argparse.ArgumentParser:
     conformance.add_argument("directory", metavar="DIR")
     conformance.set_defaults(run=_conformance)
 
+    summarizer = commands.add_parser(
+        "summarizer", help="run the summarizer worker (settings from CTXSTREAM_* variables)"
+    )
+    summarizer.set_defaults(run=_summarizer)
+
+    worker = commands.add_parser(
+        "worker", help="run the projector (settings from CTXSTREAM_* variables)"
+    )
+    worker.set_defaults(run=_worker)
+
     bench = commands.add_parser("bench", help="measure the pipeline's speed")
     bench_commands = bench.add_subparsers(dest="bench_command", required=True)
     core = bench_commands.add_parser(
@@ -77,6 +131,37 @@ def _parser() -> argparse.ArgumentParser:
     )
     core.add_argument("--repeats", type=int, default=5, help="samples per position (default 5)")
     core.set_defaults(run=_bench_core)
+    ingest = bench_commands.add_parser(
+        "ingest", help="produce a workload, then time the projector and a plain consumer on it"
+    )
+    ingest.add_argument("--events", type=int, default=200_000, help="events (default 200000)")
+    ingest.add_argument("--sessions", type=int, default=2_000, help="sessions (default 2000)")
+    ingest.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    ingest.add_argument(
+        "--profile", metavar="FILE", help="also write a cProfile of the projector run here"
+    )
+    ingest.set_defaults(run=_bench_ingest)
+    compaction = bench_commands.add_parser(
+        "compaction",
+        help="time compaction end to end: trigger appended to summary applied (extractive)",
+    )
+    compaction.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    compaction.add_argument(
+        "--sessions",
+        type=int,
+        default=30,
+        help="sessions (default 30: about 240 events/s, within one projector's reach here)",
+    )
+    compaction.add_argument(
+        "--invocations", type=int, default=12, help="invocations per session (default 12)"
+    )
+    compaction.add_argument(
+        "--round-pause-s", type=float, default=0.5, help="pause between rounds (default 0.5)"
+    )
+    compaction.add_argument(
+        "--batch-within-s", type=float, default=0.02, help="the projector's batch window"
+    )
+    compaction.set_defaults(run=_bench_compaction)
     return parser
 
 

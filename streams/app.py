@@ -1,0 +1,16 @@
+"""The module-level faust app, for faust's own command line.
+
+``faust -A streams.app worker -l info`` runs the same projector as
+``ctxstream worker``, with settings from the ``CTXSTREAM_*`` environment.
+The one module that builds objects at import (nothing connects until the
+worker starts).
+"""
+
+from __future__ import annotations
+
+from streams.projector import build_projector
+from streams.projector_settings import ProjectorSettings
+
+projector = build_projector(ProjectorSettings())
+projector.settings.tune_gc()  # as ``ctxstream worker`` does
+app = projector.app

@@ -1,0 +1,394 @@
+"""``ctxstream bench compaction``: trigger-to-applied latency of compaction, end to end.
+
+One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``, on fresh topics
+(``bench-<hex>.*``, deleted afterwards):
+
+1. start the projector (``python -m streams worker``, sliding window:
+   ``compaction_interval=3, overlap_size=1``) and the summarizer
+   (``python -m summarizer_worker``, extractive) as child processes;
+2. warm both up with a few sessions until a summary of theirs is applied;
+3. append the workload (:mod:`streams.bench_compaction_figures`) one round
+   at a time, ``--round-pause-s`` apart, noting when each event's append
+   began; meanwhile read `compaction-requests` (which event decided each
+   request) and `projections` (when a snapshot first shows each request's
+   summary as its compaction boundary);
+4. once every request is applied and both workers have consumed everything,
+   count the committed summaries per request.
+
+The latency of a request runs from the start of the append of the event that
+decided it to the arrival here of the first snapshot showing its summary
+applied: it covers the projector's decision, the request, the summarizer's
+read, summary and transaction, and the projector applying the summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from projections.summary_request import summary_request_id
+from schemas.codec import decode_compaction_request, decode_envelope, decode_projection_snapshot
+from schemas.codec import encode as encode_record
+from schemas.envelope import Envelope
+from schemas.errors import DecodeError
+from schemas.keys import SessionKey
+from schemas.projection_snapshot import ProjectionSnapshot
+from streams.bench_compaction_figures import (
+    CompactionFigures,
+    bench_key,
+    compaction_figures,
+    percentile,
+    workload_rounds,
+)
+from streams.settings import KafkaSettings
+from streams.topics import create_topics, topic_name
+from summarizer_worker.session_slice import event_partition
+
+logger = logging.getLogger(__name__)
+
+WARMUP_SESSIONS: Final = 4
+WARMUP_INVOCATIONS: Final = 5
+START_TIMEOUT_S: Final = 120.0  # both workers: interpreter, group joins, first summary
+STOP_TIMEOUT_S: Final = 30.0
+POLL_S: Final = 0.05
+#: Bytes every summary event this pipeline appends carries (its request id's key).
+SUMMARY_MARK: Final = b'"compaction_request_id"'
+COMPACTION: Final = {"compaction_interval": 3, "overlap_size": 1}
+#: Sessions start up to this many rounds apart (the compaction interval), so
+#: their triggers spread over the rounds instead of all firing in one.
+STAGGER: Final = 3
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionBenchConfig:
+    """What to run.
+
+    Attributes:
+        sessions: Sessions in the workload.
+        invocations: Invocations per session (one round each).
+        round_pause_s: Pause between rounds.
+        batch_within_s: The projector's batch window (``CTXSTREAM_BATCH_WITHIN_S``).
+        settle_timeout_s: How long to wait for the last summaries after the
+            last round; requests still unanswered then count as missing.
+        run_dir: Where the workers' logs and the projector's data go.
+    """
+
+    sessions: int = 30
+    invocations: int = 12
+    round_pause_s: float = 0.5
+    batch_within_s: float = 0.02
+    settle_timeout_s: float = 120.0
+    run_dir: Path = Path(".run/bench-compaction")
+
+
+@dataclass(slots=True)
+class _Observed:
+    """What the observer has seen so far (times on this process's monotonic clock)."""
+
+    decided: dict[str, tuple[SessionKey, int]] = field(default_factory=dict)
+    requested_at: dict[str, float] = field(default_factory=dict)
+    summarized_at: dict[str, float] = field(default_factory=dict)
+    applied_at: dict[str, float] = field(default_factory=dict)
+    applied_keys: set[SessionKey] = field(default_factory=set)
+
+
+async def run_compaction_bench(
+    settings: KafkaSettings, config: CompactionBenchConfig
+) -> CompactionFigures:
+    """Run the benchmark once; its figures."""
+    prefix = f"bench-{uuid.uuid4().hex[:12]}"
+    deployment = settings.model_copy(update={"topic_prefix": prefix})
+    run_dir = config.run_dir / prefix
+    run_dir.mkdir(parents=True, exist_ok=True)
+    await create_topics(deployment)
+    projector_env = _projector_env(deployment, config, run_dir)
+    workers: list[asyncio.subprocess.Process] = []
+    try:
+        workers.append(await _start("projector", ["streams", "worker"], projector_env, run_dir))
+        summarizer_env = _summarizer_env(deployment)
+        workers.append(await _start("summarizer", ["summarizer_worker"], summarizer_env, run_dir))
+        return await _measure(deployment, config)
+    finally:
+        for worker in workers:
+            await _stop(worker)
+        await _delete_topics(deployment)
+
+
+async def _measure(settings: KafkaSettings, config: CompactionBenchConfig) -> CompactionFigures:
+    observed = _Observed()
+    observer = asyncio.create_task(_observe(settings, observed))
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True
+    )
+    await producer.start()
+    try:
+        warmup = [bench_key(n, tenant="warmup") for n in range(WARMUP_SESSIONS)]
+        for envelopes in workload_rounds(warmup, WARMUP_INVOCATIONS):
+            await _append(producer, settings, envelopes)
+        await _until(lambda: bool(observed.applied_keys & set(warmup)), START_TIMEOUT_S, observer)
+        logger.info("bench compaction warmed up sessions=%d", len(warmup))
+        keys = [bench_key(n) for n in range(config.sessions)]
+        appended_at: dict[tuple[int, int], float] = {}
+        rounds = workload_rounds(keys, config.invocations, stagger=STAGGER)
+        for envelopes in rounds:
+            appended_at.update(await _append(producer, settings, envelopes))
+            await asyncio.sleep(config.round_pause_s)
+    finally:
+        await producer.stop()
+    measured = set(keys)
+
+    def settled() -> bool:
+        ours = [rid for rid, (key, _) in observed.decided.items() if key in measured]
+        return all(rid in observed.applied_at for rid in ours)
+
+    with contextlib.suppress(TimeoutError):
+        await _until(settled, config.settle_timeout_s, observer)
+    await asyncio.sleep(1.0)  # a request decided by the last summaries, if any, shows up
+    with contextlib.suppress(TimeoutError):
+        await _until(settled, config.settle_timeout_s, observer)
+    observer.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await observer
+    triggered_at = {
+        rid: appended_at[event_partition(key.encode(), settings.events_partitions), offset]
+        for rid, (key, offset) in observed.decided.items()
+        if key in measured
+    }
+    committed = await _committed_summaries(settings)
+    _log_stages(triggered_at, observed)
+    return compaction_figures(triggered_at, observed.applied_at, committed)
+
+
+def _log_stages(triggered_at: Mapping[str, float], observed: _Observed) -> None:
+    """Where the time goes: deciding, summarizing (request to committed summary), applying."""
+    seen = [
+        rid
+        for rid in triggered_at
+        if rid in observed.applied_at
+        and rid in observed.summarized_at
+        and rid in observed.requested_at
+    ]
+    if not seen:
+        return
+    stages = {
+        "decide": [observed.requested_at[rid] - triggered_at[rid] for rid in seen],
+        "summarize": [observed.summarized_at[rid] - observed.requested_at[rid] for rid in seen],
+        "apply": [observed.applied_at[rid] - observed.summarized_at[rid] for rid in seen],
+    }
+    for stage, seconds in stages.items():
+        logger.info(
+            "bench compaction stage=%s p50_ms=%.1f p99_ms=%.1f",
+            stage,
+            percentile(seconds, 0.5) * 1000,
+            percentile(seconds, 0.99) * 1000,
+        )
+
+
+async def _append(
+    producer: AIOKafkaProducer, settings: KafkaSettings, envelopes: Iterable[Envelope]
+) -> dict[tuple[int, int], float]:
+    """Append `envelopes`; when each append began, by (partition, offset)."""
+    topic = topic_name(settings, "events")
+    began: list[float] = []
+    futures = []
+    for envelope in envelopes:
+        began.append(time.monotonic())
+        futures.append(
+            await producer.send(
+                topic, key=envelope.session_key.encode(), value=encode_record(envelope)
+            )
+        )
+    placed = await asyncio.gather(*futures)
+    return {(m.partition, m.offset): at for m, at in zip(placed, began, strict=True)}
+
+
+async def _observe(settings: KafkaSettings, observed: _Observed) -> None:
+    """Note each first-attempt request, its committed summary, the first snapshot applying it."""
+    requests_topic = topic_name(settings, "compaction-requests")
+    projections_topic = topic_name(settings, "projections")
+    events_topic = topic_name(settings, "events")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+        fetch_max_wait_ms=20,
+    )
+    await consumer.start()
+    try:
+        partitions = [
+            TopicPartition(topic, p)
+            for topic in (requests_topic, projections_topic)
+            for p in range(settings.partitions)
+        ] + [TopicPartition(events_topic, p) for p in range(settings.events_partitions)]
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        while True:
+            batches = await consumer.getmany(timeout_ms=100)
+            now = time.monotonic()
+            for tp, records in batches.items():
+                for record in records:
+                    _note(observed, tp.topic, record.value, now, settings)
+    finally:
+        await consumer.stop()
+
+
+def _note(
+    observed: _Observed, topic: str, value: bytes, now: float, settings: KafkaSettings
+) -> None:
+    try:
+        if topic == topic_name(settings, "compaction-requests"):
+            request = decode_compaction_request(value)
+            if request.attempt == 1:
+                observed.decided.setdefault(
+                    request.request_id, (request.session_key, request.decided_at_offset)
+                )
+                observed.requested_at.setdefault(request.request_id, now)
+        elif topic == topic_name(settings, "events"):
+            if SUMMARY_MARK in value:  # most events are not summaries: skip decoding them
+                request_id = summary_request_id(decode_envelope(value).event)
+                if request_id is not None:
+                    observed.summarized_at.setdefault(request_id, now)
+        else:
+            _note_snapshot(observed, decode_projection_snapshot(value), now)
+    except DecodeError:
+        return
+
+
+def _note_snapshot(observed: _Observed, snapshot: ProjectionSnapshot, now: float) -> None:
+    boundary = snapshot.boundary
+    if boundary is not None and boundary.request_id is not None:
+        observed.applied_at.setdefault(boundary.request_id, now)
+        observed.applied_keys.add(snapshot.session_key)
+
+
+async def _until(check: Any, timeout_s: float, observer: asyncio.Task[None]) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if observer.done():
+            observer.result()  # raises what stopped it
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not done after {timeout_s}s")
+        await asyncio.sleep(POLL_S)
+
+
+async def _committed_summaries(settings: KafkaSettings) -> Mapping[str, int]:
+    """Committed summary events per request id, read back from `events`."""
+    topic = topic_name(settings, "events")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+    )
+    await consumer.start()
+    counts: Counter[str] = Counter()
+    try:
+        partitions = [TopicPartition(topic, p) for p in range(settings.events_partitions)]
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        ends = await consumer.end_offsets(partitions)
+        while any([await consumer.position(tp) < ends[tp] for tp in partitions]):
+            for records in (await consumer.getmany(timeout_ms=200)).values():
+                for record in records:
+                    request_id = summary_request_id(decode_envelope(record.value).event)
+                    if request_id is not None:
+                        counts[request_id] += 1
+    finally:
+        await consumer.stop()
+    return counts
+
+
+def _projector_env(
+    settings: KafkaSettings, config: CompactionBenchConfig, run_dir: Path
+) -> dict[str, str]:
+    return {
+        **_kafka_env(settings),
+        "CTXSTREAM_APP_ID": f"{settings.topic_prefix}-projector",
+        "CTXSTREAM_DATA_DIR": str(run_dir / "projector"),
+        "CTXSTREAM_METRICS_PORT": "0",
+        "CTXSTREAM_BATCH_WITHIN_S": str(config.batch_within_s),
+        "CTXSTREAM_COMPACTION": json.dumps(COMPACTION),
+    }
+
+
+def _summarizer_env(settings: KafkaSettings) -> dict[str, str]:
+    return {
+        **_kafka_env(settings),
+        "CTXSTREAM_SUMMARIZER_GROUP_ID": f"{settings.topic_prefix}-summarizer",
+        "CTXSTREAM_SUMMARIZER": "extractive",
+    }
+
+
+def _kafka_env(settings: KafkaSettings) -> dict[str, str]:
+    return {
+        "CTXSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
+        "CTXSTREAM_TOPIC_PREFIX": settings.topic_prefix,
+        "CTXSTREAM_EVENTS_PARTITIONS": str(settings.events_partitions),
+        "CTXSTREAM_PARTITIONS": str(settings.partitions),
+    }
+
+
+async def _start(
+    name: str, module: list[str], env: Mapping[str, str], run_dir: Path
+) -> asyncio.subprocess.Process:
+    """``python -m <module...>`` with `env`, logging to ``<run_dir>/<name>.log``."""
+    # Only this run's settings: CTXSTREAM_* variables of the caller do not leak in.
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("CTXSTREAM_")}
+    with (run_dir / f"{name}.log").open("ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", *module, env={**inherited, **env}, stdout=log, stderr=log
+        )
+    logger.info("bench compaction started worker=%s pid=%d", name, process.pid)
+    return process
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+async def _delete_topics(settings: KafkaSettings) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        # The deployment's topics and the projector's own (changelog, assignor): the prefix.
+        ours = [t for t in existing if t.startswith(settings.topic_prefix)]
+        if ours:
+            await admin.delete_topics(ours)
+    finally:
+        await admin.close()
+
+
+def report_json(figures: CompactionFigures) -> str:
+    """The figures as JSON: p50_ms, p99_ms, summaries_per_s, duplicates, missing."""
+    shown = {k: v for k, v in asdict(figures).items() if k != "requests"}
+    return json.dumps(shown, indent=2) + "\n"
+
+
+def report_text(figures: CompactionFigures) -> str:
+    """One line of figures for the terminal."""
+    return (
+        f"requests={figures.requests} p50_ms={figures.p50_ms} p99_ms={figures.p99_ms} "
+        f"summaries_per_s={figures.summaries_per_s} duplicates={figures.duplicates} "
+        f"missing={figures.missing}\n"
+    )

@@ -1,0 +1,284 @@
+"""``ctxstream bench ingest``: the projector's throughput against a plain consumer's.
+
+One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``:
+
+1. produce the workload to fresh topics (``bench-<hex>.*``): ``--sessions``
+   sessions of realistic ADK events (:mod:`projections.bench_workload`:
+   invocations of about ten events with tool calls, token usage, state
+   deltas and rolling summaries), interleaved one invocation burst at a time
+   as concurrent agents would write them, with aiokafka (acks=all,
+   idempotent, lingering, large batches);
+2. read and decode the topic with a plain aiokafka consumer:
+   ``raw_events_per_s``, from its first record to its last;
+3. run the projector in this process (garbage-collector thresholds as the
+   worker sets them) from empty tables until its committed offsets equal the
+   end offsets: ``projector_events_per_s`` is the events divided by the time
+   from its first batch to that moment.
+
+Both rates leave out the fixed start-up (group join, changelog creation), so
+they compare per-event costs. ``ratio`` is projector over raw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import json
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
+
+from projections.bench_workload import bench_session
+from schemas.codec import decode_envelope, encode
+from streams.projector import build_projector
+from streams.projector_settings import ProjectorSettings
+from streams.topics import create_topics, topic_name
+
+logger = logging.getLogger(__name__)
+
+TEMPLATES: Final = 8  # distinct synthetic sessions the workload's sessions are copies of
+CATCH_UP_TIMEOUT_S: Final = 3_600.0
+POLL_INTERVAL_S: Final = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class IngestBenchConfig:
+    """What to measure.
+
+    Attributes:
+        events: Events in the workload.
+        sessions: Sessions they are spread over.
+        profile: Where to write a cProfile of the projector run, if anywhere.
+    """
+
+    events: int = 200_000
+    sessions: int = 2_000
+    profile: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestBenchResult:
+    """The figures of one run."""
+
+    projector_events_per_s: float
+    raw_events_per_s: float
+    ratio: float
+    events: int
+    sessions: int
+    projector_seconds: float
+    raw_seconds: float
+    store: str
+    batch_size: int
+
+    def write_json(self, path: Path) -> None:
+        """Write the figures to `path` as JSON."""
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+
+def workload(events: int, sessions: int) -> Iterator[tuple[bytes, bytes]]:
+    """(key, value) records of the workload, one invocation burst of a session at a time."""
+    per_session = -(-events // sessions)
+    templates = []
+    for seed in range(TEMPLATES):
+        records = bench_session(per_session, seed=seed)
+        templates.append([orjson.loads(encode(r.envelope)) for r in records])
+    bursts: list[list[list[dict[str, Any]]]] = []
+    for number in range(sessions):
+        tenant = f"tenant{number % 16}"
+        key = f"{tenant}/app{number % 4}/user{number}/session{number}"
+        session: list[list[dict[str, Any]]] = []
+        previous = None
+        for row in templates[number % TEMPLATES]:
+            copy = {**row, "tenant": tenant, "session_key": key}
+            copy["idempotency_key"] = f"{key}#{row['idempotency_key']}"
+            invocation = row["event"].get("invocationId")
+            if session and invocation == previous:
+                session[-1].append(copy)
+            else:
+                session.append([copy])
+            previous = invocation
+        bursts.append(session)
+    produced = 0
+    round_number = 0
+    while produced < events:
+        progressed = False
+        for session in bursts:
+            if round_number < len(session):
+                progressed = True
+                for row in session[round_number]:
+                    if produced == events:
+                        return
+                    produced += 1
+                    yield row["session_key"].encode(), orjson.dumps(row)
+        if not progressed:
+            return
+        round_number += 1
+
+
+async def produce_workload(settings: ProjectorSettings, config: IngestBenchConfig) -> int:
+    """Produce the workload to the settings' `events` topic; returns how many records."""
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=20,
+        max_batch_size=256 * 1024,
+    )
+    await producer.start()
+    topic = topic_name(settings, "events")
+    count = 0
+    try:
+        pending = []
+        for key, value in workload(config.events, config.sessions):
+            pending.append(await producer.send(topic, key=key, value=value))
+            count += 1
+        await producer.flush()
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+    return count
+
+
+async def end_offsets(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
+    """The end offset of every partition of `topic`."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await consumer.start()
+    await asyncio.sleep(0)  # see tests: stopping before the first step re-raises
+    try:
+        consumer.subscribe([topic])
+        partitions = consumer.partitions_for_topic(topic)
+        while not partitions:
+            await asyncio.sleep(POLL_INTERVAL_S)  # metadata arrives with the next refresh
+            partitions = consumer.partitions_for_topic(topic)
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        return dict(await consumer.end_offsets(tps))
+    finally:
+        await consumer.stop()
+
+
+async def _committed(admin: AIOKafkaAdminClient, group: str) -> dict[TopicPartition, int]:
+    try:
+        offsets = await admin.list_consumer_group_offsets(group)
+    except (GroupCoordinatorNotAvailableError, CoordinatorLoadInProgressError):
+        return {}
+    return {tp: meta.offset for tp, meta in offsets.items()}
+
+
+async def time_projector(
+    settings: ProjectorSettings, ends: dict[TopicPartition, int], profile: str | None
+) -> float:
+    """Seconds from the projector's first batch to its committing every end offset."""
+    projector = build_projector(settings)
+    profiler = cProfile.Profile() if profile else None
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    await projector.app.start()
+    if profiler is not None:
+        profiler.enable()
+    try:
+        deadline = time.monotonic() + CATCH_UP_TIMEOUT_S
+        while True:
+            committed = await _committed(admin, settings.app_id)
+            if all(committed.get(tp, -1) >= end for tp, end in ends.items() if end):
+                done = time.monotonic()
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("the projector did not catch up")
+            await asyncio.sleep(POLL_INTERVAL_S)
+    finally:
+        if profiler is not None and profile:
+            profiler.disable()
+            profiler.dump_stats(profile)
+        await projector.app.stop()
+        await admin.close()
+    first = projector.shell.first_batch_at
+    logger.info(
+        "bench ingest projector batches_seconds=%s",
+        projector.metrics.registry.get_sample_value("ctxstream_projector_batch_seconds_sum"),
+    )
+    if first is None:
+        raise RuntimeError("the projector processed no batch")
+    return done - first
+
+
+async def time_raw_consumer(bootstrap: str, ends: dict[TopicPartition, int]) -> float:
+    """Seconds a plain aiokafka consumer takes to read and decode every record."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=4 * 1024 * 1024,
+    )
+    await consumer.start()
+    await asyncio.sleep(0)
+    try:
+        tps = list(ends)
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        remaining = sum(ends.values())
+        first: float | None = None
+        while remaining > 0:
+            batch = await consumer.getmany(timeout_ms=1_000, max_records=10_000)
+            for records in batch.values():
+                if first is None and records:
+                    first = time.monotonic()
+                for record in records:
+                    decode_envelope(record.value, record_key=record.key)
+                remaining -= len(records)
+        if first is None:
+            raise RuntimeError("the consumer read nothing")
+        return time.monotonic() - first
+    finally:
+        await consumer.stop()
+
+
+async def run_ingest_bench(
+    config: IngestBenchConfig, base: ProjectorSettings | None = None
+) -> IngestBenchResult:
+    """Produce the workload, then time the projector and the plain consumer on it."""
+    prefix = f"bench-{uuid.uuid4().hex[:12]}"
+    settings = (base or ProjectorSettings()).model_copy(
+        update={
+            "topic_prefix": prefix,
+            "app_id": f"{prefix}-projector",
+            "data_dir": Path(".run") / prefix,
+            "metrics_port": 0,
+        }
+    )
+    await create_topics(settings)
+    count = await produce_workload(settings, config)
+    events_topic = topic_name(settings, "events")
+    ends = await end_offsets(settings.kafka_bootstrap, events_topic)
+    logger.info("bench ingest produced=%d topic=%s", count, events_topic)
+    settings.tune_gc()  # as the worker does; the raw consumer runs first, on a small heap
+    raw_s = await time_raw_consumer(settings.kafka_bootstrap, ends)
+    projector_s = await time_projector(settings, ends, config.profile)
+    projector_rate, raw_rate = count / projector_s, count / raw_s
+    return IngestBenchResult(
+        projector_events_per_s=round(projector_rate, 1),
+        raw_events_per_s=round(raw_rate, 1),
+        ratio=round(projector_rate / raw_rate, 3),
+        events=count,
+        sessions=config.sessions,
+        projector_seconds=round(projector_s, 3),
+        raw_seconds=round(raw_s, 3),
+        store=settings.table_store,
+        batch_size=settings.batch_size,
+    )
+
+
+def report_text(result: IngestBenchResult) -> str:
+    """The three figures, one per line."""
+    return (
+        f"projector_events_per_s {result.projector_events_per_s}\n"
+        f"raw_events_per_s {result.raw_events_per_s}\n"
+        f"ratio {result.ratio}\n"
+    )

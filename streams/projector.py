@@ -1,0 +1,415 @@
+"""The projector worker on faust: consume `events`, fold, publish. A thin shell.
+
+One agent, ``concurrency=1`` (faust-streaming/faust#606: with more, a crash
+can lose a record committed past an in-flight one), takes the `events` topic
+in batches (``stream.take_events``), hands each batch to
+:class:`~streams.project_batch.BatchProjector` and moves the outcome:
+dead letters to `dead-letters`, requests to `compaction-requests`, snapshots
+to `projections` (log-compacted, keyed by session), writes to the
+``sessions`` table (layout in :mod:`streams.session_table`). A timer
+re-emits requests no summary answered in time (:mod:`streams.pending_requests`).
+Metrics are served at ``/metrics`` on faust's web server.
+
+Delivery and crashes (at least once, made exact by offsets):
+
+* faust acks a batch's records when the agent asks for the next batch and
+  commits acked offsets every ``commit_interval_s``. The shell asks for the
+  next batch only after the broker acknowledged every output of this one
+  (changelog writes, requests, snapshots, dead letters: their delivery
+  futures are awaited). faust's own flush before a commit is not enough on
+  its own: ``ProducerBuffer.flush`` gives up after 0.1 s without a message
+  sent, leaving buffered table writes behind. So a committed offset implies
+  that everything the records before it caused is in Kafka.
+* A crash (``kill -9``) loses at most the outputs of uncommitted records,
+  and those records are delivered again. Their table writes: with the
+  memory store the table is read back from the changelog, whose writes for
+  one partition are a prefix of what was sent, so the header never runs
+  ahead of the chunks and ``last_offset`` tells which records are already in;
+  with RocksDB the local database may be ahead of its changelog, so the
+  entries produced by redelivered records are written again
+  (:mod:`streams.project_batch`). Redelivered records are skipped by
+  ``last_offset`` (the core's own rule), their sessions' snapshots are sent
+  again, and a request decided by one of them and lost with the crash is in
+  the table (``r:``, written before the header): the timer re-emits it one
+  timeout after the restart.
+* A rebalance revokes partitions after faust committed them; their cached
+  projections and pending requests are dropped, and the new owner rebuilds
+  from the table it recovered.
+* faust-streaming 0.15.3 can drop records around a rebalance and commit
+  past them (a stale fetch still being drained moves the read offset past
+  records that are fetched again). The table keeps each partition's next
+  expected offset (``p:<partition>``, written after the batch's session
+  entries), and :mod:`streams.partition_positions` holds back any record
+  beyond it and seeks the partition back, so no record is skipped, even
+  across restarts.
+
+The consumer reads ``read_committed`` (:mod:`streams.read_committed`): a
+summary the summarizer appended in a transaction that was later aborted is
+never folded. Dead letters are sent with the batch; a bad record never stops
+the worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import faust
+from aiokafka.partitioner import murmur2
+from faust.streams import _current_event  # faust has no public setter; see _bound_to
+from faust.types import TP
+
+from schemas.codec import decode_compaction_request, encode
+from schemas.compaction_request import CompactionRequest
+from streams.partition_positions import PartitionPositions
+from streams.pending_requests import PendingRequests
+from streams.project_batch import (
+    BatchOutcome,
+    BatchProjector,
+    SessionCache,
+    SourceRecord,
+    TableWrite,
+)
+from streams.projector_metrics import ProjectorMetrics
+from streams.projector_settings import ProjectorSettings
+from streams.read_committed import ReadCommittedApp
+from streams.session_table import position_key, session_of_request_key
+from streams.topics import TopicRole, topic_name
+
+logger = logging.getLogger(__name__)
+
+TABLE_NAME = "sessions"
+
+
+@contextlib.contextmanager
+def _bound_to(event: Any) -> Iterator[None]:
+    """Make `event` faust's current event in this task while the block runs.
+
+    faust routes table reads and writes by the current event's partition
+    (``Collection.partition_for_key``, the RocksDB store's ``_set``/``_get``),
+    and ``take_events`` fills its buffer in another task, so the agent's
+    task has no current event. Binding one of the batch's events of the
+    session's partition gives each write the changelog partition and RocksDB
+    database of that partition, exactly as a per-event loop would.
+    """
+    token = _current_event.set(weakref.ref(event))
+    try:
+        yield
+    finally:
+        _current_event.reset(token)
+
+
+@dataclass
+class Projector:
+    """A projector app with its collaborators, ready to start.
+
+    Attributes:
+        app: The faust app (start with ``await app.start()`` or a faust Worker).
+        settings: Its settings.
+        metrics: Its metrics.
+        shell: The batch shell, for inspection (first/last batch times).
+    """
+
+    app: faust.App
+    settings: ProjectorSettings
+    metrics: ProjectorMetrics
+    shell: ProjectorShell
+
+
+class ProjectorShell:
+    """Moves one batch's bytes between faust and :class:`BatchProjector`."""
+
+    def __init__(
+        self,
+        settings: ProjectorSettings,
+        table: Any,
+        requests_topic: Any,
+        snapshots_topic: Any,
+        dead_letters_topic: Any,
+        metrics: ProjectorMetrics,
+        seek: Callable[[int, int], Awaitable[None]],
+    ) -> None:
+        self._settings = settings
+        self._table = table
+        self._requests = requests_topic
+        self._snapshots = snapshots_topic
+        self._dead_letters = dead_letters_topic
+        self._metrics = metrics
+        self._seek = seek
+        self._positions = PartitionPositions(idle_s=max(2.0, 4 * settings.batch_within_s))
+        self._cache = SessionCache(settings.session_cache_events)
+        self._projector = BatchProjector(settings, self._cache)
+        self.pending = PendingRequests()
+        self._rescan = False
+        self.first_batch_at: float | None = None
+        self.last_batch_at: float | None = None
+
+    async def project(self, events: Sequence[Any]) -> None:
+        """Fold one batch of faust events and send everything it causes."""
+        started = time.perf_counter()
+        if self.first_batch_at is None:
+            self.first_batch_at = time.monotonic()
+        by_partition = {event.message.partition: event for event in events}
+        records = [
+            SourceRecord(
+                event.message.topic,
+                event.message.partition,
+                event.message.offset,
+                event.message.key,
+                event.message.value,
+            )
+            for event in events
+        ]
+
+        def read(partition: int, key: bytes) -> bytes | None:
+            with _bound_to(by_partition[partition]):
+                value: bytes | None = self._table.get(key)
+                return value
+
+        def stored_position(partition: int) -> int | None:
+            raw = read(partition, position_key(partition))
+            return None if raw is None else int(raw)
+
+        admission = self._positions.admit(records, stored_position, time.monotonic())
+        outcome = self._projector.project(admission.records, read)
+        outcome.writes.extend(  # after the sessions' entries: a position never runs ahead
+            TableWrite(partition, position_key(partition), str(offset).encode())
+            for partition, offset in admission.positions.items()
+        )
+        sent = self._write(outcome, by_partition)
+        sent += await self._send(outcome)
+        # The batch's records are acked when this returns: wait until the broker has
+        # every output, so a committed offset never outruns what it caused.
+        await asyncio.gather(*sent)
+        for gap in admission.gaps:
+            logger.warning(
+                "offsets skipped topic=%s partition=%d expected=%d got=%d: seeking back",
+                events[0].message.topic,
+                gap.partition,
+                gap.expected,
+                gap.seen,
+            )
+            await self._seek(gap.partition, gap.expected)
+        self._metrics.batch_seconds.observe(time.perf_counter() - started)
+        self._metrics.sessions_cached.set(len(self._cache))
+        self.last_batch_at = time.monotonic()
+
+    def _write(self, outcome: BatchOutcome, by_partition: dict[int, Any]) -> list[Any]:
+        """Write the table: the local store, then the changelog; the changelog sends.
+
+        What ``table[key] = value`` does (store write, ``send_changelog`` to the
+        event's partition), but keeping the send's future, which faust drops.
+        """
+        store = self._table.data
+        sent: list[Any] = []
+        for write in outcome.writes:
+            with _bound_to(by_partition[write.partition]):
+                if write.value is not None:
+                    store[write.key] = write.value
+                elif write.key in store:
+                    del store[write.key]
+                else:
+                    continue
+            sent.append(
+                self._table.send_changelog(
+                    write.partition, write.key, write.value, value_serializer="raw"
+                )
+            )
+        return sent
+
+    async def _send(self, outcome: BatchOutcome) -> list[Any]:
+        """Send dead letters, requests and snapshots; their delivery futures."""
+        now = time.time()
+        sent: list[Any] = []
+        for letter in outcome.dead_letters:
+            key = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
+            sent.append(await self._dead_letters.send(key=key.encode(), value=encode(letter)))
+        for request, partition in outcome.requests:
+            sent.append(await self._send_request(request, "first"))
+            self.pending.emitted(request, partition, now)
+        for session_key in outcome.answered:
+            self.pending.answered(session_key)
+        for request, partition in outcome.learned:
+            self.pending.learned(request, partition, now)
+        sent.extend(
+            self._snapshots.send_soon(key=snapshot.session_key.encode(), value=encode(snapshot))
+            for snapshot in outcome.snapshots
+        )
+        metrics = self._metrics
+        metrics.events_applied.inc(outcome.applied)
+        metrics.events_redelivered.inc(outcome.redelivered)
+        metrics.dead_letters.inc(len(outcome.dead_letters))
+        metrics.snapshots.inc(len(outcome.snapshots))
+        return sent
+
+    async def _send_request(self, request: CompactionRequest, kind: str) -> Any:
+        logger.info(
+            "compaction request session=%s trigger=%s offsets=%d..%d request=%s attempt=%d",
+            request.session_key,
+            request.trigger,
+            request.start_offset,
+            request.end_offset,
+            request.request_id,
+            request.attempt,
+        )
+        sent = await self._requests.send(key=request.session_key.encode(), value=encode(request))
+        self._metrics.requests_emitted.labels(trigger=request.trigger, kind=kind).inc()
+        return sent
+
+    def revoked(self, partitions: set[int]) -> None:
+        """Forget what this worker knew of partitions it no longer owns."""
+        self._cache.revoked(partitions)
+        self.pending.revoked(partitions)
+        self._positions.revoked(partitions)
+
+    def assigned(self) -> None:
+        """Look for in-flight requests of the new partitions at the next timer tick."""
+        self._rescan = True
+
+    async def seek_stalled(self, fetch_positions: dict[int, int | None]) -> None:
+        """Seek back partitions fetched past records this worker never received."""
+        for gap in self._positions.stalled(fetch_positions, time.monotonic()):
+            log = logger.debug if self._positions.sought_before(gap.partition) else logger.warning
+            log(
+                "partition=%d fetched up to %d but nothing arrived after %d: seeking back",
+                gap.partition,
+                gap.seen,
+                gap.expected,
+            )
+            await self._seek(gap.partition, gap.expected)
+
+    async def retry_due(self, owned: set[int], now: float) -> None:
+        """Re-emit every in-flight request older than the timeout."""
+        if self._rescan:
+            self._rescan = False
+            self._learn_requests(owned, now)
+        retries = self.pending.due(now, self._settings.compaction_request_timeout_s)
+        await asyncio.gather(*[await self._send_request(retry, "retry") for retry in retries])
+
+    def _learn_requests(self, owned: set[int], now: float) -> None:
+        """Read the ``r:`` keys of the owned partitions into the pending requests. O(keys)."""
+        partitions = self._settings.events_partitions
+        for key, value in list(self._table.items()):
+            session_key = session_of_request_key(key)
+            if session_key is None:
+                continue
+            partition = (murmur2(session_key.encode()) & 0x7FFFFFFF) % partitions
+            if partition in owned:
+                self.pending.learned(decode_compaction_request(value), partition, now)
+
+
+def build_projector(settings: ProjectorSettings) -> Projector:
+    """The projector app for `settings`; nothing connects until it starts."""
+    # read_committed: a summary appended in a transaction that was later aborted
+    # (a summarizer killed mid-transaction) is never folded.
+    app = ReadCommittedApp(
+        settings.app_id,
+        broker=f"kafka://{settings.kafka_bootstrap}",
+        store=settings.table_store,
+        datadir=str(settings.data_dir),
+        autodiscover=False,
+        topic_partitions=settings.events_partitions,
+        topic_replication_factor=settings.replication_factor,
+        broker_commit_interval=settings.commit_interval_s,
+        broker_session_timeout=settings.session_timeout_s,
+        consumer_auto_offset_reset="earliest",
+        producer_acks=-1,
+        stream_buffer_maxsize=max(4096, 2 * settings.batch_size),
+        web_enabled=settings.metrics_port > 0,
+        web_port=settings.metrics_port or 6066,
+        web_bind=settings.metrics_bind,
+    )
+
+    def raw_topic(role: TopicRole) -> Any:
+        # Decoding is ours (schemas.codec): faust passes bytes through.
+        return app.topic(
+            topic_name(settings, role),
+            key_type=bytes,
+            value_type=bytes,
+            key_serializer="raw",
+            value_serializer="raw",
+        )
+
+    events_topic = raw_topic("events")
+    requests_topic = raw_topic("compaction-requests")
+    snapshots_topic = raw_topic("projections")
+    dead_letters_topic = raw_topic("dead-letters")
+    # bytes key and value types make faust's table serializers raw.
+    table = app.Table(
+        TABLE_NAME, partitions=settings.events_partitions, key_type=bytes, value_type=bytes
+    )
+    metrics = ProjectorMetrics()
+    events_name = topic_name(settings, "events")
+
+    async def seek(partition: int, offset: int) -> None:
+        # seek_wait runs in faust's consumer thread and resets faust's read offset;
+        # Consumer.seek would move aiokafka's fetcher from this thread, racing
+        # its fetch (KeyError in Fetcher.fetched_records, the fetcher crashes).
+        await app.consumer.seek_wait({TP(events_name, partition): offset})
+
+    shell = ProjectorShell(
+        settings, table, requests_topic, snapshots_topic, dead_letters_topic, metrics, seek
+    )
+
+    @app.agent(events_topic, concurrency=1, name="project_sessions")
+    async def project_sessions(stream: Any) -> None:
+        """Fold `events` into session projections, one batch at a time."""
+        async for events in stream.take_events(settings.batch_size, within=settings.batch_within_s):
+            await shell.project(events)
+
+    def owned() -> set[int]:
+        return {tp.partition for tp in app.consumer.assignment() if tp.topic == events_name}
+
+    # faust's timer decorator carries no types.
+    @app.timer(  # type: ignore[untyped-decorator]
+        settings.request_check_interval_s, name="retry_compaction_requests"
+    )
+    async def retry_compaction_requests() -> None:
+        """Re-emit in-flight requests that no summary answered in time."""
+        if not app.rebalancing:
+            partitions = owned()
+            await shell.retry_due(partitions, time.time())
+            positions = {
+                partition: await app.consumer.position(TP(events_name, partition))
+                for partition in partitions
+            }
+            await shell.seek_stalled(positions)
+
+    @app.on_partitions_revoked.connect
+    def on_revoked(_: Any, /, *args: Any, signal: Any, **__: Any) -> None:
+        revoked: set[Any] = args[0]
+        shell.revoked({tp.partition for tp in revoked if tp.topic == events_name})
+
+    @app.on_partitions_assigned.connect
+    def on_assigned(_: Any, /, *__: Any, signal: Any, **___: Any) -> None:
+        shell.assigned()
+
+    @app.page("/metrics")
+    async def metrics_page(web: Any, request: Any) -> Any:
+        lag: dict[int, int] = {}
+        for tp in app.consumer.assignment():
+            if tp.topic != events_name:
+                continue
+            position = await app.consumer.position(tp)
+            highwater = app.consumer.highwater(tp)
+            if position is not None and highwater is not None:
+                lag[tp.partition] = max(0, highwater - position)
+        metrics.set_lag(lag)
+        return web.bytes(metrics.exposition(), content_type="text/plain; version=0.0.4")
+
+    return Projector(app, settings, metrics, shell)
+
+
+async def run_until_stopped(projector: Projector, stop: asyncio.Event) -> None:
+    """Run `projector` in this event loop until `stop` is set (tests, the benchmark)."""
+    await projector.app.start()
+    try:
+        await stop.wait()
+    finally:
+        await projector.app.stop()

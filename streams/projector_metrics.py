@@ -1,0 +1,81 @@
+"""The projector's Prometheus metrics, in a registry of their own.
+
+=============================================  =========  ======================================
+metric                                         type       what
+=============================================  =========  ======================================
+``ctxstream_projector_events_applied_total``   counter    records folded into a projection
+``ctxstream_projector_events_redelivered_total`` counter  records skipped as already applied
+``ctxstream_projector_requests_emitted_total`` counter    compaction requests sent (``trigger``,
+                                                          ``kind`` = first or retry)
+``ctxstream_projector_dead_letters_total``     counter    records sent to `dead-letters`
+``ctxstream_projector_snapshots_total``        counter    snapshots sent to `projections`
+``ctxstream_projector_consumer_lag``           gauge      highwater - position per `events`
+                                                          partition, read at scrape time
+``ctxstream_projector_batch_seconds``          histogram  time to fold one batch and send
+                                                          its outputs (apply latency)
+``ctxstream_projector_sessions_cached``        gauge      projections held in memory
+=============================================  =========  ======================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+_BATCH_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class ProjectorMetrics:
+    """The metrics one projector worker exposes."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        prefix = "ctxstream_projector"
+        self.events_applied = Counter(
+            f"{prefix}_events_applied", "Records folded into a projection.", registry=self.registry
+        )
+        self.events_redelivered = Counter(
+            f"{prefix}_events_redelivered",
+            "Records skipped because their offset was applied before.",
+            registry=self.registry,
+        )
+        self.requests_emitted = Counter(
+            f"{prefix}_requests_emitted",
+            "Compaction requests sent.",
+            ["trigger", "kind"],
+            registry=self.registry,
+        )
+        self.dead_letters = Counter(
+            f"{prefix}_dead_letters", "Records sent to dead-letters.", registry=self.registry
+        )
+        self.snapshots = Counter(
+            f"{prefix}_snapshots", "Snapshots sent to projections.", registry=self.registry
+        )
+        self.consumer_lag = Gauge(
+            f"{prefix}_consumer_lag",
+            "Records of an events partition not yet fetched (highwater - position).",
+            ["partition"],
+            registry=self.registry,
+        )
+        self.batch_seconds = Histogram(
+            f"{prefix}_batch_seconds",
+            "Seconds to fold one batch and send its outputs.",
+            buckets=_BATCH_BUCKETS,
+            registry=self.registry,
+        )
+        self.sessions_cached = Gauge(
+            f"{prefix}_sessions_cached",
+            "Session projections held in memory.",
+            registry=self.registry,
+        )
+
+    def set_lag(self, lag: Mapping[int, int]) -> None:
+        """Replace the lag gauge's partitions with `lag`."""
+        self.consumer_lag.clear()
+        for partition, value in lag.items():
+            self.consumer_lag.labels(partition=str(partition)).set(value)
+
+    def exposition(self) -> bytes:
+        """The Prometheus text exposition of every metric."""
+        return generate_latest(self.registry)

@@ -1,0 +1,125 @@
+"""The layout of the projector's one faust table: keys and value encodings. Pure.
+
+What one event writes must stay proportional to that event, whatever the
+session's length, because a faust table writes the whole changed value to
+its changelog. So a session is spread over several keys of the one table
+``sessions`` (one table: every write of a session goes, in order, to the
+changelog partition of the session's `events` partition):
+
+=============================  ================================================  ===================
+key                            value                                             written
+=============================  ================================================  ===================
+``h:<session_key>``            header: ``last_offset``, ``chunks``, ``events``   once per session
+                               (orjson, ~60 bytes)                               per batch
+``c:<session_key>:<n>``        chunk ``n``: the session's records of one batch,  once per session
+                               each ``offset`` (8 bytes) + length (4 bytes) +    per batch, never
+                               the original envelope bytes                       rewritten
+``p:<partition>``              the next `events` offset the projector expects    once per partition
+                               in that partition (decimal)                       per batch, last
+``r:<session_key>``            the in-flight compaction request (codec JSON)     when decided;
+                                                                                 deleted when
+                                                                                 answered
+=============================  ================================================  ===================
+
+A batch writes, per session it touched, its new chunk, then the request key,
+then the header, in that order. Changelog writes of one partition arrive as a
+prefix of what was sent, so a header never names a chunk that is missing.
+
+The projection itself is a cache in the worker's memory: on first touch
+after a start or a rebalance it is rebuilt by folding the chunks
+``0 .. chunks-1`` and noting the stored request.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+import orjson
+
+from schemas.keys import Offset, SessionKey
+
+_RECORD_HEAD: Final = struct.Struct(">qI")  # offset, length of the envelope bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHeader:
+    """What the table knows about a session without reading its chunks.
+
+    Attributes:
+        last_offset: Offset of the last applied record (``-1``: none).
+        chunks: How many chunks hold the session's records.
+        events: How many records the chunks hold.
+    """
+
+    last_offset: Offset
+    chunks: int
+    events: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """One `events` record as a chunk keeps it: its offset and its original bytes."""
+
+    offset: Offset
+    envelope: bytes
+
+
+def header_key(session_key: SessionKey) -> bytes:
+    """``h:<session_key>``."""
+    return b"h:" + session_key.encode()
+
+
+def chunk_key(session_key: SessionKey, number: int) -> bytes:
+    """``c:<session_key>:<number>``."""
+    return b"c:" + session_key.encode() + b":" + str(number).encode()
+
+
+def request_key(session_key: SessionKey) -> bytes:
+    """``r:<session_key>``."""
+    return b"r:" + session_key.encode()
+
+
+def position_key(partition: int) -> bytes:
+    """``p:<partition>``."""
+    return b"p:" + str(partition).encode()
+
+
+def session_of_request_key(key: bytes) -> SessionKey | None:
+    """The session of an ``r:`` key, None for any other key."""
+    return SessionKey(key[2:].decode()) if key.startswith(b"r:") else None
+
+
+def encode_header(header: SessionHeader) -> bytes:
+    """The header as compact JSON."""
+    return orjson.dumps(
+        {"last_offset": header.last_offset, "chunks": header.chunks, "events": header.events}
+    )
+
+
+def decode_header(raw: bytes) -> SessionHeader:
+    """The header written by :func:`encode_header`."""
+    data = orjson.loads(raw)
+    return SessionHeader(Offset(data["last_offset"]), data["chunks"], data["events"])
+
+
+def encode_chunk(records: list[StoredRecord]) -> bytes:
+    """The records framed one after another."""
+    parts: list[bytes] = []
+    for record in records:
+        parts.append(_RECORD_HEAD.pack(record.offset, len(record.envelope)))
+        parts.append(record.envelope)
+    return b"".join(parts)
+
+
+def decode_chunk(raw: bytes) -> Iterator[StoredRecord]:
+    """The records of a chunk written by :func:`encode_chunk`, in order."""
+    view = memoryview(raw)
+    position = 0
+    while position < len(raw):
+        offset, length = _RECORD_HEAD.unpack_from(view, position)
+        position += _RECORD_HEAD.size
+        yield StoredRecord(Offset(offset), bytes(view[position : position + length]))
+        position += length

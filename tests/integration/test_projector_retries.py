@@ -1,0 +1,96 @@
+"""A request no summary answers is emitted again, same id, attempt + 1, until a summary
+answers it; the metrics endpoint counts what the worker did."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+
+from schemas.keys import SessionKey
+from streams.projector import build_projector
+from streams.topics import topic_name
+from tests.conftest import free_ports, unique_topic
+from tests.integration.projector_support import (
+    create_deployment_topics,
+    envelope,
+    produce_envelopes,
+    projector_settings,
+    requests_on,
+    scripted_sessions,
+    session_key,
+    wait_caught_up,
+    wait_for,
+)
+from tests.integration.test_projector_compaction import summary_answering
+
+pytestmark = pytest.mark.integration
+
+STARTUP_TIMEOUT_S = 60.0
+CATCH_UP_TIMEOUT_S = 60.0
+TIMEOUT_S = 1.0  # the request timeout under test
+QUIET_S = 3.0  # after the answer, no retry may come for this long (three timeouts)
+RETRY_WAIT_S = 30.0
+
+
+async def test_unanswered_requests_are_retried_until_a_summary_answers(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    (port,) = free_ports(1)
+    settings = projector_settings(
+        kafka_bootstrap,
+        unique_topic("proj"),
+        data_dir=tmp_path / "data",
+        compaction={"compaction_interval": 3, "overlap_size": 1},
+        compaction_overrides={},
+        compaction_request_timeout_s=TIMEOUT_S,
+        request_check_interval_s=0.2,
+        metrics_port=port,
+    )
+    await create_deployment_topics(settings)
+    events = topic_name(settings, "events")
+    requests_topic = topic_name(settings, "compaction-requests")
+    projector = build_projector(settings)
+    await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
+    try:
+        await produce_envelopes(kafka_bootstrap, events, scripted_sessions(1, 4))
+        await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
+
+        async def retried_twice() -> bool:
+            return any(r.attempt >= 3 for r in await requests_on(kafka_bootstrap, requests_topic))
+
+        await wait_for("two retries of the request", retried_twice, RETRY_WAIT_S)
+        emitted = await requests_on(kafka_bootstrap, requests_topic)
+        assert len({r.request_id for r in emitted}) == 1
+        attempts = [r.attempt for r in emitted]
+        assert attempts == list(range(1, len(attempts) + 1))
+
+        first = emitted[0]
+        key = SessionKey(first.session_key)
+        await produce_envelopes(
+            kafka_bootstrap, events, [envelope(key, summary_answering(first, 2_000.0))]
+        )
+        await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
+        await asyncio.sleep(settings.request_check_interval_s * 2)  # a retry already due may pass
+        settled = len(await requests_on(kafka_bootstrap, requests_topic))
+        await asyncio.sleep(QUIET_S)
+        assert len(await requests_on(kafka_bootstrap, requests_topic)) == settled
+
+        async with httpx.AsyncClient() as client:
+            response = await client.get(f"http://127.0.0.1:{port}/metrics")
+        assert response.status_code == 200
+        text = response.text
+    finally:
+        await projector.app.stop()
+    assert key == session_key(0)
+    assert "ctxstream_projector_events_applied_total 17.0" in text  # 16 events and the summary
+    assert (
+        'ctxstream_projector_requests_emitted_total{kind="first",trigger="sliding_window"} 1.0'
+        in text
+    )
+    assert 'kind="retry"' in text
+    assert "ctxstream_projector_dead_letters_total 0.0" in text
+    assert 'ctxstream_projector_consumer_lag{partition="0"} 0.0' in text
+    assert "ctxstream_projector_batch_seconds_count" in text

@@ -1,0 +1,63 @@
+"""The compaction benchmark's workload and figures (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from streams.bench_compaction_figures import (
+    bench_key,
+    compaction_figures,
+    percentile,
+    workload_rounds,
+)
+
+
+def test_percentile_is_the_nearest_rank() -> None:
+    values = [float(v) for v in range(100, 0, -1)]
+    assert (percentile(values, 0.5), percentile(values, 0.99), percentile(values, 1.0)) == (
+        50.0,
+        99.0,
+        100.0,
+    )
+    assert percentile([7.0], 0.01) == 7.0
+    with pytest.raises(ValueError, match="need values"):
+        percentile([], 0.5)
+    with pytest.raises(ValueError, match="need values"):
+        percentile([1.0], 0.0)
+
+
+def test_figures_come_from_trigger_and_applied_times() -> None:
+    triggered = {"a": 10.0, "b": 10.5, "c": 11.0, "lost": 11.5}
+    applied = {"a": 10.1, "b": 10.7, "c": 11.3}
+    committed = {"a": 1, "b": 2, "c": 1}
+    figures = compaction_figures(triggered, applied, committed)
+    assert (figures.p50_ms, figures.p99_ms) == (200.0, 300.0)
+    assert figures.summaries_per_s == round(3 / 1.3, 3)
+    assert (figures.duplicates, figures.missing, figures.requests) == (1, 1, 4)
+    with pytest.raises(ValueError, match="no request"):
+        compaction_figures({"a": 1.0}, {}, {})
+
+
+def test_a_round_holds_one_invocation_of_every_session_in_order() -> None:
+    keys = [bench_key(n) for n in range(3)]
+    rounds = workload_rounds(keys, 2)
+    assert len(rounds) == 2
+    assert [e.session_key for e in rounds[0]] == [k for k in keys for _ in range(4)]
+    first = [e.event for e in rounds[0][:4]]
+    assert [e.invocation_id for e in first] == ["inv0"] * 4
+    assert [e.timestamp for e in first] == sorted(e.timestamp for e in first)
+    assert first[1].content is not None
+    parts = first[1].content.parts or []
+    assert parts[0].function_call is not None
+    assert rounds[1][0].event.timestamp > rounds[0][-1].event.timestamp
+
+
+def test_staggered_sessions_start_rounds_apart() -> None:
+    keys = [bench_key(n) for n in range(2)]
+    rounds = workload_rounds(keys, 2, stagger=2)
+    shown = [[(e.session_key, e.event.invocation_id) for e in r[::4]] for r in rounds]
+    assert shown == [
+        [(keys[0], "inv0")],
+        [(keys[0], "inv1"), (keys[1], "inv0")],
+        [(keys[1], "inv1")],
+    ]

@@ -1,0 +1,152 @@
+"""The projector's compaction decision: when it fires, what it names, never two in flight."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from projections.compaction import select_post_invocation_window
+from projections.compaction_config import CompactionConfig
+from projections.compaction_decision import (
+    completes_invocation,
+    decide_compaction,
+    replay_decisions,
+    step,
+)
+from projections.projection import SessionProjection, apply, live_events, project
+from projections.summary_request import with_summary_request_id
+from schemas.compaction_request import compaction_request_id
+from schemas.event import Event
+from schemas.keys import Offset
+from schemas.logged_event import LoggedEvent
+from tests.strategies import SESSION, logged, sessions
+from tests.unit.builders import summary_event, text_event
+
+SLIDING = CompactionConfig(compaction_interval=2, overlap_size=0)
+TOKEN = CompactionConfig(token_threshold=100, event_retention_size=1)
+BOTH = CompactionConfig(
+    compaction_interval=2, overlap_size=1, token_threshold=100, event_retention_size=1
+)
+
+
+def _invocations(count: int, *, tokens: int | None = None) -> list[Event]:
+    events: list[Event] = []
+    for number in range(1, count + 1):
+        base = 100.0 + 10 * number
+        events.append(text_event(f"u{number}", f"inv{number}", base, f"q{number}"))
+        usage = {"usage_metadata": {"prompt_token_count": tokens}} if tokens else {}
+        events.append(
+            text_event(
+                f"a{number}", f"inv{number}", base + 1, f"a{number}", author="agent", **usage
+            )
+        )
+    return events
+
+
+def _log(events: list[Event]) -> list[LoggedEvent]:
+    return logged(events, [10 * position for position in range(len(events))])
+
+
+def test_the_first_event_of_a_new_invocation_completes_the_previous_one() -> None:
+    log = _log(_invocations(2))
+    before = project(SESSION, log[:2])
+    assert completes_invocation(before, log[2])  # first event of inv2
+    assert not completes_invocation(before, log[1])  # inv1 again
+    assert not completes_invocation(SessionProjection(SESSION), log[0])  # nothing before
+
+
+def test_sliding_window_is_decided_when_the_third_invocation_starts() -> None:
+    log = _log(_invocations(3))
+    _, requests = replay_decisions(SESSION, log, SLIDING)
+    assert len(requests) == 1
+    request = requests[0]
+    assert request.trigger == "sliding_window"
+    assert request.event_offsets == (0, 10, 20, 30)
+    assert request.event_ids == ("u1", "a1", "u2", "a2")
+    assert (request.start_timestamp, request.end_timestamp) == (110.0, 121.0)
+    assert request.decided_at_offset == 40
+    assert request.request_id == compaction_request_id(
+        SESSION, "sliding_window", (Offset(0), Offset(10), Offset(20), Offset(30))
+    )
+    assert request.seed is None
+    assert request.attempt == 1
+
+
+def test_the_decision_is_the_post_invocation_hook_on_the_projection_before() -> None:
+    log = _log(_invocations(3))
+    before = project(SESSION, log[:4])
+    window = select_post_invocation_window(live_events(before), SLIDING)
+    assert window is not None
+    request = decide_compaction(before, apply(before, log[4]), log[4], SLIDING)
+    assert request is not None
+    assert request.event_ids == window.event_ids
+
+
+def test_never_two_in_flight_and_a_summary_frees_the_next() -> None:
+    log = _log(_invocations(5))
+    projection, requests = replay_decisions(SESSION, log, SLIDING)
+    assert len(requests) == 1  # inv3 and inv5 start while the first is in flight
+    assert projection.in_flight is not None
+    first = requests[0]
+    summary = with_summary_request_id(
+        summary_event("s1", first.start_timestamp, first.end_timestamp, 160.0), first.request_id
+    )
+    more = _log([*_invocations(5), summary, *_invocations(8)[10:]])
+    _, requests = replay_decisions(SESSION, more, SLIDING)
+    assert [r.trigger for r in requests] == ["sliding_window", "sliding_window"]
+    assert requests[1].event_ids[0] == "u3"  # after the summary's end
+
+
+def test_token_threshold_fires_on_the_reporting_response() -> None:
+    log = _log(_invocations(2, tokens=150))
+    _, requests = replay_decisions(SESSION, log, TOKEN)
+    assert [r.trigger for r in requests] == ["token_threshold"]
+    assert requests[0].decided_at_offset == 10  # a1 reported 150 >= 100
+
+
+def test_token_threshold_below_the_bar_decides_nothing() -> None:
+    _, requests = replay_decisions(SESSION, _log(_invocations(4, tokens=99)), TOKEN)
+    assert requests == []
+
+
+def test_token_threshold_wins_over_the_sliding_window() -> None:
+    log = _log(_invocations(3, tokens=150))
+    _, requests = replay_decisions(SESSION, log, BOTH)
+    assert requests
+    assert requests[0].trigger == "token_threshold"
+
+
+def test_redelivered_records_decide_nothing() -> None:
+    log = _log(_invocations(3))
+    projection = project(SESSION, log[:4])
+    folded = step(projection, log[3], SLIDING)
+    assert folded.request is None
+    assert folded.projection is projection
+
+
+@settings(max_examples=60, deadline=None)
+@given(sessions(), st.sampled_from([SLIDING, TOKEN, BOTH]))
+def test_requests_name_live_offsets_and_never_overlap_in_flight(
+    log: list[LoggedEvent], config: CompactionConfig
+) -> None:
+    projection = SessionProjection(SESSION)
+    for record in log:
+        folded = step(projection, record, config)
+        if folded.request is not None:
+            assert apply(projection, record).in_flight is None  # none left in flight
+            offsets = {r.offset for r in projection.log.records} | {record.offset}
+            assert set(folded.request.event_offsets) <= offsets
+            assert folded.projection.in_flight is not None
+            assert folded.projection.in_flight.request_id == folded.request.request_id
+        projection = folded.projection
+
+
+@settings(max_examples=40, deadline=None)
+@given(sessions(), st.sampled_from([SLIDING, TOKEN, BOTH]))
+def test_replay_is_deterministic_and_redelivery_changes_nothing(
+    log: list[LoggedEvent], config: CompactionConfig
+) -> None:
+    once = replay_decisions(SESSION, log, config)
+    redelivered = [r for r in log for _ in range(2)]
+    assert replay_decisions(SESSION, redelivered, config)[1] == once[1]
+    assert replay_decisions(SESSION, log, config)[1] == once[1]

@@ -1,0 +1,75 @@
+"""The projector admits each partition's records in offset order and checks every gap."""
+
+from __future__ import annotations
+
+from streams.partition_positions import Gap, PartitionPositions
+from streams.project_batch import SourceRecord
+
+NOTHING: dict[int, int | None] = {}
+
+
+def _records(partition: int, *offsets: int) -> list[SourceRecord]:
+    return [SourceRecord("events", partition, offset, b"k", b"v") for offset in offsets]
+
+
+def _offsets(records: list[SourceRecord]) -> list[tuple[int, int]]:
+    return [(r.partition, r.offset) for r in records]
+
+
+def test_records_continuing_the_position_are_admitted_and_move_it() -> None:
+    positions = PartitionPositions(idle_s=5.0)
+    admission = positions.admit(_records(0, 10, 11) + _records(1, 5), {0: 10, 1: None}.get, 0.0)
+    assert _offsets(admission.records) == [(0, 10), (0, 11), (1, 5)]
+    assert admission.positions == {0: 12, 1: 6}
+    assert admission.gaps == []
+
+
+def test_redelivered_records_are_admitted_without_moving_the_position() -> None:
+    positions = PartitionPositions(idle_s=5.0)
+    admission = positions.admit(_records(0, 7, 8, 9, 10), {0: 10}.get, 0.0)
+    assert _offsets(admission.records) == [(0, 7), (0, 8), (0, 9), (0, 10)]
+    assert admission.positions == {0: 11}
+
+
+def test_a_gap_stops_the_partition_until_the_first_record_after_the_seek() -> None:
+    positions = PartitionPositions(idle_s=5.0)
+    first = positions.admit(_records(0, 10, 15, 16) + _records(1, 3), {0: 10, 1: 3}.get, 0.0)
+    assert _offsets(first.records) == [(0, 10), (1, 3)]
+    assert first.gaps == [Gap(0, 11, 15)]
+    stale = positions.admit(_records(0, 17, 18), NOTHING.get, 0.0)  # fetched before the seek
+    assert stale.records == []
+    assert stale.gaps == []
+    refetched = positions.admit(_records(0, 11, 12, 13, 14, 15), NOTHING.get, 0.0)
+    assert [offset for _, offset in _offsets(refetched.records)] == [11, 12, 13, 14, 15]
+    assert refetched.positions == {0: 16}
+
+
+def test_a_real_gap_is_accepted_when_the_seek_brings_the_same_record() -> None:
+    positions = PartitionPositions(idle_s=5.0)
+    positions.admit(_records(0, 10, 12), {0: 10}.get, 0.0)  # 11: a transaction marker
+    again = positions.admit(_records(0, 12, 13), NOTHING.get, 0.0)
+    assert _offsets(again.records) == [(0, 12), (0, 13)]
+    assert again.gaps == []
+
+
+def test_revoked_partitions_read_their_position_again() -> None:
+    positions = PartitionPositions(idle_s=5.0)
+    positions.admit(_records(0, 10), {0: 10}.get, 0.0)
+    positions.revoked({0})
+    admission = positions.admit(_records(0, 20), {0: 20}.get, 0.0)
+    assert _offsets(admission.records) == [(0, 20)]
+
+
+def test_a_partition_fetched_past_its_position_is_sought_back_with_growing_pauses() -> None:
+    positions = PartitionPositions(idle_s=5.0)
+    positions.admit(_records(0, 10), {0: 10}.get, 0.0)
+    assert positions.stalled({0: 11}, 100.0) == []  # fetched what it delivered
+    assert positions.stalled({0: 14}, 3.0) == []  # records may be in flight
+    assert positions.stalled({0: 14}, 6.0) == [Gap(0, 11, 14)]
+    assert positions.stalled({0: 14}, 12.0) == []  # the pause doubled to 10 s
+    assert positions.stalled({0: 14}, 16.0) == [Gap(0, 11, 14)]
+    assert positions.sought_before(0)
+    gap = positions.admit(_records(0, 14), NOTHING.get, 17.0)  # never moves on without 11
+    assert gap.records == []
+    refetched = positions.admit(_records(0, 11, 12, 13, 14), NOTHING.get, 18.0)
+    assert refetched.positions == {0: 15}
