@@ -8,61 +8,30 @@ through :func:`projections.conformance.actual_for`.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from projections.conformance import actual_for
-
-Json = dict[str, Any]
-
-
-def _event(
-    event_id: str,
-    invocation_id: str,
-    author: str,
-    timestamp: float,
-    content: Json | None = None,
-    **fields: Any,
-) -> Json:
-    """An event as the vectors serialize it (camelCase, container defaults present)."""
-    event: Json = {
-        "actions": {
-            "artifactDelta": {},
-            "requestedAuthConfigs": {},
-            "requestedToolConfirmations": {},
-            "stateDelta": {},
-        },
-        "author": author,
-        "id": event_id,
-        "invocationId": invocation_id,
-        "nodeInfo": {"path": ""},
-        "timestamp": timestamp,
-        **fields,
-    }
-    if content is not None:
-        event["content"] = content
-    return event
-
-
-def _text(role: str, text: str) -> Json:
-    return {"parts": [{"text": text}], "role": role}
-
+from tests.unit.vector_json import Json, text_content, vector_event
 
 # No event has an invocation id, so there is no newest invocation: the
 # unanswered call is not protected as "possibly still running" and is proven
 # dead, so the whole window is compacted (not just the user message before it).
 _NO_INVOCATION_IDS = [
-    _event("e1", "", "user", 100.0, _text("user", "question")),
-    _event(
+    vector_event("e1", "", "user", 100.0, text_content("user", "question")),
+    vector_event(
         "e2",
         "",
         "agent",
         101.0,
         {"parts": [{"functionCall": {"id": "c1", "name": "crashy", "args": {}}}], "role": "model"},
     ),
-    _event(
-        "e3", "", "agent", 102.0, _text("model", "answer"), usageMetadata={"promptTokenCount": 100}
+    vector_event(
+        "e3",
+        "",
+        "agent",
+        102.0,
+        text_content("model", "answer"),
+        usageMetadata={"promptTokenCount": 100},
     ),
 ]
 
@@ -115,9 +84,9 @@ CASES: list[tuple[str, str, Json, Json]] = [
         "token_threshold",
         {
             "events": [
-                _event("e1", "inv1", "user", 101.0, _text("user", "first")),
-                _event("e2", "inv1", "agent", 100.0, _text("model", "second")),
-                _event("e3", "inv2", "user", 102.0, _text("user", "third")),
+                vector_event("e1", "inv1", "user", 101.0, text_content("user", "first")),
+                vector_event("e2", "inv1", "agent", 100.0, text_content("model", "second")),
+                vector_event("e3", "inv2", "user", 102.0, text_content("user", "third")),
             ],
             "config": {"token_threshold": 1000, "event_retention_size": 1},
             "hook": "post_invocation",

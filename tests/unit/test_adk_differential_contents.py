@@ -8,45 +8,10 @@ through :func:`projections.conformance.actual_for`.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from projections.conformance import actual_for
-
-Json = dict[str, Any]
-
-
-def _event(
-    event_id: str,
-    invocation_id: str,
-    author: str,
-    timestamp: float,
-    content: Json | None = None,
-    **fields: Any,
-) -> Json:
-    """An event as the vectors serialize it (camelCase, container defaults present)."""
-    event: Json = {
-        "actions": {
-            "artifactDelta": {},
-            "requestedAuthConfigs": {},
-            "requestedToolConfirmations": {},
-            "stateDelta": {},
-        },
-        "author": author,
-        "id": event_id,
-        "invocationId": invocation_id,
-        "nodeInfo": {"path": ""},
-        "timestamp": timestamp,
-        **fields,
-    }
-    if content is not None:
-        event["content"] = content
-    return event
-
-
-def _text(role: str, text: str) -> Json:
-    return {"parts": [{"text": text}], "role": role}
+from tests.unit.vector_json import Json, text_content, vector_event
 
 
 def _call(call_id: str, name: str, args: Json) -> Json:
@@ -69,7 +34,7 @@ def _input(events: list[Json]) -> Json:
     }
 
 
-_LOOKUP_SUMMARY = _event(
+_LOOKUP_SUMMARY = vector_event(
     "s1",
     "cmp-s1",
     "user",
@@ -82,7 +47,7 @@ _LOOKUP_SUMMARY = _event(
         "compaction": {
             "startTimestamp": 100.0,
             "endTimestamp": 102.0,
-            "compactedContent": _text("model", "Looked up x."),
+            "compactedContent": text_content("model", "Looked up x."),
         },
     },
 )
@@ -94,8 +59,10 @@ CASES: list[tuple[str, Json, list[Json]]] = [
         "tool-progress-call-id-after-last-at",
         _input(
             [
-                _event("e1", "inv1", "user", 100.0, _text("user", "run it"), branch="root"),
-                _event(
+                vector_event(
+                    "e1", "inv1", "user", 100.0, text_content("user", "run it"), branch="root"
+                ),
+                vector_event(
                     "e2",
                     "inv1",
                     "agent",
@@ -103,10 +70,15 @@ CASES: list[tuple[str, Json, list[Json]]] = [
                     {"parts": [_call("c1", "wf_tool", {"q": "x"})], "role": "model"},
                     branch="root",
                 ),
-                _event(
-                    "e3", "inv1", "agent", 102.0, _text("model", "step 1"), branch="root.wf@tool@c1"
+                vector_event(
+                    "e3",
+                    "inv1",
+                    "agent",
+                    102.0,
+                    text_content("model", "step 1"),
+                    branch="root.wf@tool@c1",
                 ),
-                _event(
+                vector_event(
                     "e4",
                     "inv1",
                     "agent",
@@ -114,14 +86,16 @@ CASES: list[tuple[str, Json, list[Json]]] = [
                     {"parts": [_response("c1", "wf_tool", {"result": "ok"})], "role": "user"},
                     branch="root",
                 ),
-                _event("e5", "inv1", "agent", 104.0, _text("model", "done"), branch="root"),
+                vector_event(
+                    "e5", "inv1", "agent", 104.0, text_content("model", "done"), branch="root"
+                ),
             ]
         ),
         [
-            _text("user", "run it"),
+            text_content("user", "run it"),
             {"parts": [_call("c1", "wf_tool", {"q": "x"})], "role": "model"},
             {"parts": [_response("c1", "wf_tool", {"result": "ok"})], "role": "user"},
-            _text("model", "done"),
+            text_content("model", "done"),
         ],
     ),
     (
@@ -131,15 +105,15 @@ CASES: list[tuple[str, Json, list[Json]]] = [
         "recovery-response-owned-by-call-in-its-own-event",
         _input(
             [
-                _event("e1", "inv1", "user", 100.0, _text("user", "look it up")),
-                _event(
+                vector_event("e1", "inv1", "user", 100.0, text_content("user", "look it up")),
+                vector_event(
                     "e2",
                     "inv1",
                     "agent",
                     101.0,
                     {"parts": [_call("c1", "lookup", {"q": "x"})], "role": "model"},
                 ),
-                _event(
+                vector_event(
                     "e3",
                     "inv1",
                     "agent",
@@ -147,7 +121,7 @@ CASES: list[tuple[str, Json, list[Json]]] = [
                     {"parts": [_response("c1", "lookup", {"result": "ok"})], "role": "user"},
                 ),
                 _LOOKUP_SUMMARY,
-                _event(
+                vector_event(
                     "e4",
                     "inv2",
                     "agent",
@@ -160,7 +134,7 @@ CASES: list[tuple[str, Json, list[Json]]] = [
                         "role": "model",
                     },
                 ),
-                _event(
+                vector_event(
                     "e5",
                     "inv2",
                     "agent",
@@ -170,7 +144,7 @@ CASES: list[tuple[str, Json, list[Json]]] = [
             ]
         ),
         [
-            _text("model", "Looked up x."),
+            text_content("model", "Looked up x."),
             {"parts": [_call("c1", "search", {"q": "y"})], "role": "model"},
             {"parts": [_response("c1", "search", {"result": "ok"})], "role": "user"},
         ],
