@@ -1,39 +1,39 @@
-"""Which fetched records the projector may fold: each partition's records in offset order.
+"""Which fetched records the projector may fold after a partition is (re)assigned.
 
-No I/O of its own. The projector keeps, per `events` partition, the offset
-it expects next, in its own table (``p:<partition>``, written after the batch's
-session entries), and admits only records that continue it:
+No I/O of its own. faust-streaming 0.15.3 can drop records around a
+rebalance and commit past them: a stale ``getmany`` result still being
+drained after ``Consumer.perform_seek`` moves faust's read offset past
+records that are then fetched again and discarded as already read, while
+the stale copies were acked as skipped. The records lost are the first ones
+the new generation should have delivered for the partition (or, at the end
+of a partition, the last ones, which no later record reveals).
 
-* a record below the expected offset is a redelivery: admitted, and the
-  session's ``last_offset`` skips it;
-* the expected record (or, with no position yet, any record) is admitted
-  and moves the position;
-* a record *above* it is a gap. A gap is legitimate where Kafka has no
-  record (a transaction's commit marker, an aborted record under
-  ``read_committed``), but faust-streaming 0.15.3 also drops records after a
-  rebalance: a stale ``getmany`` result still being drained after
-  ``Consumer.perform_seek`` moves the read offset past records that are
-  fetched again, and those are discarded as already read, while the stale
-  copies were acked as skipped. So the shell seeks the partition back to the
-  expected offset and this module waits for the first record at or after it;
-  the gap is real only if nothing arrives before the record that revealed it.
+So the projector keeps, per `events` partition, the offset it expects next,
+in its own table (``p:<partition>``, written after the batch's session
+entries), and checks the *first* record of each partition after it loads
+that position (a start, a rebalance):
 
-The same faust path can drop the *last* records of a partition, which no
-later record reveals (faust acked the stale copies, so it commits past
-them). So a timer compares each owned partition's fetch position with the
-expected offset: a partition whose position is beyond it while no record
-came for ``idle_s`` is sought back to it, again and again with a doubling
-pause (at most :data:`MAX_STALL_PAUSE_S`) until a record arrives. The
-position never moves on without a record: a partition that ends with a
-transaction marker is sought back now and then while it is idle, which
-costs an empty fetch.
+* a record below the position is a redelivery: admitted, and the session's
+  ``last_offset`` skips it;
+* the expected record is admitted and the partition is *verified*;
+* a record above it is a gap: held back, and the shell seeks the partition
+  to the expected offset; the first record that then arrives at or after
+  that offset (and not after the one that revealed the gap) is admitted and
+  verifies the partition: the offsets skipped hold no record (a transaction
+  marker, an aborted record under ``read_committed``);
+* a partition fetched past its position with nothing delivered for
+  ``idle_s`` is sought back too, with a doubling pause (at most
+  :data:`MAX_STALL_PAUSE_S`).
 
-The position is written with the state it produced, so the check holds
-across restarts even when faust committed past a lost record.
+Once verified, a partition's gaps are Kafka's own (markers after every
+transactional summary), and its records are admitted as they come.
+Records held back are still acked by ``take_events``, so while a check is
+open faust's committed offset can run ahead of what was folded; the stored
+position is what the projector trusts, also across restarts.
 
-Example: position 10; records 10, 11 admitted (position 12); record 15 ->
-gap 12..15, seek to 12, 15 and later dropped; after the seek 13 arrives ->
-admitted (12 was a commit marker), position 14.
+Example: position 10 loaded; record 15 -> gap 10..15, seek to 10, held;
+after the seek 12 arrives -> admitted, verified (10, 11 were markers); then
+14 after 12 -> admitted.
 """
 
 from __future__ import annotations
@@ -89,6 +89,7 @@ class PartitionPositions:
         self._checking: dict[int, tuple[int, int]] = {}
         self._last_seen: dict[int, float] = {}
         self._stall_pause: dict[int, float] = {}
+        self._verified: set[int] = set()
 
     def admit(
         self, records: Sequence[SourceRecord], stored: PositionReader, now: float
@@ -117,7 +118,7 @@ class PartitionPositions:
                     stopped.add(partition)  # fetched before the seek: it comes again
                     continue
                 del self._checking[partition]
-            elif expected is not None and offset > expected:
+            elif expected is not None and offset > expected and partition not in self._verified:
                 self._checking[partition] = (expected, offset)
                 gaps.append(Gap(partition, expected, offset))
                 stopped.add(partition)
@@ -125,6 +126,7 @@ class PartitionPositions:
             admitted.append(record)
             if expected is None or offset >= expected:
                 self._next[partition] = moved[partition] = offset + 1
+                self._verified.add(partition)
         return Admission(admitted, gaps, moved)
 
     def stalled(self, fetch_positions: dict[int, int | None], now: float) -> list[Gap]:
@@ -137,6 +139,8 @@ class PartitionPositions:
         seeks: list[Gap] = []
         for partition, position in fetch_positions.items():
             expected = self._next.get(partition)
+            if partition in self._verified:
+                continue
             if expected is None or position is None or position <= expected:
                 self._stall_pause.pop(partition, None)
                 continue
@@ -160,3 +164,4 @@ class PartitionPositions:
             self._checking.pop(partition, None)
             self._last_seen.pop(partition, None)
             self._stall_pause.pop(partition, None)
+            self._verified.discard(partition)

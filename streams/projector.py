@@ -39,8 +39,9 @@ Delivery and crashes (at least once, made exact by offsets):
   past them (a stale fetch still being drained moves the read offset past
   records that are fetched again). The table keeps each partition's next
   expected offset (``p:<partition>``, written after the batch's session
-  entries), and :mod:`streams.partition_positions` holds back any record
-  beyond it and seeks the partition back, so no record is skipped, even
+  entries); after a start or a rebalance :mod:`streams.partition_positions`
+  holds back a partition's records until its first record continues that
+  offset, seeking back when it does not, so no record is skipped, even
   across restarts.
 
 The consumer reads ``read_committed`` (:mod:`streams.read_committed`): a

@@ -33,8 +33,8 @@ def test_redelivered_records_are_admitted_without_moving_the_position() -> None:
 
 def test_a_gap_stops_the_partition_until_the_first_record_after_the_seek() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    first = positions.admit(_records(0, 10, 15, 16) + _records(1, 3), {0: 10, 1: 3}.get, 0.0)
-    assert _offsets(first.records) == [(0, 10), (1, 3)]
+    first = positions.admit(_records(0, 15, 16) + _records(1, 3), {0: 11, 1: 3}.get, 0.0)
+    assert _offsets(first.records) == [(1, 3)]
     assert first.gaps == [Gap(0, 11, 15)]
     stale = positions.admit(_records(0, 17, 18), NOTHING.get, 0.0)  # fetched before the seek
     assert stale.records == []
@@ -44,12 +44,14 @@ def test_a_gap_stops_the_partition_until_the_first_record_after_the_seek() -> No
     assert refetched.positions == {0: 16}
 
 
-def test_a_real_gap_is_accepted_when_the_seek_brings_the_same_record() -> None:
+def test_a_first_gap_is_checked_and_later_gaps_are_accepted() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    positions.admit(_records(0, 10, 12), {0: 10}.get, 0.0)  # 11: a transaction marker
-    again = positions.admit(_records(0, 12, 13), NOTHING.get, 0.0)
-    assert _offsets(again.records) == [(0, 12), (0, 13)]
+    first = positions.admit(_records(0, 12), {0: 10}.get, 0.0)  # 10, 11: markers
+    assert first.gaps == [Gap(0, 10, 12)]
+    again = positions.admit(_records(0, 12, 13, 15), NOTHING.get, 0.0)
+    assert _offsets(again.records) == [(0, 12), (0, 13), (0, 15)]  # verified: 14 a marker
     assert again.gaps == []
+    assert again.positions == {0: 16}
 
 
 def test_revoked_partitions_read_their_position_again() -> None:
@@ -60,16 +62,15 @@ def test_revoked_partitions_read_their_position_again() -> None:
     assert _offsets(admission.records) == [(0, 20)]
 
 
-def test_a_partition_fetched_past_its_position_is_sought_back_with_growing_pauses() -> None:
+def test_a_partition_fetched_past_its_loaded_position_is_sought_back_with_growing_pauses() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    positions.admit(_records(0, 10), {0: 10}.get, 0.0)
-    assert positions.stalled({0: 11}, 100.0) == []  # fetched what it delivered
+    positions.admit(_records(0, 8), {0: 10}.get, 0.0)  # a redelivery: not verified yet
+    assert positions.stalled({0: 10}, 100.0) == []  # fetched what it delivered
     assert positions.stalled({0: 14}, 3.0) == []  # records may be in flight
-    assert positions.stalled({0: 14}, 6.0) == [Gap(0, 11, 14)]
+    assert positions.stalled({0: 14}, 6.0) == [Gap(0, 10, 14)]
     assert positions.stalled({0: 14}, 12.0) == []  # the pause doubled to 10 s
-    assert positions.stalled({0: 14}, 16.0) == [Gap(0, 11, 14)]
+    assert positions.stalled({0: 14}, 16.0) == [Gap(0, 10, 14)]
     assert positions.sought_before(0)
-    gap = positions.admit(_records(0, 14), NOTHING.get, 17.0)  # never moves on without 11
-    assert gap.records == []
-    refetched = positions.admit(_records(0, 11, 12, 13, 14), NOTHING.get, 18.0)
-    assert refetched.positions == {0: 15}
+    refetched = positions.admit(_records(0, 10, 11), NOTHING.get, 18.0)
+    assert refetched.positions == {0: 12}
+    assert positions.stalled({0: 20}, 100.0) == []  # verified: no more checks
