@@ -109,6 +109,19 @@ def response_event(
     return Event.model_validate(data)
 
 
+def bare_event(event_id: str, invocation_id: str, timestamp: float, **fields: Any) -> Event:
+    """An event authored ``agent`` with only the given fields (snake_case names)."""
+    return Event.model_validate(
+        {
+            "id": event_id,
+            "invocation_id": invocation_id,
+            "author": "agent",
+            "timestamp": timestamp,
+            **fields,
+        }
+    )
+
+
 def ids(events: list[Event]) -> list[str]:
     """The ids of `events`, in order."""
     return [event.id for event in events]

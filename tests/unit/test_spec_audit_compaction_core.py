@@ -26,25 +26,13 @@ from projections.token_count import (
     recorded_prompt_token_count,
 )
 from schemas.event import Content, Event, FunctionCall, FunctionResponse, Part
-from tests.unit.builders import call_event, ids, rewind_event, summary_event, text_event
-
-
-def _event(event_id: str, invocation_id: str, timestamp: float, **fields: Any) -> Event:
-    return Event.model_validate(
-        {
-            "id": event_id,
-            "invocation_id": invocation_id,
-            "author": "agent",
-            "timestamp": timestamp,
-            **fields,
-        }
-    )
+from tests.unit.builders import bare_event, call_event, ids, rewind_event, summary_event, text_event
 
 
 def _parts_event(
     event_id: str, invocation_id: str, timestamp: float, parts: list[dict[str, Any]], **fields: Any
 ) -> Event:
-    return _event(
+    return bare_event(
         event_id, invocation_id, timestamp, content={"role": "model", "parts": parts}, **fields
     )
 
@@ -95,7 +83,7 @@ def test_rewind_to_unknown_or_later_invocation_drops_only_the_rewind() -> None:
 
 def test_rewind_to_its_own_invocation_drops_only_itself() -> None:
     # The target's first index (the rewind itself) is not strictly smaller.
-    own = _event("r", "x", 2, actions={"rewind_before_invocation_id": "x"})
+    own = bare_event("r", "x", 2, actions={"rewind_before_invocation_id": "x"})
     events = [text_event("a1", "a", 1), own, text_event("a2", "a", 3)]
     assert ids(drop_rewound(events)) == ["a1", "a2"]
 
@@ -426,7 +414,7 @@ def test_content_size_is_compact_snake_case_json_without_nones() -> None:
 
 def test_event_size_uses_compacted_content_for_summaries_and_zero_without_content() -> None:
     assert event_json_size(summary_event("s", 1, 2, 3, "abc")) == 41  # 38 + 3
-    assert event_json_size(_event("e", "i", 1)) == 0
+    assert event_json_size(bare_event("e", "i", 1)) == 0
     assert event_json_size(text_event("e", "i", 1, "abc")) == 40
 
 
@@ -441,7 +429,7 @@ def test_gate_is_strictly_greater_than_previous_summary_size() -> None:
 def test_gate_without_previous_summary_needs_more_than_27_characters() -> None:
     window = [text_event("e1", "i", 100, "")]  # 37 characters: 37 - 27 = 10 > 0
     assert is_worth_compacting(window, window)
-    content_less = [_event("e1", "i", 100), _event("e2", "i", 101)]
+    content_less = [bare_event("e1", "i", 100), bare_event("e2", "i", 101)]
     assert not is_worth_compacting(content_less, content_less)
 
 
@@ -468,7 +456,7 @@ def test_gate_seed_swallows_previous_summary_unless_window_is_content_less() -> 
     live = [text_event("e1", "i", 100), previous, text_event("e3", "i", 102)]
     # removable = (538 + 38) - 27 > 538
     assert is_worth_compacting(live, [seed, live[2]])
-    empty = [text_event("e1", "i", 100), previous, _event("e3", "i", 102)]
+    empty = [text_event("e1", "i", 100), previous, bare_event("e3", "i", 102)]
     # removable = 538 - 27 < 538
     assert not is_worth_compacting(empty, [seed, empty[2]])
 
@@ -548,7 +536,7 @@ def test_characters_fall_back_to_str_when_not_json_serializable() -> None:
 
 
 def test_estimate_is_none_without_countable_characters() -> None:
-    events = [_event("e1", "i", 100), _event("e2", "i", 101)]
+    events = [bare_event("e1", "i", 100), bare_event("e2", "i", 101)]
     assert observed_prompt_token_count(events) is None
 
 

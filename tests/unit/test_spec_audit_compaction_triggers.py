@@ -20,6 +20,7 @@ from projections.sliding_window import select_sliding_window
 from projections.token_threshold import TokenHook, evaluate_token_threshold, safe_split_index
 from schemas.event import Event, content_to_json, event_to_json
 from tests.unit.builders import (
+    bare_event,
     call_event,
     ids,
     response_event,
@@ -27,18 +28,6 @@ from tests.unit.builders import (
     summary_event,
     text_event,
 )
-
-
-def _event(event_id: str, invocation_id: str, timestamp: float, **fields: Any) -> Event:
-    return Event.model_validate(
-        {
-            "id": event_id,
-            "invocation_id": invocation_id,
-            "author": "agent",
-            "timestamp": timestamp,
-            **fields,
-        }
-    )
 
 
 def _usage(count: int) -> dict[str, Any]:
@@ -298,7 +287,7 @@ def test_safe_split_retained_response_pulls_its_call() -> None:
     assert safe_split_index(candidates, 2) == 1  # initial 3 moves back before the call
     assert safe_split_index(candidates, 1) == 4
     assert safe_split_index(candidates, 5) == 0
-    idless = [*candidates[:3], _event("r", "inv1", 103, content=_idless_response())]
+    idless = [*candidates[:3], bare_event("r", "inv1", 103, content=_idless_response())]
     assert safe_split_index(idless, 1) == 3  # id-less responses are ignored
 
 
@@ -380,7 +369,7 @@ def test_token_hook_works_within_its_isolation_scope() -> None:
 
 
 def test_token_gate_refuses_content_less_window() -> None:
-    events = [_event("e1", "inv1", 100), _event("e2", "inv2", 101, **_usage(100))]
+    events = [bare_event("e1", "inv1", 100), bare_event("e2", "inv2", 101, **_usage(100))]
     outcome = evaluate_token_threshold(events, _token(50, 0))
     assert outcome.observed_prompt_token_count == 100
     assert outcome.window is None
@@ -417,8 +406,8 @@ def test_token_summary_takes_precedence_over_sliding() -> None:
 
 def test_sliding_runs_when_token_window_is_refused_by_the_gate() -> None:
     events = [
-        _event("e1", "inv1", 100),
-        _event("e2", "inv1", 101, **_usage(100)),
+        bare_event("e1", "inv1", 100),
+        bare_event("e2", "inv1", 101, **_usage(100)),
         text_event("q2", "inv2", 102),
         text_event("a2", "inv2", 103, author="agent"),
     ]
@@ -651,7 +640,7 @@ def _confirmation_shape(timestamp: float) -> list[Event]:
             "adk_request_confirmation",
             long_running_tool_ids=["cx"],
         ),
-        _event(
+        bare_event(
             "p",
             "inv2",
             timestamp + 2,
@@ -678,7 +667,7 @@ def test_sliding_real_confirmation_shape_blocks_until_both_are_answered() -> Non
 
 
 def test_token_unresolved_auth_request_stops_the_prefix_until_answered() -> None:
-    auth = _event("auth", "inv1", 101, actions={"requested_auth_configs": {"a": {"x": 1}}})
+    auth = bare_event("auth", "inv1", 101, actions={"requested_auth_configs": {"a": {"x": 1}}})
     events = [text_event("q", "inv1", 100), auth, text_event("t", "inv1", 102, **_usage(100))]
     pending = evaluate_token_threshold(events, _token(50, 0)).window
     assert pending is not None
