@@ -130,8 +130,10 @@ def note_live_event(
     recorded = [call.id for call in function_calls(event) if call.id]
     if any(call_id in view.awaited_call_ids for call_id in recorded):
         return rebuild_view(view.request, live)
-    call_ids = view.call_ids.update(recorded) if recorded else view.call_ids
+    unseen = [call_id for call_id in recorded if call_id not in view.call_ids]
+    call_ids = view.call_ids.update(unseen) if unseen else view.call_ids
     refs = [ref for ref in _branch_call_refs(event) if ref not in call_ids]
+    refs = [ref for ref in refs if ref not in view.awaited_call_ids]
     awaited = view.awaited_call_ids.update(refs) if refs else view.awaited_call_ids
     if call_ids is not view.call_ids or awaited is not view.awaited_call_ids:
         view = replace(view, call_ids=call_ids, awaited_call_ids=awaited)

@@ -66,21 +66,31 @@ def note_live_event(counts: InvocationCounts, event: Event) -> InvocationCounts:
     invocation = event.invocation_id
     if not invocation:
         return counts
-    invocation_ids = counts.invocation_ids.add(invocation)
+    # Most events continue an invocation already counted: leave unchanged parts as they are.
+    invocation_ids = counts.invocation_ids
+    if invocation not in invocation_ids:
+        invocation_ids = invocation_ids.add(invocation)
     if event.isolation_scope is not None:
+        if invocation_ids is counts.invocation_ids:
+            return counts
         return InvocationCounts(
             invocation_ids, counts.latest_timestamps, counts.previous_end, counts.new_invocations
         )
-    latest = max(counts.latest_timestamps.get(invocation, 0.0), event.timestamp)
+    known = counts.latest_timestamps.get(invocation)
+    latest = max(known if known is not None else 0.0, event.timestamp)
+    latest_timestamps = counts.latest_timestamps
+    if known is None or latest != known:
+        latest_timestamps = latest_timestamps.set(invocation, latest)
     new_invocations = counts.new_invocations
-    if latest > counts.previous_end:
+    if latest > counts.previous_end and invocation not in new_invocations:
         new_invocations = new_invocations.add(invocation)
-    return InvocationCounts(
-        invocation_ids,
-        counts.latest_timestamps.set(invocation, latest),
-        counts.previous_end,
-        new_invocations,
-    )
+    if (
+        invocation_ids is counts.invocation_ids
+        and latest_timestamps is counts.latest_timestamps
+        and new_invocations is counts.new_invocations
+    ):
+        return counts
+    return InvocationCounts(invocation_ids, latest_timestamps, counts.previous_end, new_invocations)
 
 
 def _note_summary(counts: InvocationCounts, summary: Event) -> InvocationCounts:

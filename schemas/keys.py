@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 from typing import Final, NewType
 
@@ -19,6 +21,7 @@ Offset = NewType("Offset", int)
 MAX_PART_LENGTH: Final = 128
 MAX_KEY_LENGTH: Final = 4 * MAX_PART_LENGTH + 3
 _PART_NAMES: Final = ("tenant", "app", "user", "session")
+_CONTROL_CHARACTER: Final = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +39,12 @@ class SessionKeyParts:
         return SessionKey(f"{self.tenant}/{self.app}/{self.user}/{self.session}")
 
 
+@functools.lru_cache(maxsize=65_536)
 def parse_session_key(raw: str) -> SessionKeyParts:
     """Split and validate a session key.
+
+    Memoized (the result is immutable): every record and snapshot of a session
+    parses the same key, and the recently seen keys are a bounded cache.
 
     Example: ``"acme/support/u42/s7"`` -> tenant ``acme``, app ``support``,
     user ``u42``, session ``s7``.
@@ -62,7 +69,7 @@ def parse_session_key(raw: str) -> SessionKeyParts:
             )
         if part != part.strip():
             raise InvalidSessionKeyError(raw, f"the {name} part starts or ends with white space")
-        if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in part):
+        if _CONTROL_CHARACTER.search(part):
             raise InvalidSessionKeyError(raw, f"the {name} part contains a control character")
     return SessionKeyParts(TenantId(parts[0]), parts[1], parts[2], parts[3])
 

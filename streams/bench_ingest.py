@@ -10,12 +10,17 @@ One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``:
    idempotent, lingering, large batches);
 2. read and decode the topic with a plain aiokafka consumer:
    ``raw_events_per_s``, from its first record to its last;
-3. run the projector in this process (garbage-collector thresholds as the
+3. run faust's floor: an agent configured as the projector's (same app
+   settings, ``take_events`` with the same batch size and window) that does
+   nothing with its batches, until its committed offsets equal the end
+   offsets: ``faust_floor_events_per_s``, the most any projector on faust
+   can fold here, and ``faust_floor_ratio``, that over raw;
+4. run the projector in this process (garbage-collector thresholds as the
    worker sets them) from empty tables until its committed offsets equal the
    end offsets: ``projector_events_per_s`` is the events divided by the time
    from its first batch to that moment.
 
-Both rates leave out the fixed start-up (group join, changelog creation), so
+Every rate leaves out the fixed start-up (group join, changelog creation), so
 they compare per-event costs. ``ratio`` is projector over raw.
 """
 
@@ -27,7 +32,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -39,7 +44,7 @@ from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotA
 
 from projections.bench_workload import bench_session
 from schemas.codec import decode_envelope, encode
-from streams.projector import build_projector
+from streams.projector import build_projector, projector_app, raw_topic
 from streams.projector_settings import ProjectorSettings
 from streams.topics import create_topics, topic_name
 
@@ -72,10 +77,13 @@ class IngestBenchResult:
     projector_events_per_s: float
     raw_events_per_s: float
     ratio: float
+    faust_floor_events_per_s: float
+    faust_floor_ratio: float
     events: int
     sessions: int
     projector_seconds: float
     raw_seconds: float
+    faust_floor_seconds: float
     store: str
     batch_size: int
 
@@ -173,41 +181,81 @@ async def _committed(admin: AIOKafkaAdminClient, group: str) -> dict[TopicPartit
     return {tp: meta.offset for tp, meta in offsets.items()}
 
 
+async def _seconds_to_catch_up(
+    settings: ProjectorSettings,
+    app: Any,
+    group: str,
+    ends: dict[TopicPartition, int],
+    first_batch_at: Callable[[], float | None],
+) -> float:
+    """Start `app`, wait until `group` committed every end offset, stop it.
+
+    Seconds from its first batch (``first_batch_at()``) to that moment.
+    """
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    await app.start()
+    try:
+        deadline = time.monotonic() + CATCH_UP_TIMEOUT_S
+        while True:
+            committed = await _committed(admin, group)
+            if all(committed.get(tp, -1) >= end for tp, end in ends.items() if end):
+                done = time.monotonic()
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{group} did not catch up")
+            await asyncio.sleep(POLL_INTERVAL_S)
+    finally:
+        await app.stop()
+        await admin.close()
+    first = first_batch_at()
+    if first is None:
+        raise RuntimeError(f"{group} processed no batch")
+    return done - first
+
+
 async def time_projector(
     settings: ProjectorSettings, ends: dict[TopicPartition, int], profile: str | None
 ) -> float:
     """Seconds from the projector's first batch to its committing every end offset."""
     projector = build_projector(settings)
     profiler = cProfile.Profile() if profile else None
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
-    await admin.start()
-    await projector.app.start()
     if profiler is not None:
         profiler.enable()
     try:
-        deadline = time.monotonic() + CATCH_UP_TIMEOUT_S
-        while True:
-            committed = await _committed(admin, settings.app_id)
-            if all(committed.get(tp, -1) >= end for tp, end in ends.items() if end):
-                done = time.monotonic()
-                break
-            if time.monotonic() > deadline:
-                raise TimeoutError("the projector did not catch up")
-            await asyncio.sleep(POLL_INTERVAL_S)
+        return await _seconds_to_catch_up(
+            settings, projector.app, settings.app_id, ends, lambda: projector.shell.first_batch_at
+        )
     finally:
         if profiler is not None and profile:
             profiler.disable()
             profiler.dump_stats(profile)
-        await projector.app.stop()
-        await admin.close()
-    first = projector.shell.first_batch_at
-    logger.info(
-        "bench ingest projector batches_seconds=%s",
-        projector.metrics.registry.get_sample_value("ctxstream_projector_batch_seconds_sum"),
+        logger.info(
+            "bench ingest projector batches_seconds=%s",
+            projector.metrics.registry.get_sample_value("ctxstream_projector_batch_seconds_sum"),
+        )
+
+
+async def time_faust_floor(settings: ProjectorSettings, ends: dict[TopicPartition, int]) -> float:
+    """Seconds an empty agent on the projector's faust setup takes to commit every end offset.
+
+    The agent takes the `events` topic in batches as the projector's does and
+    drops them: what remains is faust's own cost per record (fetching,
+    queueing, acking, committing), which no projector on faust can go below.
+    """
+    group = f"{settings.app_id}-floor"
+    app = projector_app(settings, group)
+    first: list[float] = []
+
+    @app.agent(raw_topic(app, settings, "events"), concurrency=1, name="floor")
+    async def floor(stream: Any) -> None:
+        async for _batch in stream.take_events(settings.batch_size, within=settings.batch_within_s):
+            if not first:
+                first.append(time.monotonic())
+
+    return await _seconds_to_catch_up(
+        settings, app, group, ends, lambda: first[0] if first else None
     )
-    if first is None:
-        raise RuntimeError("the projector processed no batch")
-    return done - first
 
 
 async def time_raw_consumer(bootstrap: str, ends: dict[TopicPartition, int]) -> float:
@@ -253,6 +301,7 @@ async def run_ingest_bench(
             "metrics_port": 0,
         }
     )
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_topics(settings)
     count = await produce_workload(settings, config)
     events_topic = topic_name(settings, "events")
@@ -260,25 +309,31 @@ async def run_ingest_bench(
     logger.info("bench ingest produced=%d topic=%s", count, events_topic)
     settings.tune_gc()  # as the worker does; the raw consumer runs first, on a small heap
     raw_s = await time_raw_consumer(settings.kafka_bootstrap, ends)
+    floor_s = await time_faust_floor(settings, ends)
     projector_s = await time_projector(settings, ends, config.profile)
-    projector_rate, raw_rate = count / projector_s, count / raw_s
+    projector_rate, raw_rate, floor_rate = count / projector_s, count / raw_s, count / floor_s
     return IngestBenchResult(
         projector_events_per_s=round(projector_rate, 1),
         raw_events_per_s=round(raw_rate, 1),
         ratio=round(projector_rate / raw_rate, 3),
+        faust_floor_events_per_s=round(floor_rate, 1),
+        faust_floor_ratio=round(floor_rate / raw_rate, 3),
         events=count,
         sessions=config.sessions,
         projector_seconds=round(projector_s, 3),
         raw_seconds=round(raw_s, 3),
+        faust_floor_seconds=round(floor_s, 3),
         store=settings.table_store,
         batch_size=settings.batch_size,
     )
 
 
 def report_text(result: IngestBenchResult) -> str:
-    """The three figures, one per line."""
+    """The three figures, then faust's floor, one per line."""
     return (
         f"projector_events_per_s {result.projector_events_per_s}\n"
         f"raw_events_per_s {result.raw_events_per_s}\n"
         f"ratio {result.ratio}\n"
+        f"faust_floor_events_per_s {result.faust_floor_events_per_s}\n"
+        f"faust_floor_ratio {result.faust_floor_ratio}\n"
     )
