@@ -8,10 +8,15 @@ One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``, on fresh topics
    (``python -m summarizer_worker``, extractive) as child processes;
 2. warm both up with a few sessions until a summary of theirs is applied;
 3. append the workload (:mod:`streams.bench_compaction_figures`) one round
-   at a time, ``--round-pause-s`` apart, noting when each event's append
-   began; meanwhile read `compaction-requests` (which event decided each
-   request) and `projections` (when a snapshot first shows each request's
-   summary as its compaction boundary);
+   every ``--round-pause-s``, noting when each event's append began. With
+   ``--arrivals spread`` (the default) the round's sessions append their
+   invocations one after another, evenly spaced over the round, as
+   independent agents would; with ``--arrivals burst`` every session of the
+   round appends at the same instant (a stress case: the last trigger of a
+   burst waits for the whole burst to be folded). Meanwhile read
+   `compaction-requests` (which event decided each request) and
+   `projections` (when a snapshot first shows each request's summary as its
+   compaction boundary);
 4. once every request is applied and both workers have consumed everything,
    count the committed summaries per request.
 
@@ -33,10 +38,10 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
@@ -74,6 +79,10 @@ COMPACTION: Final = {"compaction_interval": 3, "overlap_size": 1}
 STAGGER: Final = 3
 
 
+Arrivals = Literal["spread", "burst"]
+"""How the sessions of one round append their invocations."""
+
+
 @dataclass(frozen=True, slots=True)
 class CompactionBenchConfig:
     """What to run.
@@ -81,7 +90,10 @@ class CompactionBenchConfig:
     Attributes:
         sessions: Sessions in the workload.
         invocations: Invocations per session (one round each).
-        round_pause_s: Pause between rounds.
+        round_pause_s: Time from one round's start to the next's (burst: the
+            pause after a round's appends).
+        arrivals: How a round's sessions append: ``spread`` evenly over the
+            round, or ``burst`` all at once.
         batch_within_s: The projector's batch window (``CTXSTREAM_BATCH_WITHIN_S``).
         settle_timeout_s: How long to wait for the last summaries after the
             last round; requests still unanswered then count as missing.
@@ -92,6 +104,7 @@ class CompactionBenchConfig:
     invocations: int = 12
     round_pause_s: float = 0.5
     batch_within_s: float = 0.02
+    arrivals: Arrivals = "spread"
     settle_timeout_s: float = 120.0
     run_dir: Path = Path(".run/bench-compaction")
 
@@ -146,8 +159,7 @@ async def _measure(settings: KafkaSettings, config: CompactionBenchConfig) -> Co
         appended_at: dict[tuple[int, int], float] = {}
         rounds = workload_rounds(keys, config.invocations, stagger=STAGGER)
         for envelopes in rounds:
-            appended_at.update(await _append(producer, settings, envelopes))
-            await asyncio.sleep(config.round_pause_s)
+            appended_at.update(await _append_round(producer, settings, envelopes, config))
     finally:
         await producer.stop()
     measured = set(keys)
@@ -197,6 +209,33 @@ def _log_stages(triggered_at: Mapping[str, float], observed: _Observed) -> None:
             percentile(seconds, 0.5) * 1000,
             percentile(seconds, 0.99) * 1000,
         )
+
+
+async def _append_round(
+    producer: AIOKafkaProducer,
+    settings: KafkaSettings,
+    envelopes: Sequence[Envelope],
+    config: CompactionBenchConfig,
+) -> dict[tuple[int, int], float]:
+    """Append one round as `config.arrivals` says; returns once the round's time is up."""
+    if config.arrivals == "burst":
+        burst = await _append(producer, settings, envelopes)
+        await asyncio.sleep(config.round_pause_s)
+        return burst
+    by_session: dict[SessionKey, list[Envelope]] = {}
+    for envelope in envelopes:
+        by_session.setdefault(envelope.session_key, []).append(envelope)
+    slot_s = config.round_pause_s / max(1, len(by_session))
+    start = time.monotonic()
+    appends = []
+    for number, invocation in enumerate(by_session.values()):
+        await asyncio.sleep(max(0.0, start + number * slot_s - time.monotonic()))
+        appends.append(asyncio.create_task(_append(producer, settings, invocation)))
+    appended: dict[tuple[int, int], float] = {}
+    for placed in await asyncio.gather(*appends):
+        appended.update(placed)
+    await asyncio.sleep(max(0.0, start + config.round_pause_s - time.monotonic()))
+    return appended
 
 
 async def _append(

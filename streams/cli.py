@@ -78,6 +78,7 @@ def _bench_compaction(args: argparse.Namespace) -> int:
         invocations=args.invocations,
         round_pause_s=args.round_pause_s,
         batch_within_s=args.batch_within_s,
+        arrivals=args.arrivals,
     )
     figures = asyncio.run(run_compaction_bench(KafkaSettings(), config))
     Path(args.json).write_text(report_json(figures), encoding="utf-8")
@@ -160,6 +161,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     compaction.add_argument(
         "--batch-within-s", type=float, default=0.02, help="the projector's batch window"
+    )
+    compaction.add_argument(
+        "--arrivals",
+        choices=["spread", "burst"],
+        default="spread",
+        help="spread: a round's sessions append evenly spaced over the round, as independent "
+        "agents would (default); burst: all at the same instant (a stress case)",
     )
     compaction.set_defaults(run=_bench_compaction)
     return parser

@@ -15,8 +15,9 @@ Per session touched, in the batch's order:
 3. one chunk with the new records, the request key (set when a request was
    decided, deleted when a summary answered the in-flight one) and the
    header are written, in that order;
-4. one snapshot is published if the projection changed *or* records were
-   redelivered.
+4. the session's projection is listed for a snapshot if it changed *or*
+   records were redelivered (the shell assembles the snapshots after sending
+   the batch's requests).
 
 Redelivery after a crash: a batch's records are acked only once the broker
 has every output of the batch (:mod:`streams.projector`), so every output
@@ -110,10 +111,18 @@ class BatchOutcome:
     requests: list[tuple[CompactionRequest, int]] = field(default_factory=list)
     answered: list[SessionKey] = field(default_factory=list)
     learned: list[tuple[CompactionRequest, int]] = field(default_factory=list)
-    snapshots: list[ProjectionSnapshot] = field(default_factory=list)
+    changed: list[SessionProjection] = field(default_factory=list)
     writes: list[TableWrite] = field(default_factory=list)
     applied: int = 0
     redelivered: int = 0
+
+    def snapshots(self) -> list[ProjectionSnapshot]:
+        """The snapshots to publish, one per session in `changed`. O(their visible contexts).
+
+        Assembled on demand, so the shell can send the batch's requests before
+        paying for the contexts.
+        """
+        return [to_snapshot(projection) for projection in self.changed]
 
 
 class SessionCache:
@@ -304,7 +313,7 @@ class BatchProjector:
             outcome.writes.append(TableWrite(partition, request_key(key), encode(session.request)))
         if new or first_redelivered is not None:
             outcome.writes.append(TableWrite(partition, header_key(key), _header(session)))
-            outcome.snapshots.append(to_snapshot(projection))
+            outcome.changed.append(projection)
 
     @staticmethod
     def _chunks_again(

@@ -183,6 +183,12 @@ class ProjectorShell:
             TableWrite(partition, position_key(partition), str(offset).encode())
             for partition, offset in admission.positions.items()
         )
+        # Requests leave first, before the batch's snapshots are assembled: the
+        # summarizer starts on them while the rest goes out. A crash before the
+        # table writes below only redelivers the batch, which decides the same
+        # requests again under the same ids (the summarizer skips answered ones).
+        sent = await self._send_requests(outcome)
+        await asyncio.gather(*sent)
         sent = await self._write(outcome, by_partition)
         sent += await self._send(outcome)
         # The batch's records are acked when this returns: wait until the broker has
@@ -236,13 +242,10 @@ class ProjectorShell:
             )
         return sent
 
-    async def _send(self, outcome: BatchOutcome) -> list[Any]:
-        """Send dead letters, requests and snapshots; their delivery futures."""
+    async def _send_requests(self, outcome: BatchOutcome) -> list[Any]:
+        """Send the batch's new requests and note the in-flight ones; their delivery futures."""
         now = time.time()
         sent: list[Any] = []
-        for letter in outcome.dead_letters:
-            key = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
-            sent.append(await self._dead_letters.send(key=key.encode(), value=encode(letter)))
         for request, partition in outcome.requests:
             sent.append(await self._send_request(request, "first"))
             self.pending.emitted(request, partition, now)
@@ -250,17 +253,26 @@ class ProjectorShell:
             self.pending.answered(session_key)
         for request, partition in outcome.learned:
             self.pending.learned(request, partition, now)
+        return sent
+
+    async def _send(self, outcome: BatchOutcome) -> list[Any]:
+        """Send dead letters and snapshots (assembled here); their delivery futures."""
+        sent: list[Any] = []
+        for letter in outcome.dead_letters:
+            key = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
+            sent.append(await self._dead_letters.send(key=key.encode(), value=encode(letter)))
+        snapshots = outcome.snapshots()
         sent.extend(
             [
                 await self._snapshots.send(key=s.session_key.encode(), value=encode(s))
-                for s in outcome.snapshots
+                for s in snapshots
             ]
         )
         metrics = self._metrics
         metrics.events_applied.inc(outcome.applied)
         metrics.events_redelivered.inc(outcome.redelivered)
         metrics.dead_letters.inc(len(outcome.dead_letters))
-        metrics.snapshots.inc(len(outcome.snapshots))
+        metrics.snapshots.inc(len(snapshots))
         return sent
 
     async def _send_request(self, request: CompactionRequest, kind: str) -> Any:

@@ -27,8 +27,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Final
 
 from aiokafka import AIOKafkaProducer, TopicPartition
+from aiokafka.structs import RecordMetadata
 
 from summarizer_worker.offset_ledger import OffsetLedger
 from summarizer_worker.request_outcome import RequestOutcome
@@ -37,13 +39,16 @@ from summarizer_worker.stage_pause import StagePause
 
 logger = logging.getLogger(__name__)
 
+#: Backoff before a lane's producer retries a request (see its use).
+TRANSACTION_RETRY_BACKOFF_MS: Final = 10
+
 
 @dataclass(slots=True)
 class _Finished:
     offset: int
     outcome: RequestOutcome
     request_id: str
-    written: asyncio.Future[None]
+    written: asyncio.Future[list[RecordMetadata]]
 
 
 def transactional_id(group_id: str, tp: TopicPartition) -> str:
@@ -66,6 +71,11 @@ class PartitionLane:
             enable_idempotence=True,
             acks="all",
             transaction_timeout_ms=settings.summarizer_transaction_timeout_ms,
+            # The broker answers CONCURRENT_TRANSACTIONS to a transaction's first
+            # request while the previous one's markers are still being written;
+            # aiokafka retries AddOffsetsToTxn and EndTxn after this backoff (its
+            # default, 100 ms, was the summarizer's p99 in `bench compaction`).
+            retry_backoff_ms=TRANSACTION_RETRY_BACKOFF_MS,
         )
         self._finished: list[_Finished] = []
         self._wake = asyncio.Event()
@@ -98,12 +108,14 @@ class PartitionLane:
             raise RuntimeError(f"lane {self.tp} is not open")
         return self._committer
 
-    async def finish(self, offset: int, outcome: RequestOutcome, request_id: str) -> None:
-        """Write `outcome` for the request at `offset`; returns once it is committed."""
-        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    async def finish(
+        self, offset: int, outcome: RequestOutcome, request_id: str
+    ) -> list[RecordMetadata]:
+        """Write `outcome` for the request at `offset`; once committed, where its records are."""
+        written: asyncio.Future[list[RecordMetadata]] = asyncio.get_running_loop().create_future()
         self._finished.append(_Finished(offset, outcome, request_id, written))
         self._wake.set()
-        await written
+        return await written
 
     async def close(self) -> None:
         """Stop taking outcomes, let the running transaction end, close the producer.
@@ -148,6 +160,7 @@ class PartitionLane:
             self.ledger.finish(finished.offset)
         offset = self.ledger.committable()
         records = [record for finished in batch for record in finished.outcome.records]
+        placed: list[RecordMetadata] = []
         if records or offset is not None:
             async with self._producer.transaction():
                 sent = [
@@ -158,7 +171,7 @@ class PartitionLane:
                     await self._producer.send_offsets_to_transaction(
                         {self.tp: offset}, self._group_id
                     )
-                await asyncio.gather(*sent)
+                placed = list(await asyncio.gather(*sent))
                 for finished in batch:
                     if finished.outcome.records:  # the summary is in the log, not yet committed
                         await self._pause("transaction", finished.request_id)
@@ -169,6 +182,9 @@ class PartitionLane:
             len(records),
             offset,
         )
+        start = 0
         for finished in batch:
+            end = start + len(finished.outcome.records)
             if not finished.written.done():
-                finished.written.set_result(None)
+                finished.written.set_result(placed[start:end])
+            start = end

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -43,6 +44,10 @@ POLL_MS: Final = 5
 FETCH_MAX_WAIT_MS: Final = 10
 #: Bytes per partition per fetch: a tail after a backlog arrives in few fetches.
 FETCH_BYTES: Final = 8 * 1024 * 1024
+#: How often, and how long at most, to ask for the last stable offset while
+#: waiting for a committed record to become readable.
+STABLE_POLL_S: Final = 0.002
+STABLE_WAIT_S: Final = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +155,29 @@ class SliceReaders:
                 finally:
                     reader.pause(tp)  # no prefetching past the slice while idle
         return SessionSlice(partition, start_offset, stable, tuple(records))
+
+    async def wait_readable(self, partition: int, offset: int) -> None:
+        """Return once the record at `offset` of `partition` is below the last stable offset.
+
+        That is once a committed transaction's markers are written, so that a
+        ``read_committed`` read sees the record. Polls every
+        :data:`STABLE_POLL_S`; gives up with a warning after
+        :data:`STABLE_WAIT_S` (the markers of a committed transaction are
+        written in milliseconds unless the broker is in trouble).
+        """
+        tp = TopicPartition(self._topic, partition)
+        deadline = time.monotonic() + STABLE_WAIT_S
+        async with self._reader() as reader:
+            while (await reader.end_offsets([tp]))[tp] <= offset:
+                if time.monotonic() > deadline:
+                    logger.warning(
+                        "offset=%d partition=%d not readable after %.0f s",
+                        offset,
+                        partition,
+                        STABLE_WAIT_S,
+                    )
+                    return
+                await asyncio.sleep(STABLE_POLL_S)
 
 
 async def _partition_count(bootstrap: str, topic: str) -> int:

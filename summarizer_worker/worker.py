@@ -206,7 +206,16 @@ class SummarizerWorker:
         async with self._locks.hold(request.session_key):
             await lane.opened()
             outcome = await self._pipeline.outcome(request, record)
-            await lane.finish(record.offset, outcome, request.request_id)
+            placed = await lane.finish(record.offset, outcome, request.request_id)
+            # The broker answers a commit before it has written the commit markers
+            # to `events`: until they are in, read_committed readers (this worker's
+            # next check of the session included) stop below the summary, and a
+            # duplicate of this request would be summarized again. Hold the
+            # session until the summary is readable.
+            events = self._settings.topic("events")
+            for metadata in placed:
+                if metadata.topic == events:
+                    await self._readers.wait_readable(metadata.partition, metadata.offset)
 
     def _throttle(self, consumer: AIOKafkaConsumer) -> None:
         limit = self._settings.summarizer_max_pending

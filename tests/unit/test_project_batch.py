@@ -50,7 +50,7 @@ def test_a_batch_writes_one_chunk_the_request_and_the_header_and_one_snapshot() 
     outcome = projector.project(_records(1, 3, 0), table.read)
     table.apply(outcome)
     assert [w.key for w in outcome.writes] == [chunk_key(KEY, 0), request_key(KEY), header_key(KEY)]
-    assert len(outcome.snapshots) == 1
+    assert len(outcome.snapshots()) == 1
     assert len(outcome.requests) == 1
     assert outcome.applied == 12
     header = decode_header(table.values[header_key(KEY)])
@@ -72,7 +72,7 @@ def test_redelivered_records_change_nothing_and_write_their_entries_again() -> N
     keys = [w.key for w in outcome.writes]
     assert keys == [chunk_key(KEY, 0), chunk_key(KEY, 1), request_key(KEY), header_key(KEY)]
     assert table.values[chunk_key(KEY, 0)] == before[chunk_key(KEY, 0)]
-    assert len(outcome.snapshots) == 1
+    assert len(outcome.snapshots()) == 1
 
 
 def test_a_rebuilt_session_equals_the_cached_one() -> None:
