@@ -21,6 +21,9 @@ that position (a start, a rebalance):
   that offset (and not after the one that revealed the gap) is admitted and
   verifies the partition: the offsets skipped hold no record (a transaction
   marker, an aborted record under ``read_committed``);
+* the position checked is the lower of the stored one and faust's committed
+  offset (:func:`start_position`), so records faust skips between the two
+  are sought back too (unacked, they would stop its commits);
 * a partition fetched past its position with nothing delivered for
   ``idle_s`` is sought back too, with a doubling pause (at most
   :data:`MAX_STALL_PAUSE_S`).
@@ -78,6 +81,25 @@ class Admission:
     records: list[SourceRecord]
     gaps: list[Gap]
     positions: dict[int, int]
+
+
+def start_position(stored: int | None, committed: int | None) -> int | None:
+    """The offset a partition's first record after a (re)assignment must have.
+
+    faust starts a partition at its committed offset, which can lie below the
+    stored position (records folded whose offsets faust had not committed yet
+    when the worker died or lost the partition). Those records are folded
+    already, but faust must still deliver and ack them: it commits only over
+    acked offsets without a hole, and a record it skips around the seek to the
+    committed offset would hold its commits back for good. So the check starts
+    at the lower of the two; the records between them are redeliveries.
+
+    Example: stored 104, committed 100 -> 100; stored None -> None (nothing
+    folded yet: no check).
+    """
+    if stored is None or committed is None:
+        return stored
+    return min(stored, committed)
 
 
 class PartitionPositions:

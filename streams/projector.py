@@ -68,7 +68,7 @@ from faust.types import TP
 
 from schemas.codec import decode_compaction_request, encode
 from schemas.compaction_request import CompactionRequest
-from streams.partition_positions import PartitionPositions
+from streams.partition_positions import PartitionPositions, start_position
 from streams.pending_requests import PendingRequests
 from streams.project_batch import (
     BatchOutcome,
@@ -135,6 +135,7 @@ class ProjectorShell:
         dead_letters_topic: Any,
         metrics: ProjectorMetrics,
         seek: Callable[[int, int], Awaitable[None]],
+        committed: Callable[[int], int | None],
     ) -> None:
         self._settings = settings
         self._table = table
@@ -143,6 +144,7 @@ class ProjectorShell:
         self._dead_letters = dead_letters_topic
         self._metrics = metrics
         self._seek = seek
+        self._committed = committed
         self._positions = PartitionPositions(idle_s=max(2.0, 4 * settings.batch_within_s))
         self._cache = SessionCache(settings.session_cache_events)
         self._projector = BatchProjector(settings, self._cache)
@@ -175,7 +177,8 @@ class ProjectorShell:
 
         def stored_position(partition: int) -> int | None:
             raw = read(partition, position_key(partition))
-            return None if raw is None else int(raw)
+            stored = None if raw is None else int(raw)
+            return start_position(stored, self._committed(partition))
 
         admission = self._positions.admit(records, stored_position, time.monotonic())
         outcome = self._projector.project(admission.records, read)
@@ -392,8 +395,22 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         # its fetch (KeyError in Fetcher.fetched_records, the fetcher crashes).
         await app.consumer.seek_wait({TP(events_name, partition): offset})
 
+    def committed(partition: int) -> int | None:
+        # faust's committed offset of the partition, set when it was assigned
+        # (private: faust has no public reader of it; pinned version).
+        consumer: Any = app.consumer
+        offset: int | None = consumer._committed_offset.get(TP(events_name, partition))
+        return offset
+
     shell = ProjectorShell(
-        settings, table, requests_topic, snapshots_topic, dead_letters_topic, metrics, seek
+        settings,
+        table,
+        requests_topic,
+        snapshots_topic,
+        dead_letters_topic,
+        metrics,
+        seek,
+        committed,
     )
 
     @app.agent(events_topic, concurrency=1, name="project_sessions")

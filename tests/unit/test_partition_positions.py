@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streams.partition_positions import Gap, PartitionPositions
+from streams.partition_positions import Gap, PartitionPositions, start_position
 from streams.project_batch import SourceRecord
 
 NOTHING: dict[int, int | None] = {}
@@ -74,3 +74,22 @@ def test_a_partition_fetched_past_its_loaded_position_is_sought_back_with_growin
     refetched = positions.admit(_records(0, 10, 11), NOTHING.get, 18.0)
     assert refetched.positions == {0: 12}
     assert positions.stalled({0: 20}, 100.0) == []  # verified: no more checks
+
+
+def test_the_check_starts_at_the_committed_offset_when_it_lies_below_the_stored_one() -> None:
+    assert start_position(104, 100) == 100
+    assert start_position(100, 104) == 100
+    assert start_position(None, 100) is None
+    assert start_position(104, None) == 104
+
+
+def test_records_skipped_between_committed_and_stored_positions_are_sought_back() -> None:
+    # Folded up to 103 (stored 104), committed 100: faust delivering 104 first skipped
+    # 100..103, which it must still deliver and ack before it can commit past them.
+    positions = PartitionPositions(idle_s=5.0)
+    admission = positions.admit(_records(2, 104, 105), lambda _: start_position(104, 100), 0.0)
+    assert admission.records == []
+    assert admission.gaps == [Gap(2, 100, 104)]
+    again = positions.admit(_records(2, 100, 101, 102, 103, 104), NOTHING.get, 1.0)
+    assert _offsets(again.records) == [(2, 100), (2, 101), (2, 102), (2, 103), (2, 104)]
+    assert again.gaps == []
