@@ -28,8 +28,14 @@ that position (a start, a rebalance):
   ``idle_s`` is sought back too, with a doubling pause (at most
   :data:`MAX_STALL_PAUSE_S`).
 
-Once verified, a partition's gaps are Kafka's own (markers after every
-transactional summary), and its records are admitted as they come.
+Every gap is checked the same way (a seek back, then the first record at or
+after the expected offset) until the partition has been verified for
+:data:`SETTLE_IDLE_PERIODS` idle periods (unless nothing was stored for it:
+a first start, where no earlier owner left a position to resume from):
+faust can also drop a record a few batches after the first one of an
+assignment. After that, a partition's
+gaps are Kafka's own (markers after every transactional summary), and its
+records are admitted as they come.
 Records held back are still acked by ``take_events``, so while a check is
 open faust's committed offset can run ahead of what was folded; the stored
 position is what the projector trusts, also across restarts.
@@ -41,6 +47,7 @@ after the seek 12 arrives -> admitted, verified (10, 11 were markers); then
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -48,6 +55,8 @@ from typing import Final
 from streams.project_batch import SourceRecord
 
 MAX_STALL_PAUSE_S: Final = 60.0
+#: After a partition is verified, its gaps are still checked for this many idle periods.
+SETTLE_IDLE_PERIODS: Final = 5
 
 PositionReader = Callable[[int], int | None]
 """The stored next offset of a partition, None when none is stored."""
@@ -112,6 +121,7 @@ class PartitionPositions:
         self._last_seen: dict[int, float] = {}
         self._stall_pause: dict[int, float] = {}
         self._verified: set[int] = set()
+        self._verified_at: dict[int, float] = {}
 
     def admit(
         self, records: Sequence[SourceRecord], stored: PositionReader, now: float
@@ -140,7 +150,7 @@ class PartitionPositions:
                     stopped.add(partition)  # fetched before the seek: it comes again
                     continue
                 del self._checking[partition]
-            elif expected is not None and offset > expected and partition not in self._verified:
+            elif expected is not None and offset > expected and not self._trusted(partition, now):
                 self._checking[partition] = (expected, offset)
                 gaps.append(Gap(partition, expected, offset))
                 stopped.add(partition)
@@ -148,8 +158,23 @@ class PartitionPositions:
             admitted.append(record)
             if expected is None or offset >= expected:
                 self._next[partition] = moved[partition] = offset + 1
-                self._verified.add(partition)
+                if partition not in self._verified:
+                    self._verified.add(partition)
+                    # Nothing stored (a first start): no earlier owner, no seek to
+                    # committed, nothing for faust to drop; its gaps are trusted.
+                    self._verified_at[partition] = now if expected is not None else -math.inf
         return Admission(admitted, gaps, moved)
+
+    def _trusted(self, partition: int, now: float) -> bool:
+        """Whether a gap in `partition` may be taken as Kafka's own without a check.
+
+        Only once the partition was verified and has run for
+        :data:`SETTLE_IDLE_PERIODS` idle periods since: faust can also drop a
+        record a few batches after the first one of an assignment (a stale
+        fetch drained after its seek), so every gap is checked in that time.
+        """
+        verified_at = self._verified_at.get(partition)
+        return verified_at is not None and now - verified_at >= SETTLE_IDLE_PERIODS * self._idle_s
 
     def stalled(self, fetch_positions: dict[int, int | None], now: float) -> list[Gap]:
         """Partitions fetched past the expected offset with no record for ``idle_s``: seek them.
@@ -161,7 +186,7 @@ class PartitionPositions:
         seeks: list[Gap] = []
         for partition, position in fetch_positions.items():
             expected = self._next.get(partition)
-            if partition in self._verified:
+            if partition in self._verified and partition not in self._checking:
                 continue
             if expected is None or position is None or position <= expected:
                 self._stall_pause.pop(partition, None)
@@ -187,3 +212,4 @@ class PartitionPositions:
             self._last_seen.pop(partition, None)
             self._stall_pause.pop(partition, None)
             self._verified.discard(partition)
+            self._verified_at.pop(partition, None)

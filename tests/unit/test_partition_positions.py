@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from streams.partition_positions import Gap, PartitionPositions, start_position
+from streams.partition_positions import (
+    SETTLE_IDLE_PERIODS,
+    Gap,
+    PartitionPositions,
+    start_position,
+)
 from streams.project_batch import SourceRecord
 
 NOTHING: dict[int, int | None] = {}
@@ -44,14 +49,21 @@ def test_a_gap_stops_the_partition_until_the_first_record_after_the_seek() -> No
     assert refetched.positions == {0: 16}
 
 
-def test_a_first_gap_is_checked_and_later_gaps_are_accepted() -> None:
+def test_gaps_are_checked_until_the_partition_has_settled_then_accepted() -> None:
     positions = PartitionPositions(idle_s=5.0)
     first = positions.admit(_records(0, 12), {0: 10}.get, 0.0)  # 10, 11: markers
     assert first.gaps == [Gap(0, 10, 12)]
-    again = positions.admit(_records(0, 12, 13, 15), NOTHING.get, 0.0)
-    assert _offsets(again.records) == [(0, 12), (0, 13), (0, 15)]  # verified: 14 a marker
-    assert again.gaps == []
-    assert again.positions == {0: 16}
+    again = positions.admit(_records(0, 12, 13, 15), NOTHING.get, 1.0)
+    # Verified at 12; 15 skips 14 while the partition settles: checked too.
+    assert _offsets(again.records) == [(0, 12), (0, 13)]
+    assert again.gaps == [Gap(0, 14, 15)]
+    checked = positions.admit(_records(0, 15, 16), NOTHING.get, 2.0)
+    assert _offsets(checked.records) == [(0, 15), (0, 16)]  # 14 was a marker
+    settled = 1.0 + SETTLE_IDLE_PERIODS * 5.0
+    later = positions.admit(_records(0, 18, 19), NOTHING.get, settled)
+    assert _offsets(later.records) == [(0, 18), (0, 19)]  # settled: 17 a marker
+    assert later.gaps == []
+    assert later.positions == {0: 20}
 
 
 def test_revoked_partitions_read_their_position_again() -> None:
