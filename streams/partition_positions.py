@@ -57,6 +57,8 @@ from streams.project_batch import SourceRecord
 MAX_STALL_PAUSE_S: Final = 60.0
 #: After a partition is verified, its gaps are still checked for this many idle periods.
 SETTLE_IDLE_PERIODS: Final = 5
+#: A committed offset below the fold that stays put this many idle periods is sought back to.
+COMMIT_HOLE_IDLE_PERIODS: Final = 3
 
 PositionReader = Callable[[int], int | None]
 """The stored next offset of a partition, None when none is stored."""
@@ -122,6 +124,7 @@ class PartitionPositions:
         self._stall_pause: dict[int, float] = {}
         self._verified: set[int] = set()
         self._verified_at: dict[int, float] = {}
+        self._commit_seen: dict[int, tuple[int, float]] = {}
 
     def admit(
         self, records: Sequence[SourceRecord], stored: PositionReader, now: float
@@ -200,6 +203,35 @@ class PartitionPositions:
             seeks.append(Gap(partition, expected, position))
         return seeks
 
+    def commit_holes(self, committed: dict[int, int | None], now: float) -> list[Gap]:
+        """Partitions whose committed offset stays below what was folded: seek them to it.
+
+        faust commits only over acked offsets without a hole; a record it
+        skipped without delivering it is never acked, and its commits stop
+        there for good. A partition whose committed offset lies below the next
+        expected offset and has not moved for :data:`COMMIT_HOLE_IDLE_PERIODS`
+        idle periods is sought back to it: the records from there on come
+        again, are redeliveries to the fold, and are acked.
+
+        Args:
+            committed: faust's committed offset of each owned partition.
+            now: A monotonic clock reading.
+        """
+        seeks: list[Gap] = []
+        for partition, offset in committed.items():
+            expected = self._next.get(partition)
+            if offset is None or expected is None or offset >= expected:
+                self._commit_seen.pop(partition, None)
+                continue
+            seen = self._commit_seen.get(partition)
+            if seen is None or seen[0] != offset:
+                self._commit_seen[partition] = (offset, now)
+                continue
+            if now - seen[1] >= COMMIT_HOLE_IDLE_PERIODS * self._idle_s:
+                self._commit_seen[partition] = (offset, now)
+                seeks.append(Gap(partition, offset, expected))
+        return seeks
+
     def sought_before(self, partition: int) -> bool:
         """Whether the partition was sought back for a stall before (log quieter)."""
         return self._stall_pause.get(partition, self._idle_s) > 2 * self._idle_s
@@ -213,3 +245,4 @@ class PartitionPositions:
             self._stall_pause.pop(partition, None)
             self._verified.discard(partition)
             self._verified_at.pop(partition, None)
+            self._commit_seen.pop(partition, None)

@@ -314,6 +314,18 @@ class ProjectorShell:
             )
             await self._seek(gap.partition, gap.expected)
 
+    async def seek_commit_holes(self, owned: set[int]) -> None:
+        """Seek back partitions whose faust commits stopped below what was folded."""
+        committed = {partition: self._committed(partition) for partition in owned}
+        for hole in self._positions.commit_holes(committed, time.monotonic()):
+            logger.warning(
+                "partition=%d committed offset stays at %d below the fold at %d: seeking back",
+                hole.partition,
+                hole.expected,
+                hole.seen,
+            )
+            await self._seek(hole.partition, hole.expected)
+
     async def retry_due(self, owned: set[int], now: float) -> None:
         """Re-emit every in-flight request older than the timeout."""
         if self._rescan:
@@ -436,6 +448,7 @@ def build_projector(settings: ProjectorSettings) -> Projector:
                 for partition in partitions
             }
             await shell.seek_stalled(positions)
+            await shell.seek_commit_holes(partitions)
 
     @app.on_partitions_revoked.connect
     def on_revoked(_: Any, /, *args: Any, signal: Any, **__: Any) -> None:

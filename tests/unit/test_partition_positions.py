@@ -105,3 +105,13 @@ def test_records_skipped_between_committed_and_stored_positions_are_sought_back(
     again = positions.admit(_records(2, 100, 101, 102, 103, 104), NOTHING.get, 1.0)
     assert _offsets(again.records) == [(2, 100), (2, 101), (2, 102), (2, 103), (2, 104)]
     assert again.gaps == []
+
+
+def test_a_committed_offset_stuck_below_the_fold_is_sought_back_to() -> None:
+    positions = PartitionPositions(idle_s=1.0)
+    positions.admit(_records(0, 10, 11, 12), {0: 10}.get, 0.0)  # folded up to 12
+    assert positions.commit_holes({0: 10}, 1.0) == []  # first seen
+    assert positions.commit_holes({0: 11}, 2.0) == []  # moving: faust commits
+    assert positions.commit_holes({0: 11}, 4.0) == []  # not long enough yet
+    assert positions.commit_holes({0: 11}, 5.0) == [Gap(0, 11, 13)]
+    assert positions.commit_holes({0: 13}, 9.0) == []  # caught up
