@@ -33,9 +33,8 @@ after the expected offset) until the partition has been verified for
 :data:`SETTLE_IDLE_PERIODS` idle periods (unless nothing was stored for it:
 a first start, where no earlier owner left a position to resume from):
 faust can also drop a record a few batches after the first one of an
-assignment. After that, a partition's
-gaps are Kafka's own (markers after every transactional summary), and its
-records are admitted as they come.
+assignment. After that, a partition's gaps are Kafka's own (markers after
+every transactional summary), and its records are admitted as they come.
 Records held back are still acked by ``take_events``, so while a check is
 open faust's committed offset can run ahead of what was folded; the stored
 position is what the projector trusts, also across restarts.
@@ -122,8 +121,7 @@ class PartitionPositions:
         self._checking: dict[int, tuple[int, int]] = {}
         self._last_seen: dict[int, float] = {}
         self._stall_pause: dict[int, float] = {}
-        self._verified: set[int] = set()
-        self._verified_at: dict[int, float] = {}
+        self._verified_at: dict[int, float] = {}  # the verified partitions, and since when
         self._commit_seen: dict[int, tuple[int, float]] = {}
 
     def admit(
@@ -161,8 +159,7 @@ class PartitionPositions:
             admitted.append(record)
             if expected is None or offset >= expected:
                 self._next[partition] = moved[partition] = offset + 1
-                if partition not in self._verified:
-                    self._verified.add(partition)
+                if partition not in self._verified_at:
                     # Nothing stored (a first start): no earlier owner, no seek to
                     # committed, nothing for faust to drop; its gaps are trusted.
                     self._verified_at[partition] = now if expected is not None else -math.inf
@@ -189,7 +186,7 @@ class PartitionPositions:
         seeks: list[Gap] = []
         for partition, position in fetch_positions.items():
             expected = self._next.get(partition)
-            if partition in self._verified and partition not in self._checking:
+            if partition in self._verified_at and partition not in self._checking:
                 continue
             if expected is None or position is None or position <= expected:
                 self._stall_pause.pop(partition, None)
@@ -243,6 +240,5 @@ class PartitionPositions:
             self._checking.pop(partition, None)
             self._last_seen.pop(partition, None)
             self._stall_pause.pop(partition, None)
-            self._verified.discard(partition)
             self._verified_at.pop(partition, None)
             self._commit_seen.pop(partition, None)
