@@ -1,61 +1,53 @@
-"""Which fetched records the projector may fold after a partition is (re)assigned.
+"""Which fetched records the projector may fold: every partition in offset order, no record skipped.
 
 No I/O of its own. faust-streaming 0.15.3 can drop records around a
 rebalance and commit past them: a stale ``getmany`` result still being
 drained after ``Consumer.perform_seek`` moves faust's read offset past
 records that are then fetched again and discarded as already read, while
-the stale copies were acked as skipped. The records lost are the first ones
-the new generation should have delivered for the partition (or, at the end
-of a partition, the last ones, which no later record reveals).
+the stale copies were acked as skipped. The rebalance test caught it at the
+first records of an assignment and a few batches later.
 
 So the projector keeps, per `events` partition, the offset it expects next,
 in its own table (``p:<partition>``, written after the batch's session
-entries), and checks the *first* record of each partition after it loads
-that position (a start, a rebalance):
+entries), and checks every record against it:
 
-* a record below the position is a redelivery: admitted, and the session's
+* a record below it is a redelivery: admitted, and the session's
   ``last_offset`` skips it;
-* the expected record is admitted and the partition is *verified*;
-* a record above it is a gap: held back, and the shell seeks the partition
-  to the expected offset; the first record that then arrives at or after
-  that offset (and not after the one that revealed the gap) is admitted and
-  verifies the partition: the offsets skipped hold no record (a transaction
-  marker, an aborted record under ``read_committed``);
-* the position checked is the lower of the stored one and faust's committed
-  offset (:func:`start_position`), so records faust skips between the two
-  are sought back too (unacked, they would stop its commits);
-* a partition fetched past its position with nothing delivered for
-  ``idle_s`` is sought back too, with a doubling pause (at most
-  :data:`MAX_STALL_PAUSE_S`).
+* the expected record is admitted and moves the position;
+* a record above it leaves a *gap*. Most gaps are Kafka's own (the commit
+  marker after every transactional summary, aborted records), but only the
+  log can say: the shell asks it for the first committed record in the gap
+  (:class:`~streams.offset_probe.OffsetProbe`) before the batch is admitted,
+  via :meth:`PartitionPositions.gaps`. An empty gap is admitted; a gap with
+  a record in it is a drop: the partition is sought back to that record and
+  *held* (nothing else admitted) until it arrives; a gap the log did not
+  answer is sought back to the expected offset and checked again.
 
-Every gap is checked the same way (a seek back, then the first record at or
-after the expected offset) until the partition has been verified for
-:data:`SETTLE_IDLE_PERIODS` idle periods (unless nothing was stored for it:
-a first start, where no earlier owner left a position to resume from):
-faust can also drop a record a few batches after the first one of an
-assignment. After that, a partition's gaps are Kafka's own (markers after
-every transactional summary), and its records are admitted as they come.
-Records held back are still acked by ``take_events``, so while a check is
-open faust's committed offset can run ahead of what was folded; the stored
+After a (re)assignment the position checked is the lower of the stored one
+and faust's committed offset (:func:`start_position`), so records faust
+skips between the two are sought back too (unacked, they would stop its
+commits). A partition fetched past its position with nothing delivered for
+``idle_s`` (a drop at the end of a partition, which no later record
+reveals) is probed the same way (:meth:`PartitionPositions.stalled`). Records
+held back are still acked by ``take_events``, so while a partition is held
+faust's committed offset can run ahead of what was folded; the stored
 position is what the projector trusts, also across restarts.
 
-Example: position 10 loaded; record 15 -> gap 10..15, seek to 10, held;
-after the seek 12 arrives -> admitted, verified (10, 11 were markers); then
-14 after 12 -> admitted.
+Example: position 10; record 15 arrives -> gap 10..15, the log's first
+committed record in it is 12 -> seek to 12, hold; 16, 17 (fetched before
+the seek) are held; 12 arrives -> admitted; then 14 after 12 -> gap 13..14,
+the log has none (a marker) -> admitted.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from streams.project_batch import SourceRecord
 
 MAX_STALL_PAUSE_S: Final = 60.0
-#: After a partition is verified, its gaps are still checked for this many idle periods.
-SETTLE_IDLE_PERIODS: Final = 5
 #: A committed offset below the fold that stays put this many idle periods is sought back to.
 COMMIT_HOLE_IDLE_PERIODS: Final = 3
 
@@ -65,17 +57,23 @@ PositionReader = Callable[[int], int | None]
 
 @dataclass(frozen=True, slots=True)
 class Gap:
-    """A partition that skipped offsets: seek it back to `expected`.
+    """Offsets of a partition skipped between the expected one and one that arrived.
 
     Attributes:
         partition: The `events` partition.
-        expected: The offset the projector expects next.
-        seen: The offset that arrived instead.
+        expected: The offset expected (as a seek: the offset to seek to).
+        seen: The offset that arrived instead (or the fetch position past it).
     """
 
     partition: int
     expected: int
     seen: int
+
+
+Answers = Mapping[Gap, int | None]
+"""The log's first committed offset in each probed gap, None when it holds none.
+
+A gap missing from the mapping was not answered (the probe failed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +82,7 @@ class Admission:
 
     Attributes:
         records: The admitted records, batch order.
-        gaps: Partitions to seek back.
+        gaps: Partitions to seek back, each to its gap's ``expected`` offset.
         positions: The new next offset of each partition that moved.
     """
 
@@ -93,7 +91,7 @@ class Admission:
     positions: dict[int, int]
 
 
-def start_position(stored: int | None, committed: int | None) -> int | None:
+def start_position(stored: int | None, committed: int | None) -> int:
     """The offset a partition's first record after a (re)assignment must have.
 
     faust starts a partition at its committed offset, which can lie below the
@@ -104,103 +102,177 @@ def start_position(stored: int | None, committed: int | None) -> int | None:
     committed offset would hold its commits back for good. So the check starts
     at the lower of the two; the records between them are redeliveries.
 
-    Example: stored 104, committed 100 -> 100; stored None -> None (nothing
-    folded yet: no check).
+    Nothing stored means nothing folded yet: the check starts at offset 0
+    (the probe reads a log whose start retention moved from that start).
+
+    Example: stored 104, committed 100 -> 100; stored None -> 0.
     """
-    if stored is None or committed is None:
+    if stored is None:
+        return 0
+    if committed is None:
         return stored
     return min(stored, committed)
 
 
 class PartitionPositions:
-    """The next expected offset of each owned partition, and the gaps being checked."""
+    """The next expected offset of each owned partition, and the partitions held back."""
 
     def __init__(self, idle_s: float) -> None:
         self._idle_s = idle_s
         self._next: dict[int, int | None] = {}
-        self._checking: dict[int, tuple[int, int]] = {}
+        self._holding: set[int] = set()
         self._last_seen: dict[int, float] = {}
         self._stall_pause: dict[int, float] = {}
-        self._verified_at: dict[int, float] = {}  # the verified partitions, and since when
+        self._empty_to: dict[int, int] = {}
         self._commit_seen: dict[int, tuple[int, float]] = {}
 
-    def admit(
-        self, records: Sequence[SourceRecord], stored: PositionReader, now: float
-    ) -> Admission:
-        """Split `records` into what may be folded now and the gaps to seek back.
+    def _expected(self, partition: int, stored: PositionReader) -> int | None:
+        if partition not in self._next:
+            self._next[partition] = stored(partition)
+        return self._next[partition]
 
-        `now` is a monotonic clock reading: when the partitions were last heard of.
+    def gaps(self, records: Sequence[SourceRecord], stored: PositionReader) -> list[Gap]:
+        """The gaps :meth:`admit` needs answered for `records`: ask the log, then admit.
+
+        Each gap as if the ones before it in its partition were empty; an
+        answer not needed after all costs a probe, nothing else.
+        """
+        expected: dict[int, int | None] = {}
+        holding = set(self._holding)
+        stopped: set[int] = set()
+        found: list[Gap] = []
+        for record in records:
+            partition, offset = record.partition, record.offset
+            if partition in stopped:
+                continue
+            if partition not in expected:
+                expected[partition] = self._expected(partition, stored)
+            position = expected[partition]
+            if partition in holding:
+                if position is not None and offset > position:
+                    stopped.add(partition)
+                elif offset == position:
+                    holding.discard(partition)
+                    expected[partition] = offset + 1
+                continue
+            if position is not None and offset > position:
+                found.append(Gap(partition, position, offset))
+            if position is None or offset >= position:
+                expected[partition] = offset + 1
+        return found
+
+    def admit(
+        self,
+        records: Sequence[SourceRecord],
+        stored: PositionReader,
+        now: float,
+        answers: Answers,
+    ) -> Admission:
+        """Split `records` into what may be folded now and the partitions to seek back.
+
+        Args:
+            records: A batch, in delivery order.
+            stored: The stored position of a partition not seen since it was assigned.
+            now: A monotonic clock reading: when the partitions were last heard of.
+            answers: The log's answers to :meth:`gaps` of the same records.
         """
         for record in records:
             self._last_seen[record.partition] = now
         admitted: list[SourceRecord] = []
-        gaps: list[Gap] = []
+        seeks: list[Gap] = []
         moved: dict[int, int] = {}
         stopped: set[int] = set()
         for record in records:
             partition, offset = record.partition, record.offset
             if partition in stopped:
                 continue
-            if partition not in self._next:
-                self._next[partition] = stored(partition)
-            expected = self._next[partition]
-            checking = self._checking.get(partition)
-            if checking is not None:
-                start, seen = checking
-                if not start <= offset <= seen:
+            expected = self._expected(partition, stored)
+            if expected is not None and offset > expected:
+                if partition in self._holding:
                     stopped.add(partition)  # fetched before the seek: it comes again
                     continue
-                del self._checking[partition]
-            elif expected is not None and offset > expected and not self._trusted(partition, now):
-                self._checking[partition] = (expected, offset)
-                gaps.append(Gap(partition, expected, offset))
-                stopped.add(partition)
-                continue
+                gap = Gap(partition, expected, offset)
+                if gap not in answers:  # unanswered: from the expected offset again
+                    seeks.append(gap)
+                    stopped.add(partition)
+                    continue
+                first = answers[gap]
+                if first is not None:  # faust dropped records: from the first one
+                    self._next[partition] = first
+                    self._holding.add(partition)
+                    seeks.append(Gap(partition, first, offset))
+                    stopped.add(partition)
+                    continue
             admitted.append(record)
             if expected is None or offset >= expected:
                 self._next[partition] = moved[partition] = offset + 1
-                if partition not in self._verified_at:
-                    # Nothing stored (a first start): no earlier owner, no seek to
-                    # committed, nothing for faust to drop; its gaps are trusted.
-                    self._verified_at[partition] = now if expected is not None else -math.inf
-        return Admission(admitted, gaps, moved)
+                self._holding.discard(partition)
+        return Admission(admitted, seeks, moved)
 
-    def _trusted(self, partition: int, now: float) -> bool:
-        """Whether a gap in `partition` may be taken as Kafka's own without a check.
+    def stalled(
+        self,
+        fetch_positions: Mapping[int, int | None],
+        committed: Mapping[int, int | None],
+        now: float,
+    ) -> list[Gap]:
+        """Partitions fetched past the expected offset with no record for a while: probe them.
 
-        Only once the partition was verified and has run for
-        :data:`SETTLE_IDLE_PERIODS` idle periods since: faust can also drop a
-        record a few batches after the first one of an assignment (a stale
-        fetch drained after its seek), so every gap is checked in that time.
-        """
-        verified_at = self._verified_at.get(partition)
-        return verified_at is not None and now - verified_at >= SETTLE_IDLE_PERIODS * self._idle_s
-
-    def stalled(self, fetch_positions: dict[int, int | None], now: float) -> list[Gap]:
-        """Partitions fetched past the expected offset with no record for ``idle_s``: seek them.
+        The expected offset is faust's committed one (0 when it has none) for
+        a partition that delivered nothing since it was assigned: at worst the
+        records from there are redeliveries. Answer each with
+        :meth:`stall_answered`.
 
         Args:
             fetch_positions: The consumer's next fetch offset of each owned partition.
+            committed: faust's committed offset of each owned partition.
             now: A monotonic clock reading.
         """
-        seeks: list[Gap] = []
+        probes: list[Gap] = []
         for partition, position in fetch_positions.items():
             expected = self._next.get(partition)
-            if partition in self._verified_at and partition not in self._checking:
-                continue
-            if expected is None or position is None or position <= expected:
+            if expected is None:
+                commit = committed.get(partition)
+                expected = start_position(None, None) if commit is None else commit
+            if position is None or position <= expected:
                 self._stall_pause.pop(partition, None)
                 continue
+            if position <= self._empty_to.get(partition, -1):
+                continue  # the log said before: nothing there
             pause = self._stall_pause.get(partition, self._idle_s)
-            if now - self._last_seen.get(partition, now) < pause:
+            if now - self._last_seen.setdefault(partition, now) < pause:
                 continue
             self._last_seen[partition] = now
-            self._stall_pause[partition] = min(2 * pause, MAX_STALL_PAUSE_S)
-            self._checking.pop(partition, None)
-            seeks.append(Gap(partition, expected, position))
-        return seeks
+            probes.append(Gap(partition, expected, position))
+        return probes
 
-    def commit_holes(self, committed: dict[int, int | None], now: float) -> list[Gap]:
+    def stall_answered(self, gap: Gap, answers: Answers) -> Gap | None:
+        """The seek a stalled partition needs, given the log's answer to its :meth:`stalled` gap.
+
+        None when the gap holds no committed record (the fetch went past
+        markers only: the next record lies beyond it); otherwise the
+        partition is sought back, to the first record (held until it
+        arrives), or to the expected offset if the log did not answer, and
+        its next probe waits twice as long, up to :data:`MAX_STALL_PAUSE_S`.
+        """
+        partition = gap.partition
+        if gap in answers and answers[gap] is None:
+            self._empty_to[partition] = gap.seen
+            self._stall_pause.pop(partition, None)
+            if self._next.get(partition) is not None:
+                self._next[partition] = gap.seen
+                self._holding.discard(partition)
+            return None
+        pause = self._stall_pause.get(partition, self._idle_s)
+        self._stall_pause[partition] = min(2 * pause, MAX_STALL_PAUSE_S)
+        first = answers.get(gap)
+        if first is None:
+            return gap
+        if self._next.get(partition) is not None:
+            self._next[partition] = first
+            self._holding.add(partition)
+        return Gap(partition, first, gap.seen)
+
+    def commit_holes(self, committed: Mapping[int, int | None], now: float) -> list[Gap]:
         """Partitions whose committed offset stays below what was folded: seek them to it.
 
         faust commits only over acked offsets without a hole; a record it
@@ -237,8 +309,8 @@ class PartitionPositions:
         """Forget partitions this worker no longer owns; they are read from the table again."""
         for partition in partitions:
             self._next.pop(partition, None)
-            self._checking.pop(partition, None)
+            self._holding.discard(partition)
             self._last_seen.pop(partition, None)
             self._stall_pause.pop(partition, None)
-            self._verified_at.pop(partition, None)
+            self._empty_to.pop(partition, None)
             self._commit_seen.pop(partition, None)

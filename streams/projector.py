@@ -39,10 +39,11 @@ Delivery and crashes (at least once, made exact by offsets):
   past them (a stale fetch still being drained moves the read offset past
   records that are fetched again). The table keeps each partition's next
   expected offset (``p:<partition>``, written after the batch's session
-  entries); after a start or a rebalance :mod:`streams.partition_positions`
-  holds back a partition's records until its first record continues that
-  offset, seeking back when it does not, so no record is skipped, even
-  across restarts.
+  entries); every record that skips offsets is checked against the log
+  (:mod:`streams.offset_probe`) before the batch is folded, and a partition
+  that skipped records is sought back to them and held until they arrive
+  (:mod:`streams.partition_positions`), so no record is skipped, even across
+  restarts.
 
 The consumer reads ``read_committed`` (:mod:`streams.read_committed`): a
 summary the summarizer appended in a transaction that was later aborted is
@@ -62,13 +63,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import faust
+from aiokafka.errors import KafkaError
 from aiokafka.partitioner import murmur2
 from faust.streams import _current_event  # faust has no public setter; see _bound_to
 from faust.types import TP
 
 from schemas.codec import decode_compaction_request, encode
 from schemas.compaction_request import CompactionRequest
-from streams.partition_positions import PartitionPositions, start_position
+from streams.offset_probe import OffsetProbe, ProbeTimeout
+from streams.partition_positions import Answers, Gap, PartitionPositions, start_position
 from streams.pending_requests import PendingRequests
 from streams.project_batch import (
     BatchOutcome,
@@ -136,6 +139,7 @@ class ProjectorShell:
         metrics: ProjectorMetrics,
         seek: Callable[[int, int], Awaitable[None]],
         committed: Callable[[int], int | None],
+        probe: OffsetProbe,
     ) -> None:
         self._settings = settings
         self._table = table
@@ -145,6 +149,7 @@ class ProjectorShell:
         self._metrics = metrics
         self._seek = seek
         self._committed = committed
+        self._probe = probe
         self._positions = PartitionPositions(idle_s=max(2.0, 4 * settings.batch_within_s))
         self._cache = SessionCache(settings.session_cache_events)
         self._projector = BatchProjector(settings, self._cache)
@@ -180,7 +185,8 @@ class ProjectorShell:
             stored = None if raw is None else int(raw)
             return start_position(stored, self._committed(partition))
 
-        admission = self._positions.admit(records, stored_position, time.monotonic())
+        answers = await self._ask(self._positions.gaps(records, stored_position))
+        admission = self._positions.admit(records, stored_position, time.monotonic(), answers)
         outcome = self._projector.project(admission.records, read)
         outcome.writes.extend(  # after the sessions' entries: a position never runs ahead
             TableWrite(partition, position_key(partition), str(offset).encode())
@@ -199,7 +205,7 @@ class ProjectorShell:
         await asyncio.gather(*sent)
         for gap in admission.gaps:
             logger.warning(
-                "offsets skipped topic=%s partition=%d expected=%d got=%d: seeking back",
+                "records skipped topic=%s partition=%d: seeking back to %d (got %d)",
                 events[0].message.topic,
                 gap.partition,
                 gap.expected,
@@ -209,6 +215,20 @@ class ProjectorShell:
         self._metrics.batch_seconds.observe(time.perf_counter() - started)
         self._metrics.sessions_cached.set(len(self._cache))
         self.last_batch_at = time.monotonic()
+
+    async def _ask(self, gaps: Sequence[Gap]) -> Answers:
+        """The log's first committed record in each gap; a gap it did not answer is left out."""
+        answers: dict[Gap, int | None] = {}
+        for gap in gaps:
+            try:
+                first = await self._probe.first_record(gap.partition, gap.expected, gap.seen)
+            except (ProbeTimeout, KafkaError) as exc:
+                logger.warning("gap %s not answered by the log: %r", gap, exc)
+                self._metrics.gaps_probed.labels(answer="unanswered").inc()
+                continue
+            answers[gap] = first
+            self._metrics.gaps_probed.labels(answer="empty" if first is None else "records").inc()
+        return answers
 
     async def _write(self, outcome: BatchOutcome, by_partition: dict[int, Any]) -> list[Any]:
         """Write the table: the local store, then the changelog; the changelog sends.
@@ -304,15 +324,21 @@ class ProjectorShell:
 
     async def seek_stalled(self, fetch_positions: dict[int, int | None]) -> None:
         """Seek back partitions fetched past records this worker never received."""
-        for gap in self._positions.stalled(fetch_positions, time.monotonic()):
-            log = logger.debug if self._positions.sought_before(gap.partition) else logger.warning
+        committed = {partition: self._committed(partition) for partition in fetch_positions}
+        stalls = self._positions.stalled(fetch_positions, committed, time.monotonic())
+        answers = await self._ask(stalls)
+        for stall in stalls:
+            seek = self._positions.stall_answered(stall, answers)
+            if seek is None:
+                continue
+            log = logger.debug if self._positions.sought_before(seek.partition) else logger.warning
             log(
-                "partition=%d fetched up to %d but nothing arrived after %d: seeking back",
-                gap.partition,
-                gap.seen,
-                gap.expected,
+                "partition=%d fetched up to %d but nothing arrived from %d: seeking back",
+                seek.partition,
+                seek.seen,
+                seek.expected,
             )
-            await self._seek(gap.partition, gap.expected)
+            await self._seek(seek.partition, seek.expected)
 
     async def seek_commit_holes(self, owned: set[int]) -> None:
         """Seek back partitions whose faust commits stopped below what was folded."""
@@ -414,6 +440,7 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         offset: int | None = consumer._committed_offset.get(TP(events_name, partition))
         return offset
 
+    probe = OffsetProbe(bootstrap=settings.kafka_bootstrap, topic=events_name)
     shell = ProjectorShell(
         settings,
         table,
@@ -423,7 +450,12 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         metrics,
         seek,
         committed,
+        probe,
     )
+
+    @app.on_before_shutdown.connect
+    async def stop_probe(_: Any, /, *__: Any, signal: Any, **___: Any) -> None:
+        await probe.stop()
 
     @app.agent(events_topic, concurrency=1, name="project_sessions")
     async def project_sessions(stream: Any) -> None:

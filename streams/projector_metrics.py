@@ -14,6 +14,9 @@ metric                                         type       what
 ``ctxstream_projector_batch_seconds``          histogram  time to fold one batch and send
                                                           its outputs (apply latency)
 ``ctxstream_projector_sessions_cached``        gauge      projections held in memory
+``ctxstream_projector_gaps_probed_total``      counter    skipped offsets checked against the log
+                                                          (``answer`` = empty, records or
+                                                          unanswered)
 =============================================  =========  ======================================
 """
 
@@ -67,6 +70,13 @@ class ProjectorMetrics:
         self.sessions_cached = Gauge(
             f"{prefix}_sessions_cached",
             "Session projections held in memory.",
+            registry=self.registry,
+        )
+
+        self.gaps_probed = Counter(
+            f"{prefix}_gaps_probed",
+            "Skipped offsets checked against the log, by its answer.",
+            ["answer"],
             registry=self.registry,
         )
 

@@ -1,9 +1,14 @@
-"""The projector admits each partition's records in offset order and checks every gap."""
+"""The projector admits each partition's records in offset order, asking the log of every gap."""
 
 from __future__ import annotations
 
+import bisect
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from streams.partition_positions import (
-    SETTLE_IDLE_PERIODS,
+    Answers,
     Gap,
     PartitionPositions,
     start_position,
@@ -21,9 +26,22 @@ def _offsets(records: list[SourceRecord]) -> list[tuple[int, int]]:
     return [(r.partition, r.offset) for r in records]
 
 
+def _first_in(log: list[int], gap: Gap) -> int | None:
+    """The first offset of `log` (sorted) in ``[gap.expected, gap.seen)``."""
+    index = bisect.bisect_left(log, gap.expected)
+    return log[index] if index < len(log) and log[index] < gap.seen else None
+
+
+def _answers(log: list[int], gaps: list[Gap]) -> Answers:
+    return {gap: _first_in(log, gap) for gap in gaps}
+
+
 def test_records_continuing_the_position_are_admitted_and_move_it() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    admission = positions.admit(_records(0, 10, 11) + _records(1, 5), {0: 10, 1: None}.get, 0.0)
+    records = _records(0, 10, 11) + _records(1, 5)
+    stored = {0: 10, 1: None}.get
+    assert positions.gaps(records, stored) == []
+    admission = positions.admit(records, stored, 0.0, {})
     assert _offsets(admission.records) == [(0, 10), (0, 11), (1, 5)]
     assert admission.positions == {0: 12, 1: 6}
     assert admission.gaps == []
@@ -31,67 +49,112 @@ def test_records_continuing_the_position_are_admitted_and_move_it() -> None:
 
 def test_redelivered_records_are_admitted_without_moving_the_position() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    admission = positions.admit(_records(0, 7, 8, 9, 10), {0: 10}.get, 0.0)
+    records = _records(0, 7, 8, 9, 10)
+    assert positions.gaps(records, {0: 10}.get) == []
+    admission = positions.admit(records, {0: 10}.get, 0.0, {})
     assert _offsets(admission.records) == [(0, 7), (0, 8), (0, 9), (0, 10)]
     assert admission.positions == {0: 11}
 
 
-def test_a_gap_stops_the_partition_until_the_first_record_after_the_seek() -> None:
+def test_a_gap_the_log_holds_no_record_in_is_admitted() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    first = positions.admit(_records(0, 15, 16) + _records(1, 3), {0: 11, 1: 3}.get, 0.0)
+    records = _records(0, 12, 13, 15)  # 10, 11 and 14: transaction markers
+    gaps = positions.gaps(records, {0: 10}.get)
+    assert gaps == [Gap(0, 10, 12), Gap(0, 14, 15)]
+    admission = positions.admit(records, {0: 10}.get, 0.0, dict.fromkeys(gaps))
+    assert _offsets(admission.records) == [(0, 12), (0, 13), (0, 15)]
+    assert admission.gaps == []
+    assert admission.positions == {0: 16}
+
+
+def test_a_gap_with_records_in_it_seeks_back_and_holds_the_partition_until_they_arrive() -> None:
+    positions = PartitionPositions(idle_s=5.0)
+    records = _records(0, 15, 16) + _records(1, 3)
+    stored = {0: 11, 1: 3}.get
+    assert positions.gaps(records, stored) == [Gap(0, 11, 15)]
+    first = positions.admit(records, stored, 0.0, {Gap(0, 11, 15): 12})  # 11: a marker
     assert _offsets(first.records) == [(1, 3)]
-    assert first.gaps == [Gap(0, 11, 15)]
-    stale = positions.admit(_records(0, 17, 18), NOTHING.get, 0.0)  # fetched before the seek
-    assert stale.records == []
-    assert stale.gaps == []
-    refetched = positions.admit(_records(0, 11, 12, 13, 14, 15), NOTHING.get, 0.0)
-    assert [offset for _, offset in _offsets(refetched.records)] == [11, 12, 13, 14, 15]
-    assert refetched.positions == {0: 16}
+    assert first.gaps == [Gap(0, 12, 15)]
+    stale = _records(0, 17, 18)  # fetched before the seek: held, no question asked
+    assert positions.gaps(stale, NOTHING.get) == []
+    held = positions.admit(stale, NOTHING.get, 0.0, {})
+    assert held.records == []
+    assert held.gaps == []
+    refetched = _records(0, 12, 13, 14, 15)
+    assert positions.gaps(refetched, NOTHING.get) == []
+    admitted = positions.admit(refetched, NOTHING.get, 0.0, {})
+    assert [offset for _, offset in _offsets(admitted.records)] == [12, 13, 14, 15]
+    assert admitted.positions == {0: 16}
 
 
-def test_gaps_are_checked_until_the_partition_has_settled_then_accepted() -> None:
+def test_a_gap_the_log_did_not_answer_is_sought_back_to_the_expected_offset() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    first = positions.admit(_records(0, 12), {0: 10}.get, 0.0)  # 10, 11: markers
-    assert first.gaps == [Gap(0, 10, 12)]
-    again = positions.admit(_records(0, 12, 13, 15), NOTHING.get, 1.0)
-    # Verified at 12; 15 skips 14 while the partition settles: checked too.
-    assert _offsets(again.records) == [(0, 12), (0, 13)]
-    assert again.gaps == [Gap(0, 14, 15)]
-    checked = positions.admit(_records(0, 15, 16), NOTHING.get, 2.0)
-    assert _offsets(checked.records) == [(0, 15), (0, 16)]  # 14 was a marker
-    settled = 1.0 + SETTLE_IDLE_PERIODS * 5.0
-    later = positions.admit(_records(0, 18, 19), NOTHING.get, settled)
-    assert _offsets(later.records) == [(0, 18), (0, 19)]  # settled: 17 a marker
-    assert later.gaps == []
-    assert later.positions == {0: 20}
+    records = _records(0, 12, 13)
+    assert positions.gaps(records, {0: 10}.get) == [Gap(0, 10, 12)]
+    unanswered = positions.admit(records, {0: 10}.get, 0.0, {})
+    assert unanswered.records == []
+    assert unanswered.gaps == [Gap(0, 10, 12)]
+    again = positions.gaps(records, NOTHING.get)  # asked again when it comes again
+    assert again == [Gap(0, 10, 12)]
+    answered = positions.admit(records, NOTHING.get, 1.0, {Gap(0, 10, 12): None})
+    assert _offsets(answered.records) == [(0, 12), (0, 13)]
 
 
 def test_revoked_partitions_read_their_position_again() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    positions.admit(_records(0, 10), {0: 10}.get, 0.0)
+    positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})
     positions.revoked({0})
-    admission = positions.admit(_records(0, 20), {0: 20}.get, 0.0)
-    assert _offsets(admission.records) == [(0, 20)]
+    records = _records(0, 20)
+    assert positions.gaps(records, {0: 20}.get) == []
+    assert _offsets(positions.admit(records, {0: 20}.get, 0.0, {}).records) == [(0, 20)]
 
 
-def test_a_partition_fetched_past_its_loaded_position_is_sought_back_with_growing_pauses() -> None:
+def test_a_stalled_partition_is_probed_and_left_alone_when_only_markers_were_fetched() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    positions.admit(_records(0, 8), {0: 10}.get, 0.0)  # a redelivery: not verified yet
-    assert positions.stalled({0: 10}, 100.0) == []  # fetched what it delivered
-    assert positions.stalled({0: 14}, 3.0) == []  # records may be in flight
-    assert positions.stalled({0: 14}, 6.0) == [Gap(0, 10, 14)]
-    assert positions.stalled({0: 14}, 12.0) == []  # the pause doubled to 10 s
-    assert positions.stalled({0: 14}, 16.0) == [Gap(0, 10, 14)]
+    positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})  # expects 11
+    assert positions.stalled({0: 11}, NOTHING, 100.0) == []  # fetched what it delivered
+    assert positions.stalled({0: 12}, NOTHING, 3.0) == []  # records may be in flight
+    stall = Gap(0, 11, 12)
+    assert positions.stalled({0: 12}, NOTHING, 6.0) == [stall]
+    assert positions.stall_answered(stall, {stall: None}) is None  # 11: a marker
+    assert positions.stalled({0: 12}, NOTHING, 100.0) == []  # the log answered already
+
+
+def test_a_stalled_partition_with_records_left_behind_is_sought_back_with_growing_pauses() -> None:
+    positions = PartitionPositions(idle_s=5.0)
+    positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})
+    stall = Gap(0, 11, 14)
+    assert positions.stalled({0: 14}, NOTHING, 6.0) == [stall]
+    assert positions.stall_answered(stall, {stall: 12}) == Gap(0, 12, 14)
+    assert positions.stalled({0: 14}, NOTHING, 12.0) == []  # the pause doubled to 10 s
+    again = Gap(0, 12, 14)
+    assert positions.stalled({0: 14}, NOTHING, 16.0) == [again]
+    assert positions.stall_answered(again, {}) == again  # unanswered: seek all the same
     assert positions.sought_before(0)
-    refetched = positions.admit(_records(0, 10, 11), NOTHING.get, 18.0)
-    assert refetched.positions == {0: 12}
-    assert positions.stalled({0: 20}, 100.0) == []  # verified: no more checks
+    held = positions.admit(_records(0, 13), NOTHING.get, 17.0, {})
+    assert held.records == []  # waiting for 12
+    refetched = positions.admit(_records(0, 12, 13), NOTHING.get, 18.0, {})
+    assert refetched.positions == {0: 14}
+
+
+def test_a_partition_that_delivered_nothing_since_its_assignment_is_probed_from_its_commit() -> (
+    None
+):
+    positions = PartitionPositions(idle_s=5.0)
+    assert positions.stalled({3: 40}, {3: 35}, 0.0) == []  # first heard of
+    stall = Gap(3, 35, 40)
+    assert positions.stalled({3: 40}, {3: 35}, 5.0) == [stall]
+    assert positions.stall_answered(stall, {stall: 37}) == Gap(3, 37, 40)
+    fresh = PartitionPositions(idle_s=5.0)
+    assert fresh.stalled({3: 40}, {3: None}, 0.0) == []
+    assert fresh.stalled({3: 40}, {3: None}, 5.0) == [Gap(3, 0, 40)]  # nothing committed yet
 
 
 def test_the_check_starts_at_the_committed_offset_when_it_lies_below_the_stored_one() -> None:
     assert start_position(104, 100) == 100
     assert start_position(100, 104) == 100
-    assert start_position(None, 100) is None
+    assert start_position(None, 100) == 0  # nothing folded yet
+    assert start_position(None, None) == 0
     assert start_position(104, None) == 104
 
 
@@ -99,19 +162,96 @@ def test_records_skipped_between_committed_and_stored_positions_are_sought_back(
     # Folded up to 103 (stored 104), committed 100: faust delivering 104 first skipped
     # 100..103, which it must still deliver and ack before it can commit past them.
     positions = PartitionPositions(idle_s=5.0)
-    admission = positions.admit(_records(2, 104, 105), lambda _: start_position(104, 100), 0.0)
+    stored = lambda _: start_position(104, 100)  # noqa: E731
+    records = _records(2, 104, 105)
+    gaps = positions.gaps(records, stored)
+    assert gaps == [Gap(2, 100, 104)]
+    admission = positions.admit(records, stored, 0.0, {gaps[0]: 100})
     assert admission.records == []
     assert admission.gaps == [Gap(2, 100, 104)]
-    again = positions.admit(_records(2, 100, 101, 102, 103, 104), NOTHING.get, 1.0)
+    again = positions.admit(_records(2, 100, 101, 102, 103, 104), NOTHING.get, 1.0, {})
     assert _offsets(again.records) == [(2, 100), (2, 101), (2, 102), (2, 103), (2, 104)]
     assert again.gaps == []
 
 
 def test_a_committed_offset_stuck_below_the_fold_is_sought_back_to() -> None:
     positions = PartitionPositions(idle_s=1.0)
-    positions.admit(_records(0, 10, 11, 12), {0: 10}.get, 0.0)  # folded up to 12
+    positions.admit(_records(0, 10, 11, 12), {0: 10}.get, 0.0, {})  # folded up to 12
     assert positions.commit_holes({0: 10}, 1.0) == []  # first seen
     assert positions.commit_holes({0: 11}, 2.0) == []  # moving: faust commits
     assert positions.commit_holes({0: 11}, 4.0) == []  # not long enough yet
     assert positions.commit_holes({0: 11}, 5.0) == [Gap(0, 11, 13)]
     assert positions.commit_holes({0: 13}, 9.0) == []  # caught up
+
+
+@st.composite
+def _deliveries(draw: st.DrawFn) -> tuple[list[int], list[tuple[int, frozenset[int], int]]]:
+    """A partition's committed offsets, and faust's deliveries: (batch size, drops, stale)."""
+    skips = draw(st.lists(st.integers(0, 3), min_size=1, max_size=40))
+    log, offset = [], 0
+    for skip in skips:  # markers and aborted records between committed records
+        offset += skip
+        log.append(offset)
+        offset += 1
+    steps = draw(
+        st.lists(
+            st.tuples(
+                st.integers(1, 6),
+                st.frozensets(st.integers(0, 5), max_size=3),
+                st.integers(0, 2),
+            ),
+            max_size=20,
+        )
+    )
+    return log, steps
+
+
+@settings(max_examples=300, deadline=None)
+@given(_deliveries())
+def test_whatever_faust_drops_the_fold_sees_the_log_exactly_once_in_order(
+    case: tuple[list[int], list[tuple[int, frozenset[int], int]]],
+) -> None:
+    """faust delivers batches that drop records, repeat stale ones and obey seeks late.
+
+    Answered from the true log, the records folded for the first time are the
+    log itself, in order, once the drops stop and the stall timer has run.
+    """
+    log, steps = case
+    positions = PartitionPositions(idle_s=1.0)
+    stored = {0: start_position(None, None)}.get
+    folded: list[int] = []
+    read = 0  # index in `log` of faust's next fetch
+    now = 0.0
+
+    def deliver(batch: list[int]) -> None:
+        nonlocal read
+        records = _records(0, *batch)
+        gaps = positions.gaps(records, stored)
+        admission = positions.admit(records, stored, now, _answers(log, gaps))
+        for record in admission.records:
+            if not folded or record.offset > folded[-1]:
+                folded.append(record.offset)
+        for seek in admission.gaps:
+            read = bisect.bisect_left(log, seek.expected)
+
+    for size, drops, stale in steps:  # faust misbehaving
+        now += 0.5
+        start = read
+        fetched = log[read : read + size]
+        read += len(fetched)
+        kept = [offset for index, offset in enumerate(fetched) if index not in drops]
+        if kept or stale:
+            deliver(log[max(0, start - stale) : start] + kept)
+    for _ in range(4 * len(log) + 10):  # faust behaving; the timer probes stalls
+        now += 2.0
+        if read < len(log):
+            fetched = log[read : read + 4]
+            read += len(fetched)
+            deliver(fetched)
+            continue
+        position = log[-1] + 3  # fetched past the markers after the last record
+        for stall in positions.stalled({0: position}, {0: None}, now):
+            seek = positions.stall_answered(stall, _answers(log, [stall]))
+            if seek is not None:
+                read = bisect.bisect_left(log, seek.expected)
+    assert folded == log
