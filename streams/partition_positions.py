@@ -41,7 +41,7 @@ the log has none (a marker) -> admitted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -214,10 +214,15 @@ class PartitionPositions:
         fetch_positions: Mapping[int, int | None],
         committed: Mapping[int, int | None],
         now: float,
+        drained_at: float,
     ) -> list[Gap]:
         """Partitions fetched past the expected offset with no record for a while: probe them.
 
-        The expected offset is faust's committed one (0 when it has none) for
+        Only once faust had nothing more to deliver after the partition was
+        last heard of (`drained_at` later than that): while batches come in
+        full, a partition's fetched records may still wait in faust's queue
+        behind other partitions', which is no stall (a catch-up would seek
+        back for nothing). The expected offset is faust's committed one (0 when it has none) for
         a partition that delivered nothing since it was assigned: at worst the
         records from there are redeliveries. Answer each with
         :meth:`stall_answered`.
@@ -226,6 +231,8 @@ class PartitionPositions:
             fetch_positions: The consumer's next fetch offset of each owned partition.
             committed: faust's committed offset of each owned partition.
             now: A monotonic clock reading.
+            drained_at: When faust's queue was last seen empty (a batch short of
+                its size, or no batch at all): a monotonic clock reading.
         """
         probes: list[Gap] = []
         for partition, position in fetch_positions.items():
@@ -239,11 +246,17 @@ class PartitionPositions:
             if position <= self._empty_to.get(partition, -1):
                 continue  # the log said before: nothing there
             pause = self._stall_pause.get(partition, self._idle_s)
-            if now - self._last_seen.setdefault(partition, now) < pause:
+            last_seen = self._last_seen.setdefault(partition, now)
+            if now - last_seen < pause or drained_at < last_seen:
                 continue
             self._last_seen[partition] = now
             probes.append(Gap(partition, expected, position))
         return probes
+
+    def heard(self, partitions: Iterable[int], now: float) -> None:
+        """The partitions delivered records until `now` (a batch's end: its fold took a while)."""
+        for partition in partitions:
+            self._last_seen[partition] = now
 
     def stall_answered(self, gap: Gap, answers: Answers) -> Gap | None:
         """The seek a stalled partition needs, given the log's answer to its :meth:`stalled` gap.

@@ -157,12 +157,25 @@ class ProjectorShell:
         self._rescan = False
         self.first_batch_at: float | None = None
         self.last_batch_at: float | None = None
+        self._folding = False
+        self._drained_at = 0.0  # when a batch came short of its size: faust had no more
 
     async def project(self, events: Sequence[Any]) -> None:
         """Fold one batch of faust events and send everything it causes."""
+        self._folding = True
+        try:
+            await self._project(events)
+        finally:
+            self._folding = False
+            self.last_batch_at = time.monotonic()
+            self._positions.heard({event.message.partition for event in events}, self.last_batch_at)
+
+    async def _project(self, events: Sequence[Any]) -> None:
         started = time.perf_counter()
         if self.first_batch_at is None:
             self.first_batch_at = time.monotonic()
+        if len(events) < self._settings.batch_size:
+            self._drained_at = time.monotonic()
         by_partition = {event.message.partition: event for event in events}
         records = [
             SourceRecord(
@@ -214,7 +227,6 @@ class ProjectorShell:
             await self._seek(gap.partition, gap.expected)
         self._metrics.batch_seconds.observe(time.perf_counter() - started)
         self._metrics.sessions_cached.set(len(self._cache))
-        self.last_batch_at = time.monotonic()
 
     async def _ask(self, gaps: Sequence[Gap]) -> Answers:
         """The log's first committed record in each gap; a gap it did not answer is left out."""
@@ -324,8 +336,14 @@ class ProjectorShell:
 
     async def seek_stalled(self, fetch_positions: dict[int, int | None]) -> None:
         """Seek back partitions fetched past records this worker never received."""
+        if self._folding:
+            return  # faust's queue may hold what this batch has not reached yet
+        now = time.monotonic()
+        drained_at = self._drained_at
+        if now - (self.last_batch_at or 0.0) >= self._settings.batch_within_s:
+            drained_at = now  # no batch for a while: faust has nothing to deliver
         committed = {partition: self._committed(partition) for partition in fetch_positions}
-        stalls = self._positions.stalled(fetch_positions, committed, time.monotonic())
+        stalls = self._positions.stalled(fetch_positions, committed, now, drained_at)
         answers = await self._ask(stalls)
         for stall in stalls:
             seek = self._positions.stall_answered(stall, answers)
@@ -431,7 +449,13 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         # seek_wait runs in faust's consumer thread and resets faust's read offset;
         # Consumer.seek would move aiokafka's fetcher from this thread, racing
         # its fetch (KeyError in Fetcher.fetched_records, the fetcher crashes).
-        await app.consumer.seek_wait({TP(events_name, partition): offset})
+        tp = TP(events_name, partition)
+        await app.consumer.seek_wait({tp: offset})
+        # faust's fetcher drops records below its read offset as read already;
+        # its own Consumer.seek moves that offset back, seek_wait does not
+        # (private: no public setter; pinned version).
+        consumer: Any = app.consumer
+        consumer._read_offset[tp] = offset if offset else None
 
     def committed(partition: int) -> int | None:
         # faust's committed offset of the partition, set when it was assigned

@@ -112,23 +112,23 @@ def test_revoked_partitions_read_their_position_again() -> None:
 def test_a_stalled_partition_is_probed_and_left_alone_when_only_markers_were_fetched() -> None:
     positions = PartitionPositions(idle_s=5.0)
     positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})  # expects 11
-    assert positions.stalled({0: 11}, NOTHING, 100.0) == []  # fetched what it delivered
-    assert positions.stalled({0: 12}, NOTHING, 3.0) == []  # records may be in flight
+    assert positions.stalled({0: 11}, NOTHING, 100.0, 100.0) == []  # fetched what it delivered
+    assert positions.stalled({0: 12}, NOTHING, 3.0, 3.0) == []  # records may be in flight
     stall = Gap(0, 11, 12)
-    assert positions.stalled({0: 12}, NOTHING, 6.0) == [stall]
+    assert positions.stalled({0: 12}, NOTHING, 6.0, 6.0) == [stall]
     assert positions.stall_answered(stall, {stall: None}) is None  # 11: a marker
-    assert positions.stalled({0: 12}, NOTHING, 100.0) == []  # the log answered already
+    assert positions.stalled({0: 12}, NOTHING, 100.0, 100.0) == []  # the log answered already
 
 
 def test_a_stalled_partition_with_records_left_behind_is_sought_back_with_growing_pauses() -> None:
     positions = PartitionPositions(idle_s=5.0)
     positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})
     stall = Gap(0, 11, 14)
-    assert positions.stalled({0: 14}, NOTHING, 6.0) == [stall]
+    assert positions.stalled({0: 14}, NOTHING, 6.0, 6.0) == [stall]
     assert positions.stall_answered(stall, {stall: 12}) == Gap(0, 12, 14)
-    assert positions.stalled({0: 14}, NOTHING, 12.0) == []  # the pause doubled to 10 s
+    assert positions.stalled({0: 14}, NOTHING, 12.0, 12.0) == []  # the pause doubled to 10 s
     again = Gap(0, 12, 14)
-    assert positions.stalled({0: 14}, NOTHING, 16.0) == [again]
+    assert positions.stalled({0: 14}, NOTHING, 16.0, 16.0) == [again]
     assert positions.stall_answered(again, {}) == again  # unanswered: seek all the same
     assert positions.sought_before(0)
     held = positions.admit(_records(0, 13), NOTHING.get, 17.0, {})
@@ -137,17 +137,26 @@ def test_a_stalled_partition_with_records_left_behind_is_sought_back_with_growin
     assert refetched.positions == {0: 14}
 
 
+def test_no_stall_is_probed_while_faust_still_had_records_queued() -> None:
+    positions = PartitionPositions(idle_s=5.0)
+    positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})
+    positions.heard({0}, 4.0)  # the batch's fold ended at 4.0
+    assert positions.stalled({0: 14}, NOTHING, 8.0, 8.0) == []  # idle 4 s only
+    assert positions.stalled({0: 14}, NOTHING, 20.0, 3.0) == []  # full batches since
+    assert positions.stalled({0: 14}, NOTHING, 20.0, 19.0) == [Gap(0, 11, 14)]
+
+
 def test_a_partition_that_delivered_nothing_since_its_assignment_is_probed_from_its_commit() -> (
     None
 ):
     positions = PartitionPositions(idle_s=5.0)
-    assert positions.stalled({3: 40}, {3: 35}, 0.0) == []  # first heard of
+    assert positions.stalled({3: 40}, {3: 35}, 0.0, 0.0) == []  # first heard of
     stall = Gap(3, 35, 40)
-    assert positions.stalled({3: 40}, {3: 35}, 5.0) == [stall]
+    assert positions.stalled({3: 40}, {3: 35}, 5.0, 5.0) == [stall]
     assert positions.stall_answered(stall, {stall: 37}) == Gap(3, 37, 40)
     fresh = PartitionPositions(idle_s=5.0)
-    assert fresh.stalled({3: 40}, {3: None}, 0.0) == []
-    assert fresh.stalled({3: 40}, {3: None}, 5.0) == [Gap(3, 0, 40)]  # nothing committed yet
+    assert fresh.stalled({3: 40}, {3: None}, 0.0, 0.0) == []
+    assert fresh.stalled({3: 40}, {3: None}, 5.0, 5.0) == [Gap(3, 0, 40)]  # nothing committed yet
 
 
 def test_the_check_starts_at_the_committed_offset_when_it_lies_below_the_stored_one() -> None:
@@ -250,7 +259,7 @@ def test_whatever_faust_drops_the_fold_sees_the_log_exactly_once_in_order(
             deliver(fetched)
             continue
         position = log[-1] + 3  # fetched past the markers after the last record
-        for stall in positions.stalled({0: position}, {0: None}, now):
+        for stall in positions.stalled({0: position}, {0: None}, now, now):
             seek = positions.stall_answered(stall, _answers(log, [stall]))
             if seek is not None:
                 read = bisect.bisect_left(log, seek.expected)
