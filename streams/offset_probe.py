@@ -1,18 +1,18 @@
-"""Ask the log itself which committed record of a partition comes first in an offset range.
+"""Ask the log itself which committed records of a partition lie in an offset range.
 
 The projector sees offsets skipped between the records faust delivers. Most
 such gaps are Kafka's own: a transaction's commit marker after every summary
 the summarizer appends, an aborted transaction's records and marker. But
 faust can also drop records around a rebalance and go on. Only the log can
 tell the two apart: a ``read_committed`` read of the skipped range returns
-nothing for a gap of markers and aborted records, and the first record faust
-dropped otherwise (:mod:`streams.partition_positions` seeks back to it).
+nothing for a gap of markers and aborted records, and the records faust
+dropped otherwise (:mod:`streams.partition_positions` folds them in place).
 
-One reader, no consumer group, one probe at a time (the projector's agent
-runs one batch at a time, and its timer's probes wait their turn). A probe
-assigns the one partition, seeks to the range's start and reads until it
-gets a record or its position passes the range: a fetch or two on a healthy
-broker, a few milliseconds.
+One reader, no consumer group, one read at a time (the projector's agent
+runs one batch at a time, and its timer's probes wait their turn). A read
+assigns the one partition, seeks to the range's start and reads until its
+position passes the range: a fetch or two on a healthy broker, about half a
+millisecond here.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Final
+from typing import Any, Final
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.errors import OffsetOutOfRangeError
 
 logger = logging.getLogger(__name__)
@@ -32,8 +32,8 @@ logger = logging.getLogger(__name__)
 POLL_MS: Final = 5
 #: A fetch at the end of the log waits this long at most for new data.
 FETCH_MAX_WAIT_MS: Final = 10
-#: Records fetched per partition per fetch: only the first one is looked at.
-FETCH_BYTES: Final = 64 * 1024
+#: Bytes per partition per fetch: a gap is short, and a probe looks at one record.
+FETCH_BYTES: Final = 256 * 1024
 
 
 class ProbeTimeout(Exception):
@@ -79,30 +79,48 @@ class OffsetProbe:
 
         None when the range holds none (transaction markers, aborted records,
         records deleted by retention; past the last stable offset: none yet).
-        Connects on first use.
 
         Raises:
             ProbeTimeout: No answer within the probe's timeout.
         """
-        if end <= start:
-            return None
+        found = await self.records(partition, start, end, limit=1)
+        return found[0].offset if found else None
+
+    async def records(
+        self, partition: int, start: int, end: int, *, limit: int | None = None
+    ) -> list[ConsumerRecord[Any, Any]]:
+        """The committed records of `partition` in ``[start, end)``, in offset order.
+
+        At most `limit` of them, the first ones; none when the range holds
+        none (see :meth:`first_record`). Connects on first use.
+
+        Raises:
+            ProbeTimeout: No answer within the probe's timeout.
+        """
+        wanted = end - start if limit is None else min(limit, end - start)
+        if wanted <= 0:
+            return []
         tp = TopicPartition(self._topic, partition)
         async with self._lock:
             reader = await self._started()
             reader.assign([tp])
             reader.seek(tp, start)
             try:
-                return await self._read_first(reader, tp, end)
+                return await self._read(reader, tp, end, wanted)
             finally:
                 reader.pause(tp)  # no prefetching while idle
 
-    async def _read_first(
-        self, reader: AIOKafkaConsumer, tp: TopicPartition, end: int
-    ) -> int | None:
+    async def _read(
+        self, reader: AIOKafkaConsumer, tp: TopicPartition, end: int, wanted: int
+    ) -> list[ConsumerRecord[Any, Any]]:
+        found: list[ConsumerRecord[Any, Any]] = []
         deadline = time.monotonic() + self._timeout_s
         while time.monotonic() < deadline:
+            # No more records than wanted or than offsets left in the range: the
+            # fetch beyond them is never decoded.
+            left = min(wanted - len(found), max(1, end - await reader.position(tp)))
             try:
-                fetched = await reader.getmany(tp, timeout_ms=POLL_MS, max_records=1)
+                fetched = await reader.getmany(tp, timeout_ms=POLL_MS, max_records=left)
             except OffsetOutOfRangeError:
                 # The range starts below the log start: what retention deleted
                 # is gone for every reader; read on from the log start.
@@ -110,11 +128,14 @@ class OffsetProbe:
                 reader.seek(tp, log_start)
                 continue
             for record in fetched.get(tp, []):
-                return record.offset if record.offset < end else None
+                if record.offset >= end:
+                    return found
+                found.append(record)
+                if len(found) == wanted:
+                    return found
             position = await reader.position(tp)
             if position >= end or position >= (await reader.end_offsets([tp]))[tp]:
-                return None  # past the range, or at the last stable offset before its end
+                return found  # past the range, or at the last stable offset before its end
         raise ProbeTimeout(
-            f"partition {tp.partition}: no answer for offsets before {end} in "
-            f"{self._timeout_s:.0f} s"
+            f"partition {tp.partition}: offsets before {end} not read in {self._timeout_s:.0f} s"
         )

@@ -16,27 +16,28 @@ entries), and checks every record against it:
 * the expected record is admitted and moves the position;
 * a record above it leaves a *gap*. Most gaps are Kafka's own (the commit
   marker after every transactional summary, aborted records), but only the
-  log can say: the shell asks it for the first committed record in the gap
-  (:class:`~streams.offset_probe.OffsetProbe`) before the batch is admitted,
-  via :meth:`PartitionPositions.gaps`. An empty gap is admitted; a gap with
-  a record in it is a drop: the partition is sought back to that record and
-  *held* (nothing else admitted) until it arrives; a gap the log did not
-  answer is sought back to the expected offset and checked again.
+  log can say: before the batch is admitted the shell reads the gap's
+  committed records from the log (:class:`~streams.offset_probe.OffsetProbe`,
+  for each of :meth:`PartitionPositions.gaps`). Those records, when there
+  are any, are the ones faust dropped: they are folded right before the
+  record that revealed the gap, as if faust had delivered them. A gap the
+  log did not answer is sought back to the expected offset and read again.
 
 After a (re)assignment the position checked is the lower of the stored one
-and faust's committed offset (:func:`start_position`), so records faust
-skips between the two are sought back too (unacked, they would stop its
-commits). A partition fetched past its position with nothing delivered for
-``idle_s`` (a drop at the end of a partition, which no later record
-reveals) is probed the same way (:meth:`PartitionPositions.stalled`). Records
-held back are still acked by ``take_events``, so while a partition is held
-faust's committed offset can run ahead of what was folded; the stored
-position is what the projector trusts, also across restarts.
+and faust's committed offset (:func:`start_position`). A partition fetched
+past its position with nothing delivered after faust's queue ran empty (a
+drop at the end of a partition, which no later record reveals) is probed
+(:meth:`PartitionPositions.stalled`): when the log holds records there, the
+partition is sought back to the first one and *held* (nothing else
+admitted) until it arrives. Records faust never delivered are never acked,
+and faust's commits stop below them: a committed offset stuck below the
+fold is sought back to (:meth:`PartitionPositions.commit_holes`), and the
+records come again as redeliveries. The stored position is what the
+projector trusts, also across restarts.
 
-Example: position 10; record 15 arrives -> gap 10..15, the log's first
-committed record in it is 12 -> seek to 12, hold; 16, 17 (fetched before
-the seek) are held; 12 arrives -> admitted; then 14 after 12 -> gap 13..14,
-the log has none (a marker) -> admitted.
+Example: position 10; record 15 arrives -> gap 10..15, the log holds 12 and
+13 there -> 12, 13, 15 are folded; then 17 after 15 -> gap 16..17, the log
+holds nothing (a marker) -> 17 is folded.
 """
 
 from __future__ import annotations
@@ -70,10 +71,15 @@ class Gap:
     seen: int
 
 
-Answers = Mapping[Gap, int | None]
-"""The log's first committed offset in each probed gap, None when it holds none.
+GapRecords = Mapping[Gap, Sequence[SourceRecord]]
+"""The committed records the log holds in each gap of a batch (none: markers only).
 
-A gap missing from the mapping was not answered (the probe failed)."""
+A gap missing from the mapping was not answered (the read failed)."""
+
+Answers = Mapping[Gap, int | None]
+"""The log's first committed offset in each probed stall, None when it holds none.
+
+A stall missing from the mapping was not answered (the probe failed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +172,7 @@ class PartitionPositions:
         records: Sequence[SourceRecord],
         stored: PositionReader,
         now: float,
-        answers: Answers,
+        missing: GapRecords,
     ) -> Admission:
         """Split `records` into what may be folded now and the partitions to seek back.
 
@@ -174,7 +180,8 @@ class PartitionPositions:
             records: A batch, in delivery order.
             stored: The stored position of a partition not seen since it was assigned.
             now: A monotonic clock reading: when the partitions were last heard of.
-            answers: The log's answers to :meth:`gaps` of the same records.
+            missing: The log's records in the :meth:`gaps` of the same records:
+                folded before the record that revealed their gap.
         """
         for record in records:
             self._last_seen[record.partition] = now
@@ -192,17 +199,11 @@ class PartitionPositions:
                     stopped.add(partition)  # fetched before the seek: it comes again
                     continue
                 gap = Gap(partition, expected, offset)
-                if gap not in answers:  # unanswered: from the expected offset again
+                if gap not in missing:  # unanswered: from the expected offset again
                     seeks.append(gap)
                     stopped.add(partition)
                     continue
-                first = answers[gap]
-                if first is not None:  # faust dropped records: from the first one
-                    self._next[partition] = first
-                    self._holding.add(partition)
-                    seeks.append(Gap(partition, first, offset))
-                    stopped.add(partition)
-                    continue
+                admitted.extend(missing[gap])  # faust dropped them: the log had them
             admitted.append(record)
             if expected is None or offset >= expected:
                 self._next[partition] = moved[partition] = offset + 1

@@ -40,8 +40,8 @@ Delivery and crashes (at least once, made exact by offsets):
   records that are fetched again). The table keeps each partition's next
   expected offset (``p:<partition>``, written after the batch's session
   entries); every record that skips offsets is checked against the log
-  (:mod:`streams.offset_probe`) before the batch is folded, and a partition
-  that skipped records is sought back to them and held until they arrive
+  (:mod:`streams.offset_probe`) before the batch is folded, and the records
+  faust skipped are read from the log and folded in their place
   (:mod:`streams.partition_positions`), so no record is skipped, even across
   restarts.
 
@@ -71,7 +71,12 @@ from faust.types import TP
 from schemas.codec import decode_compaction_request, encode
 from schemas.compaction_request import CompactionRequest
 from streams.offset_probe import OffsetProbe, ProbeTimeout
-from streams.partition_positions import Answers, Gap, PartitionPositions, start_position
+from streams.partition_positions import (
+    Gap,
+    GapRecords,
+    PartitionPositions,
+    start_position,
+)
 from streams.pending_requests import PendingRequests
 from streams.project_batch import (
     BatchOutcome,
@@ -198,8 +203,17 @@ class ProjectorShell:
             stored = None if raw is None else int(raw)
             return start_position(stored, self._committed(partition))
 
-        answers = await self._ask(self._positions.gaps(records, stored_position))
-        admission = self._positions.admit(records, stored_position, time.monotonic(), answers)
+        missing = await self._read_gaps(self._positions.gaps(records, stored_position))
+        for gap, dropped in missing.items():
+            if dropped:
+                logger.warning(
+                    "records skipped partition=%d offsets=%d..%d: %d read from the log",
+                    gap.partition,
+                    gap.expected,
+                    gap.seen - 1,
+                    len(dropped),
+                )
+        admission = self._positions.admit(records, stored_position, time.monotonic(), missing)
         outcome = self._projector.project(admission.records, read)
         outcome.writes.extend(  # after the sessions' entries: a position never runs ahead
             TableWrite(partition, position_key(partition), str(offset).encode())
@@ -218,7 +232,7 @@ class ProjectorShell:
         await asyncio.gather(*sent)
         for gap in admission.gaps:
             logger.warning(
-                "records skipped topic=%s partition=%d: seeking back to %d (got %d)",
+                "gap not read topic=%s partition=%d: seeking back to %d (got %d)",
                 events[0].message.topic,
                 gap.partition,
                 gap.expected,
@@ -228,19 +242,23 @@ class ProjectorShell:
         self._metrics.batch_seconds.observe(time.perf_counter() - started)
         self._metrics.sessions_cached.set(len(self._cache))
 
-    async def _ask(self, gaps: Sequence[Gap]) -> Answers:
-        """The log's first committed record in each gap; a gap it did not answer is left out."""
-        answers: dict[Gap, int | None] = {}
+    async def _read_gaps(self, gaps: Sequence[Gap], limit: int | None = None) -> GapRecords:
+        """The log's committed records in each gap, at most `limit` each; unanswered: left out."""
+        missing: dict[Gap, list[SourceRecord]] = {}
         for gap in gaps:
             try:
-                first = await self._probe.first_record(gap.partition, gap.expected, gap.seen)
+                found = await self._probe.records(
+                    gap.partition, gap.expected, gap.seen, limit=limit
+                )
             except (ProbeTimeout, KafkaError) as exc:
                 logger.warning("gap %s not answered by the log: %r", gap, exc)
                 self._metrics.gaps_probed.labels(answer="unanswered").inc()
                 continue
-            answers[gap] = first
-            self._metrics.gaps_probed.labels(answer="empty" if first is None else "records").inc()
-        return answers
+            missing[gap] = [
+                SourceRecord(r.topic, r.partition, r.offset, r.key, r.value) for r in found
+            ]
+            self._metrics.gaps_probed.labels(answer="records" if found else "empty").inc()
+        return missing
 
     async def _write(self, outcome: BatchOutcome, by_partition: dict[int, Any]) -> list[Any]:
         """Write the table: the local store, then the changelog; the changelog sends.
@@ -344,7 +362,8 @@ class ProjectorShell:
             drained_at = now  # no batch for a while: faust has nothing to deliver
         committed = {partition: self._committed(partition) for partition in fetch_positions}
         stalls = self._positions.stalled(fetch_positions, committed, now, drained_at)
-        answers = await self._ask(stalls)
+        firsts = await self._read_gaps(stalls, limit=1)  # a seek fetches the rest
+        answers = {stall: found[0].offset if found else None for stall, found in firsts.items()}
         for stall in stalls:
             seek = self._positions.stall_answered(stall, answers)
             if seek is None:

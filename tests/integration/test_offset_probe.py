@@ -65,6 +65,17 @@ async def test_the_probe_finds_the_first_committed_record_of_a_range(kafka_boots
         end = at["plain-3"] + 5
         assert await probe.first_record(0, at["plain-3"] + 1, end) is None
         assert await probe.first_record(0, 3, 3) is None  # an empty range
+        # Every committed record of a range, and none of its markers or aborted records.
+        found = await probe.records(0, at["plain-1"], at["plain-3"] + 1)
+        assert [r.offset for r in found] == [
+            at["plain-1"],
+            at["plain-2"],
+            at["summary"],
+            at["plain-3"],
+        ]
+        assert [r.value for r in found] == [b"plain-1", b"plain-2", b"summary", b"plain-3"]
+        assert await probe.records(0, at["summary"] + 1, at["plain-3"]) == []
+        assert [r.offset for r in await probe.records(0, at["plain-3"], end)] == [at["plain-3"]]
     finally:
         await probe.stop()
 

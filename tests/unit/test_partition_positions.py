@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from streams.partition_positions import (
     Answers,
     Gap,
+    GapRecords,
     PartitionPositions,
     start_position,
 )
@@ -34,6 +35,13 @@ def _first_in(log: list[int], gap: Gap) -> int | None:
 
 def _answers(log: list[int], gaps: list[Gap]) -> Answers:
     return {gap: _first_in(log, gap) for gap in gaps}
+
+
+def _missing(log: list[int], gaps: list[Gap]) -> GapRecords:
+    return {
+        gap: _records(0, *[offset for offset in log if gap.expected <= offset < gap.seen])
+        for gap in gaps
+    }
 
 
 def test_records_continuing_the_position_are_admitted_and_move_it() -> None:
@@ -61,30 +69,25 @@ def test_a_gap_the_log_holds_no_record_in_is_admitted() -> None:
     records = _records(0, 12, 13, 15)  # 10, 11 and 14: transaction markers
     gaps = positions.gaps(records, {0: 10}.get)
     assert gaps == [Gap(0, 10, 12), Gap(0, 14, 15)]
-    admission = positions.admit(records, {0: 10}.get, 0.0, dict.fromkeys(gaps))
+    admission = positions.admit(records, {0: 10}.get, 0.0, {gap: [] for gap in gaps})
     assert _offsets(admission.records) == [(0, 12), (0, 13), (0, 15)]
     assert admission.gaps == []
     assert admission.positions == {0: 16}
 
 
-def test_a_gap_with_records_in_it_seeks_back_and_holds_the_partition_until_they_arrive() -> None:
+def test_the_records_the_log_holds_in_a_gap_are_folded_in_their_place() -> None:
     positions = PartitionPositions(idle_s=5.0)
     records = _records(0, 15, 16) + _records(1, 3)
     stored = {0: 11, 1: 3}.get
     assert positions.gaps(records, stored) == [Gap(0, 11, 15)]
-    first = positions.admit(records, stored, 0.0, {Gap(0, 11, 15): 12})  # 11: a marker
-    assert _offsets(first.records) == [(1, 3)]
-    assert first.gaps == [Gap(0, 12, 15)]
-    stale = _records(0, 17, 18)  # fetched before the seek: held, no question asked
-    assert positions.gaps(stale, NOTHING.get) == []
-    held = positions.admit(stale, NOTHING.get, 0.0, {})
-    assert held.records == []
-    assert held.gaps == []
-    refetched = _records(0, 12, 13, 14, 15)
-    assert positions.gaps(refetched, NOTHING.get) == []
-    admitted = positions.admit(refetched, NOTHING.get, 0.0, {})
-    assert [offset for _, offset in _offsets(admitted.records)] == [12, 13, 14, 15]
-    assert admitted.positions == {0: 16}
+    dropped = _records(0, 12, 14)  # 11, 13: markers
+    admission = positions.admit(records, stored, 0.0, {Gap(0, 11, 15): dropped})
+    assert _offsets(admission.records) == [(0, 12), (0, 14), (0, 15), (0, 16), (1, 3)]
+    assert admission.gaps == []
+    assert admission.positions == {0: 17, 1: 4}
+    again = positions.admit(_records(0, 12, 13, 14, 17), NOTHING.get, 1.0, {})
+    assert _offsets(again.records) == [(0, 12), (0, 13), (0, 14), (0, 17)]  # redeliveries
+    assert again.positions == {0: 18}
 
 
 def test_a_gap_the_log_did_not_answer_is_sought_back_to_the_expected_offset() -> None:
@@ -96,7 +99,7 @@ def test_a_gap_the_log_did_not_answer_is_sought_back_to_the_expected_offset() ->
     assert unanswered.gaps == [Gap(0, 10, 12)]
     again = positions.gaps(records, NOTHING.get)  # asked again when it comes again
     assert again == [Gap(0, 10, 12)]
-    answered = positions.admit(records, NOTHING.get, 1.0, {Gap(0, 10, 12): None})
+    answered = positions.admit(records, NOTHING.get, 1.0, {Gap(0, 10, 12): []})
     assert _offsets(answered.records) == [(0, 12), (0, 13)]
 
 
@@ -167,20 +170,18 @@ def test_the_check_starts_at_the_committed_offset_when_it_lies_below_the_stored_
     assert start_position(104, None) == 104
 
 
-def test_records_skipped_between_committed_and_stored_positions_are_sought_back() -> None:
+def test_records_skipped_between_committed_and_stored_positions_are_read_from_the_log() -> None:
     # Folded up to 103 (stored 104), committed 100: faust delivering 104 first skipped
-    # 100..103, which it must still deliver and ack before it can commit past them.
+    # 100..103; read from the log they are redeliveries to the sessions' fold (faust's
+    # commits wait below them: see the commit holes).
     positions = PartitionPositions(idle_s=5.0)
     stored = lambda _: start_position(104, 100)  # noqa: E731
     records = _records(2, 104, 105)
     gaps = positions.gaps(records, stored)
     assert gaps == [Gap(2, 100, 104)]
-    admission = positions.admit(records, stored, 0.0, {gaps[0]: 100})
-    assert admission.records == []
-    assert admission.gaps == [Gap(2, 100, 104)]
-    again = positions.admit(_records(2, 100, 101, 102, 103, 104), NOTHING.get, 1.0, {})
-    assert _offsets(again.records) == [(2, 100), (2, 101), (2, 102), (2, 103), (2, 104)]
-    assert again.gaps == []
+    admission = positions.admit(records, stored, 0.0, {gaps[0]: _records(2, 100, 101, 102, 103)})
+    assert [offset for _, offset in _offsets(admission.records)] == [100, 101, 102, 103, 104, 105]
+    assert admission.gaps == []
 
 
 def test_a_committed_offset_stuck_below_the_fold_is_sought_back_to() -> None:
@@ -236,7 +237,7 @@ def test_whatever_faust_drops_the_fold_sees_the_log_exactly_once_in_order(
         nonlocal read
         records = _records(0, *batch)
         gaps = positions.gaps(records, stored)
-        admission = positions.admit(records, stored, now, _answers(log, gaps))
+        admission = positions.admit(records, stored, now, _missing(log, gaps))
         for record in admission.records:
             if not folded or record.offset > folded[-1]:
                 folded.append(record.offset)
