@@ -104,9 +104,10 @@ def start_position(stored: int | None, committed: int | None) -> int:
     stored position (records folded whose offsets faust had not committed yet
     when the worker died or lost the partition). Those records are folded
     already, but faust must still deliver and ack them: it commits only over
-    acked offsets without a hole, and a record it skips around the seek to the
-    committed offset would hold its commits back for good. So the check starts
-    at the lower of the two; the records between them are redeliveries.
+    acked offsets without a hole. So the check starts at the lower of the
+    two: records between them are redeliveries, and any that faust skips
+    there are read from the log like every gap's (its commits then wait
+    below them until :meth:`PartitionPositions.commit_holes` seeks back).
 
     Nothing stored means nothing folded yet: the check starts at offset 0
     (the probe reads a log whose start retention moved from that start).
@@ -138,10 +139,11 @@ class PartitionPositions:
         return self._next[partition]
 
     def gaps(self, records: Sequence[SourceRecord], stored: PositionReader) -> list[Gap]:
-        """The gaps :meth:`admit` needs answered for `records`: ask the log, then admit.
+        """The gaps :meth:`admit` needs read for `records`: read them from the log, then admit.
 
-        Each gap as if the ones before it in its partition were empty; an
-        answer not needed after all costs a probe, nothing else.
+        Each gap as if the ones before it in its partition were answered; a
+        read not needed after all (a gap after an unanswered one) costs a
+        read, nothing else.
         """
         expected: dict[int, int | None] = {}
         holding = set(self._holding)
