@@ -32,9 +32,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
-import signal
-import sys
 import time
 import uuid
 from collections import Counter
@@ -62,6 +59,14 @@ from streams.bench_compaction_figures import (
 )
 from streams.settings import KafkaSettings
 from streams.topics import create_topics, topic_name
+from streams.worker_processes import (
+    PROJECTOR,
+    SUMMARIZER,
+    projector_env,
+    start_worker,
+    stop_worker,
+    summarizer_env,
+)
 from summarizer_worker.session_slice import event_partition
 
 logger = logging.getLogger(__name__)
@@ -69,7 +74,6 @@ logger = logging.getLogger(__name__)
 WARMUP_SESSIONS: Final = 4
 WARMUP_INVOCATIONS: Final = 5
 START_TIMEOUT_S: Final = 120.0  # both workers: interpreter, group joins, first summary
-STOP_TIMEOUT_S: Final = 30.0
 POLL_S: Final = 0.05
 #: Bytes every summary event this pipeline appends carries (its request id's key).
 SUMMARY_MARK: Final = b'"compaction_request_id"'
@@ -129,16 +133,21 @@ async def run_compaction_bench(
     run_dir = config.run_dir / prefix
     run_dir.mkdir(parents=True, exist_ok=True)
     await create_topics(deployment)
-    projector_env = _projector_env(deployment, config, run_dir)
+    projector = projector_env(
+        deployment,
+        data_dir=run_dir / "projector",
+        compaction=COMPACTION,
+        batch_within_s=config.batch_within_s,
+    )
     workers: list[asyncio.subprocess.Process] = []
     try:
-        workers.append(await _start("projector", ["streams", "worker"], projector_env, run_dir))
-        summarizer_env = _summarizer_env(deployment)
-        workers.append(await _start("summarizer", ["summarizer_worker"], summarizer_env, run_dir))
+        workers.append(await start_worker("projector", PROJECTOR, projector, run_dir))
+        summarizer = summarizer_env(deployment)
+        workers.append(await start_worker("summarizer", SUMMARIZER, summarizer, run_dir))
         return await _measure(deployment, config)
     finally:
         for worker in workers:
-            await _stop(worker)
+            await stop_worker(worker)
         await _delete_topics(deployment)
 
 
@@ -349,60 +358,6 @@ async def _committed_summaries(settings: KafkaSettings) -> Mapping[str, int]:
     finally:
         await consumer.stop()
     return counts
-
-
-def _projector_env(
-    settings: KafkaSettings, config: CompactionBenchConfig, run_dir: Path
-) -> dict[str, str]:
-    return {
-        **_kafka_env(settings),
-        "CTXSTREAM_APP_ID": f"{settings.topic_prefix}-projector",
-        "CTXSTREAM_DATA_DIR": str(run_dir / "projector"),
-        "CTXSTREAM_METRICS_PORT": "0",
-        "CTXSTREAM_BATCH_WITHIN_S": str(config.batch_within_s),
-        "CTXSTREAM_COMPACTION": json.dumps(COMPACTION),
-    }
-
-
-def _summarizer_env(settings: KafkaSettings) -> dict[str, str]:
-    return {
-        **_kafka_env(settings),
-        "CTXSTREAM_SUMMARIZER_GROUP_ID": f"{settings.topic_prefix}-summarizer",
-        "CTXSTREAM_SUMMARIZER": "extractive",
-    }
-
-
-def _kafka_env(settings: KafkaSettings) -> dict[str, str]:
-    return {
-        "CTXSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-        "CTXSTREAM_TOPIC_PREFIX": settings.topic_prefix,
-        "CTXSTREAM_EVENTS_PARTITIONS": str(settings.events_partitions),
-        "CTXSTREAM_PARTITIONS": str(settings.partitions),
-    }
-
-
-async def _start(
-    name: str, module: list[str], env: Mapping[str, str], run_dir: Path
-) -> asyncio.subprocess.Process:
-    """``python -m <module...>`` with `env`, logging to ``<run_dir>/<name>.log``."""
-    # Only this run's settings: CTXSTREAM_* variables of the caller do not leak in.
-    inherited = {k: v for k, v in os.environ.items() if not k.startswith("CTXSTREAM_")}
-    with (run_dir / f"{name}.log").open("ab") as log:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", *module, env={**inherited, **env}, stdout=log, stderr=log
-        )
-    logger.info("bench compaction started worker=%s pid=%d", name, process.pid)
-    return process
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
 
 
 async def _delete_topics(settings: KafkaSettings) -> None:

@@ -55,6 +55,19 @@ def _worker(args: argparse.Namespace) -> int:
     return run_worker(ProjectorSettings(), log_level=args.log_level)
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from streams.demo import run_demo
+
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    asyncio.run(
+        run_demo(KafkaSettings(), sessions=args.sessions, invocations=args.invocations, say=say)
+    )
+    return 0
+
+
 def _bench_ingest(args: argparse.Namespace) -> int:
     from streams.bench_ingest import IngestBenchConfig, report_text, run_ingest_bench
 
@@ -115,6 +128,17 @@ def _parser() -> argparse.ArgumentParser:
         "worker", help="run the projector (settings from CTXSTREAM_* variables)"
     )
     worker.set_defaults(run=_worker)
+
+    demo = commands.add_parser(
+        "demo",
+        help="run the whole pipeline live on the broker (CTXSTREAM_KAFKA_BOOTSTRAP): "
+        "sessions in, summaries and projections out",
+    )
+    demo.add_argument("--sessions", type=int, default=3, help="agent sessions (default 3)")
+    demo.add_argument(
+        "--invocations", type=int, default=7, help="invocations per session (default 7)"
+    )
+    demo.set_defaults(run=_demo)
 
     bench = commands.add_parser("bench", help="measure the pipeline's speed")
     bench_commands = bench.add_subparsers(dest="bench_command", required=True)
