@@ -55,6 +55,17 @@ def _worker(args: argparse.Namespace) -> int:
     return run_worker(ProjectorSettings(), log_level=args.log_level)
 
 
+def _positive(text: str) -> int:
+    """An argument that must be a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    return value
+
+
 def _demo(args: argparse.Namespace) -> int:
     from streams.demo import run_demo
 
@@ -134,9 +145,9 @@ def _parser() -> argparse.ArgumentParser:
         help="run the whole pipeline live on the broker (CTXSTREAM_KAFKA_BOOTSTRAP): "
         "sessions in, summaries and projections out",
     )
-    demo.add_argument("--sessions", type=int, default=3, help="agent sessions (default 3)")
+    demo.add_argument("--sessions", type=_positive, default=3, help="agent sessions (default 3)")
     demo.add_argument(
-        "--invocations", type=int, default=7, help="invocations per session (default 7)"
+        "--invocations", type=_positive, default=7, help="invocations per session (default 7)"
     )
     demo.set_defaults(run=_demo)
 

@@ -96,8 +96,13 @@ async def run_demo(
     """Run the pipeline on `settings`' cluster until the demo's sessions settle.
 
     Raises:
+        ValueError: `sessions` or `invocations` is below 1.
         TimeoutError: The sessions did not settle within `timeout_s`.
     """
+    if sessions < 1 or invocations < 1:
+        raise ValueError(
+            f"sessions={sessions}, invocations={invocations}: the demo needs at least 1 of each"
+        )
     prefix = f"demo-{uuid.uuid4().hex[:8]}"
     deployment = settings.model_copy(update={"topic_prefix": prefix})
     run_dir = run_dir / prefix
@@ -126,15 +131,15 @@ async def run_demo(
     producer = AIOKafkaProducer(
         bootstrap_servers=deployment.kafka_bootstrap, acks="all", enable_idempotence=True
     )
-    await producer.start()
     try:
+        await producer.start()
         keys = [bench_key(n, tenant="demo") for n in range(sessions)]
         for number, envelopes in enumerate(workload_rounds(keys, invocations, stagger=2)):
             await _append(producer, topic_name(deployment, "events"), envelopes, outcome)
             say(f"round {number + 1}: appended {len(envelopes)} events")
             if watcher is None:  # from the beginning: it misses nothing by starting now
                 watcher = asyncio.create_task(_watch(deployment, outcome, say))
-            await until(lambda: outcome.projected(), "the round's projections")
+            await until(outcome.projected, "the round's projections")
             await asyncio.sleep(ROUND_PAUSE_S)
         await until(outcome.settled, "the demo's sessions settled")
     finally:
