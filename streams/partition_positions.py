@@ -49,6 +49,8 @@ from typing import Final
 from streams.project_batch import SourceRecord
 
 MAX_STALL_PAUSE_S: Final = 60.0
+#: Where a partition's check starts when nothing was folded or committed yet.
+FIRST_OFFSET: Final = 0
 #: A committed offset below the fold that stays put this many idle periods is sought back to.
 COMMIT_HOLE_IDLE_PERIODS: Final = 3
 
@@ -72,14 +74,9 @@ class Gap:
 
 
 GapRecords = Mapping[Gap, Sequence[SourceRecord]]
-"""The committed records the log holds in each gap of a batch (none: markers only).
+"""The committed records the log holds in each gap (none: markers only), in offset order.
 
 A gap missing from the mapping was not answered (the read failed)."""
-
-Answers = Mapping[Gap, int | None]
-"""The log's first committed offset in each probed stall, None when it holds none.
-
-A stall missing from the mapping was not answered (the probe failed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +112,7 @@ def start_position(stored: int | None, committed: int | None) -> int:
     Example: stored 104, committed 100 -> 100; stored None -> 0.
     """
     if stored is None:
-        return 0
+        return FIRST_OFFSET
     if committed is None:
         return stored
     return min(stored, committed)
@@ -173,7 +170,6 @@ class PartitionPositions:
         self,
         records: Sequence[SourceRecord],
         stored: PositionReader,
-        now: float,
         missing: GapRecords,
     ) -> Admission:
         """Split `records` into what may be folded now and the partitions to seek back.
@@ -181,12 +177,9 @@ class PartitionPositions:
         Args:
             records: A batch, in delivery order.
             stored: The stored position of a partition not seen since it was assigned.
-            now: A monotonic clock reading: when the partitions were last heard of.
             missing: The log's records in the :meth:`gaps` of the same records:
                 folded before the record that revealed their gap.
         """
-        for record in records:
-            self._last_seen[record.partition] = now
         admitted: list[SourceRecord] = []
         seeks: list[Gap] = []
         moved: dict[int, int] = {}
@@ -242,7 +235,7 @@ class PartitionPositions:
             expected = self._next.get(partition)
             if expected is None:
                 commit = committed.get(partition)
-                expected = start_position(None, None) if commit is None else commit
+                expected = FIRST_OFFSET if commit is None else commit
             if position is None or position <= expected:
                 self._stall_pause.pop(partition, None)
                 continue
@@ -261,7 +254,7 @@ class PartitionPositions:
         for partition in partitions:
             self._last_seen[partition] = now
 
-    def stall_answered(self, gap: Gap, answers: Answers) -> Gap | None:
+    def stall_answered(self, gap: Gap, answers: GapRecords) -> Gap | None:
         """The seek a stalled partition needs, given the log's answer to its :meth:`stalled` gap.
 
         None when the gap holds no committed record (the fetch went past
@@ -271,7 +264,8 @@ class PartitionPositions:
         its next probe waits twice as long, up to :data:`MAX_STALL_PAUSE_S`.
         """
         partition = gap.partition
-        if gap in answers and answers[gap] is None:
+        found = answers.get(gap)
+        if found is not None and not found:
             self._empty_to[partition] = gap.seen
             self._stall_pause.pop(partition, None)
             if self._next.get(partition) is not None:
@@ -280,9 +274,9 @@ class PartitionPositions:
             return None
         pause = self._stall_pause.get(partition, self._idle_s)
         self._stall_pause[partition] = min(2 * pause, MAX_STALL_PAUSE_S)
-        first = answers.get(gap)
-        if first is None:
+        if found is None:
             return gap
+        first = found[0].offset
         if self._next.get(partition) is not None:
             self._next[partition] = first
             self._holding.add(partition)

@@ -213,7 +213,7 @@ class ProjectorShell:
                     gap.seen - 1,
                     len(dropped),
                 )
-        admission = self._positions.admit(records, stored_position, time.monotonic(), missing)
+        admission = self._positions.admit(records, stored_position, missing)
         outcome = self._projector.project(admission.records, read)
         outcome.writes.extend(  # after the sessions' entries: a position never runs ahead
             TableWrite(partition, position_key(partition), str(offset).encode())
@@ -362,8 +362,7 @@ class ProjectorShell:
             drained_at = now  # no batch for a while: faust has nothing to deliver
         committed = {partition: self._committed(partition) for partition in fetch_positions}
         stalls = self._positions.stalled(fetch_positions, committed, now, drained_at)
-        firsts = await self._read_gaps(stalls, limit=1)  # a seek fetches the rest
-        answers = {stall: found[0].offset if found else None for stall, found in firsts.items()}
+        answers = await self._read_gaps(stalls, limit=1)  # a seek fetches the rest
         for stall in stalls:
             seek = self._positions.stall_answered(stall, answers)
             if seek is None:

@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streams.partition_positions import (
-    Answers,
     Gap,
     GapRecords,
     PartitionPositions,
@@ -27,16 +26,6 @@ def _offsets(records: list[SourceRecord]) -> list[tuple[int, int]]:
     return [(r.partition, r.offset) for r in records]
 
 
-def _first_in(log: list[int], gap: Gap) -> int | None:
-    """The first offset of `log` (sorted) in ``[gap.expected, gap.seen)``."""
-    index = bisect.bisect_left(log, gap.expected)
-    return log[index] if index < len(log) and log[index] < gap.seen else None
-
-
-def _answers(log: list[int], gaps: list[Gap]) -> Answers:
-    return {gap: _first_in(log, gap) for gap in gaps}
-
-
 def _missing(log: list[int], gaps: list[Gap]) -> GapRecords:
     return {
         gap: _records(0, *[offset for offset in log if gap.expected <= offset < gap.seen])
@@ -49,7 +38,7 @@ def test_records_continuing_the_position_are_admitted_and_move_it() -> None:
     records = _records(0, 10, 11) + _records(1, 5)
     stored = {0: 10, 1: None}.get
     assert positions.gaps(records, stored) == []
-    admission = positions.admit(records, stored, 0.0, {})
+    admission = positions.admit(records, stored, {})
     assert _offsets(admission.records) == [(0, 10), (0, 11), (1, 5)]
     assert admission.positions == {0: 12, 1: 6}
     assert admission.gaps == []
@@ -59,7 +48,7 @@ def test_redelivered_records_are_admitted_without_moving_the_position() -> None:
     positions = PartitionPositions(idle_s=5.0)
     records = _records(0, 7, 8, 9, 10)
     assert positions.gaps(records, {0: 10}.get) == []
-    admission = positions.admit(records, {0: 10}.get, 0.0, {})
+    admission = positions.admit(records, {0: 10}.get, {})
     assert _offsets(admission.records) == [(0, 7), (0, 8), (0, 9), (0, 10)]
     assert admission.positions == {0: 11}
 
@@ -69,7 +58,7 @@ def test_a_gap_the_log_holds_no_record_in_is_admitted() -> None:
     records = _records(0, 12, 13, 15)  # 10, 11 and 14: transaction markers
     gaps = positions.gaps(records, {0: 10}.get)
     assert gaps == [Gap(0, 10, 12), Gap(0, 14, 15)]
-    admission = positions.admit(records, {0: 10}.get, 0.0, {gap: [] for gap in gaps})
+    admission = positions.admit(records, {0: 10}.get, {gap: [] for gap in gaps})
     assert _offsets(admission.records) == [(0, 12), (0, 13), (0, 15)]
     assert admission.gaps == []
     assert admission.positions == {0: 16}
@@ -81,11 +70,11 @@ def test_the_records_the_log_holds_in_a_gap_are_folded_in_their_place() -> None:
     stored = {0: 11, 1: 3}.get
     assert positions.gaps(records, stored) == [Gap(0, 11, 15)]
     dropped = _records(0, 12, 14)  # 11, 13: markers
-    admission = positions.admit(records, stored, 0.0, {Gap(0, 11, 15): dropped})
+    admission = positions.admit(records, stored, {Gap(0, 11, 15): dropped})
     assert _offsets(admission.records) == [(0, 12), (0, 14), (0, 15), (0, 16), (1, 3)]
     assert admission.gaps == []
     assert admission.positions == {0: 17, 1: 4}
-    again = positions.admit(_records(0, 12, 13, 14, 17), NOTHING.get, 1.0, {})
+    again = positions.admit(_records(0, 12, 13, 14, 17), NOTHING.get, {})
     assert _offsets(again.records) == [(0, 12), (0, 13), (0, 14), (0, 17)]  # redeliveries
     assert again.positions == {0: 18}
 
@@ -94,55 +83,57 @@ def test_a_gap_the_log_did_not_answer_is_sought_back_to_the_expected_offset() ->
     positions = PartitionPositions(idle_s=5.0)
     records = _records(0, 12, 13)
     assert positions.gaps(records, {0: 10}.get) == [Gap(0, 10, 12)]
-    unanswered = positions.admit(records, {0: 10}.get, 0.0, {})
+    unanswered = positions.admit(records, {0: 10}.get, {})
     assert unanswered.records == []
     assert unanswered.gaps == [Gap(0, 10, 12)]
     again = positions.gaps(records, NOTHING.get)  # asked again when it comes again
     assert again == [Gap(0, 10, 12)]
-    answered = positions.admit(records, NOTHING.get, 1.0, {Gap(0, 10, 12): []})
+    answered = positions.admit(records, NOTHING.get, {Gap(0, 10, 12): []})
     assert _offsets(answered.records) == [(0, 12), (0, 13)]
 
 
 def test_revoked_partitions_read_their_position_again() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})
+    positions.admit(_records(0, 10), {0: 10}.get, {})
     positions.revoked({0})
     records = _records(0, 20)
     assert positions.gaps(records, {0: 20}.get) == []
-    assert _offsets(positions.admit(records, {0: 20}.get, 0.0, {}).records) == [(0, 20)]
+    assert _offsets(positions.admit(records, {0: 20}.get, {}).records) == [(0, 20)]
 
 
 def test_a_stalled_partition_is_probed_and_left_alone_when_only_markers_were_fetched() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})  # expects 11
+    positions.admit(_records(0, 10), {0: 10}.get, {})  # expects 11
+    positions.heard({0}, 0.0)
     assert positions.stalled({0: 11}, NOTHING, 100.0, 100.0) == []  # fetched what it delivered
     assert positions.stalled({0: 12}, NOTHING, 3.0, 3.0) == []  # records may be in flight
     stall = Gap(0, 11, 12)
     assert positions.stalled({0: 12}, NOTHING, 6.0, 6.0) == [stall]
-    assert positions.stall_answered(stall, {stall: None}) is None  # 11: a marker
+    assert positions.stall_answered(stall, {stall: []}) is None  # 11: a marker
     assert positions.stalled({0: 12}, NOTHING, 100.0, 100.0) == []  # the log answered already
 
 
 def test_a_stalled_partition_with_records_left_behind_is_sought_back_with_growing_pauses() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})
+    positions.admit(_records(0, 10), {0: 10}.get, {})
+    positions.heard({0}, 0.0)
     stall = Gap(0, 11, 14)
     assert positions.stalled({0: 14}, NOTHING, 6.0, 6.0) == [stall]
-    assert positions.stall_answered(stall, {stall: 12}) == Gap(0, 12, 14)
+    assert positions.stall_answered(stall, {stall: _records(0, 12)}) == Gap(0, 12, 14)
     assert positions.stalled({0: 14}, NOTHING, 12.0, 12.0) == []  # the pause doubled to 10 s
     again = Gap(0, 12, 14)
     assert positions.stalled({0: 14}, NOTHING, 16.0, 16.0) == [again]
     assert positions.stall_answered(again, {}) == again  # unanswered: seek all the same
     assert positions.sought_before(0)
-    held = positions.admit(_records(0, 13), NOTHING.get, 17.0, {})
+    held = positions.admit(_records(0, 13), NOTHING.get, {})
     assert held.records == []  # waiting for 12
-    refetched = positions.admit(_records(0, 12, 13), NOTHING.get, 18.0, {})
+    refetched = positions.admit(_records(0, 12, 13), NOTHING.get, {})
     assert refetched.positions == {0: 14}
 
 
 def test_no_stall_is_probed_while_faust_still_had_records_queued() -> None:
     positions = PartitionPositions(idle_s=5.0)
-    positions.admit(_records(0, 10), {0: 10}.get, 0.0, {})
+    positions.admit(_records(0, 10), {0: 10}.get, {})
     positions.heard({0}, 4.0)  # the batch's fold ended at 4.0
     assert positions.stalled({0: 14}, NOTHING, 8.0, 8.0) == []  # idle 4 s only
     assert positions.stalled({0: 14}, NOTHING, 20.0, 3.0) == []  # full batches since
@@ -156,7 +147,7 @@ def test_a_partition_that_delivered_nothing_since_its_assignment_is_probed_from_
     assert positions.stalled({3: 40}, {3: 35}, 0.0, 0.0) == []  # first heard of
     stall = Gap(3, 35, 40)
     assert positions.stalled({3: 40}, {3: 35}, 5.0, 5.0) == [stall]
-    assert positions.stall_answered(stall, {stall: 37}) == Gap(3, 37, 40)
+    assert positions.stall_answered(stall, {stall: _records(3, 37)}) == Gap(3, 37, 40)
     fresh = PartitionPositions(idle_s=5.0)
     assert fresh.stalled({3: 40}, {3: None}, 0.0, 0.0) == []
     assert fresh.stalled({3: 40}, {3: None}, 5.0, 5.0) == [Gap(3, 0, 40)]  # nothing committed yet
@@ -179,14 +170,14 @@ def test_records_skipped_between_committed_and_stored_positions_are_read_from_th
     records = _records(2, 104, 105)
     gaps = positions.gaps(records, stored)
     assert gaps == [Gap(2, 100, 104)]
-    admission = positions.admit(records, stored, 0.0, {gaps[0]: _records(2, 100, 101, 102, 103)})
+    admission = positions.admit(records, stored, {gaps[0]: _records(2, 100, 101, 102, 103)})
     assert [offset for _, offset in _offsets(admission.records)] == [100, 101, 102, 103, 104, 105]
     assert admission.gaps == []
 
 
 def test_a_committed_offset_stuck_below_the_fold_is_sought_back_to() -> None:
     positions = PartitionPositions(idle_s=1.0)
-    positions.admit(_records(0, 10, 11, 12), {0: 10}.get, 0.0, {})  # folded up to 12
+    positions.admit(_records(0, 10, 11, 12), {0: 10}.get, {})  # folded up to 12
     assert positions.commit_holes({0: 10}, 1.0) == []  # first seen
     assert positions.commit_holes({0: 11}, 2.0) == []  # moving: faust commits
     assert positions.commit_holes({0: 11}, 4.0) == []  # not long enough yet
@@ -237,7 +228,8 @@ def test_whatever_faust_drops_the_fold_sees_the_log_exactly_once_in_order(
         nonlocal read
         records = _records(0, *batch)
         gaps = positions.gaps(records, stored)
-        admission = positions.admit(records, stored, now, _missing(log, gaps))
+        admission = positions.admit(records, stored, _missing(log, gaps))
+        positions.heard({0}, now)  # the shell's account of the batch's end
         for record in admission.records:
             if not folded or record.offset > folded[-1]:
                 folded.append(record.offset)
@@ -261,7 +253,7 @@ def test_whatever_faust_drops_the_fold_sees_the_log_exactly_once_in_order(
             continue
         position = log[-1] + 3  # fetched past the markers after the last record
         for stall in positions.stalled({0: position}, {0: None}, now, now):
-            seek = positions.stall_answered(stall, _answers(log, [stall]))
+            seek = positions.stall_answered(stall, _missing(log, [stall]))
             if seek is not None:
                 read = bisect.bisect_left(log, seek.expected)
     assert folded == log
