@@ -58,7 +58,8 @@ from streams.bench_compaction_figures import (
     workload_rounds,
 )
 from streams.settings import KafkaSettings
-from streams.topics import create_topics, topic_name
+from streams.topic_follower import follow
+from streams.topics import TopicRole, create_topics, topic_name
 from streams.worker_processes import (
     PROJECTOR,
     SUMMARIZER,
@@ -267,32 +268,12 @@ async def _append(
 
 async def _observe(settings: KafkaSettings, observed: _Observed) -> None:
     """Note each first-attempt request, its committed summary, the first snapshot applying it."""
-    requests_topic = topic_name(settings, "compaction-requests")
-    projections_topic = topic_name(settings, "projections")
-    events_topic = topic_name(settings, "events")
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=settings.kafka_bootstrap,
-        enable_auto_commit=False,
-        isolation_level="read_committed",
-        fetch_max_wait_ms=20,
-    )
-    await consumer.start()
-    try:
-        partitions = [
-            TopicPartition(topic, p)
-            for topic in (requests_topic, projections_topic)
-            for p in range(settings.partitions)
-        ] + [TopicPartition(events_topic, p) for p in range(settings.events_partitions)]
-        consumer.assign(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        while True:
-            batches = await consumer.getmany(timeout_ms=100)
-            now = time.monotonic()
-            for tp, records in batches.items():
-                for record in records:
-                    _note(observed, tp.topic, record.value, now, settings)
-    finally:
-        await consumer.stop()
+    roles: list[TopicRole] = ["compaction-requests", "projections", "events"]
+    async for batches in follow(settings, roles, fetch_max_wait_ms=20, poll_ms=100):
+        now = time.monotonic()
+        for tp, records in batches.items():
+            for record in records:
+                _note(observed, tp.topic, record.value, now, settings)
 
 
 def _note(

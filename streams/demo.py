@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaProducer
 
 from schemas.codec import decode_envelope, decode_projection_snapshot
 from schemas.codec import encode as encode_record
@@ -31,6 +31,7 @@ from schemas.keys import SessionKey
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.bench_compaction_figures import bench_key, workload_rounds
 from streams.settings import KafkaSettings
+from streams.topic_follower import follow
 from streams.topics import create_topics, topic_name
 from streams.worker_processes import (
     PROJECTOR,
@@ -173,31 +174,18 @@ async def _append(
 async def _watch(settings: KafkaSettings, outcome: DemoOutcome, say: Say) -> None:
     """Print committed summaries and moving snapshots as a subscriber sees them."""
     events = topic_name(settings, "events")
-    projections = topic_name(settings, "projections")
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=settings.kafka_bootstrap,
-        enable_auto_commit=False,
-        isolation_level="read_committed",
-        fetch_max_wait_ms=50,
-    )
-    await consumer.start()
-    try:
-        partitions = [TopicPartition(events, p) for p in range(settings.events_partitions)]
-        partitions += [TopicPartition(projections, p) for p in range(settings.partitions)]
-        consumer.assign(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        while True:
-            for tp, records in (await consumer.getmany(timeout_ms=200)).items():
-                for record in records:
-                    try:
-                        if tp.topic == events:
-                            _on_event(record.value, record.offset, outcome, say)
-                        else:
-                            _on_snapshot(decode_projection_snapshot(record.value), outcome, say)
-                    except DecodeError as exc:
-                        say(f"undecodable {tp.topic}[{tp.partition}]@{record.offset}: {exc}")
-    finally:
-        await consumer.stop()
+    async for fetched in follow(
+        settings, ["events", "projections"], fetch_max_wait_ms=50, poll_ms=200
+    ):
+        for tp, records in fetched.items():
+            for record in records:
+                try:
+                    if tp.topic == events:
+                        _on_event(record.value, record.offset, outcome, say)
+                    else:
+                        _on_snapshot(decode_projection_snapshot(record.value), outcome, say)
+                except DecodeError as exc:
+                    say(f"undecodable {tp.topic}[{tp.partition}]@{record.offset}: {exc}")
 
 
 def _on_event(value: bytes, offset: int, outcome: DemoOutcome, say: Say) -> None:
