@@ -43,15 +43,20 @@ async def _write(bootstrap: str, topic: str) -> dict[str, int]:
     return offsets
 
 
-async def test_the_probe_finds_the_first_committed_record_of_a_range(kafka_bootstrap: str) -> None:
+async def _written_topic(bootstrap: str) -> tuple[str, dict[str, int]]:
+    """A new one-partition topic holding :func:`_write`'s records, and their offsets."""
     topic = unique_topic()
-    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         await admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
     finally:
         await admin.close()
-    at = await _write(kafka_bootstrap, topic)
+    return topic, await _write(bootstrap, topic)
+
+
+async def test_the_probe_finds_the_first_committed_record_of_a_range(kafka_bootstrap: str) -> None:
+    topic, at = await _written_topic(kafka_bootstrap)
     assert at["aborted"] == at["summary"] + 2  # the summary's commit marker between
     assert at["plain-3"] > at["aborted"]  # the abort marker may come before or after it
     probe = OffsetProbe(bootstrap=kafka_bootstrap, topic=topic)
@@ -81,12 +86,10 @@ async def test_the_probe_finds_the_first_committed_record_of_a_range(kafka_boots
 
 
 async def test_a_range_below_the_log_start_is_read_from_the_log_start(kafka_bootstrap: str) -> None:
-    topic = unique_topic()
+    topic, at = await _written_topic(kafka_bootstrap)
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
     await admin.start()
     try:
-        await admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
-        at = await _write(kafka_bootstrap, topic)
         tp = TopicPartition(topic, 0)
         await admin.delete_records({tp: RecordsToDelete(before_offset=at["plain-2"])})
     finally:
