@@ -49,3 +49,55 @@ def with_summary_request_id(event: Event, request_id: str) -> Event:
     ours[REQUEST_ID_KEY] = request_id
     metadata[METADATA_NAMESPACE] = ours
     return event.model_copy(update={"custom_metadata": metadata})
+
+
+REFUSED_KEY: Final = "compaction_refused"
+REFUSAL_REASON_KEY: Final = "reason"
+REFUSAL_AUTHOR: Final = "ctxstream"
+#: Characters of a refusal's reason kept in the event.
+MAX_REFUSAL_REASON_CHARS: Final = 500
+
+
+def refused_request_id(event: Event) -> str | None:
+    """The id of the compaction request `event` refuses, None when it is no refusal.
+
+    A refusal is the pipeline's own bookkeeping record on `events`: an event
+    without content or compaction whose custom metadata names a request under
+    ``ctxstream.compaction_refused``. The summarizer appends one when it gives
+    up on a request for good, the projector when a request stayed unanswered
+    for its last attempt. Folding it ends the wait on that request, so the
+    session decides again over a new window; it is never part of the context.
+
+    Example: ``{"author": "ctxstream", "customMetadata": {"ctxstream":
+    {"compaction_refused": "9f2c", "reason": "rejected"}}}`` -> ``"9f2c"``.
+    """
+    if event.content is not None or event.actions.compaction is not None:
+        return None
+    if not event.custom_metadata:
+        return None
+    ours = event.custom_metadata.get(METADATA_NAMESPACE)
+    if not isinstance(ours, dict):
+        return None
+    request_id = ours.get(REFUSED_KEY)
+    return request_id if isinstance(request_id, str) and request_id else None
+
+
+def refusal_event(request_id: str, reason: str, *, event_id: str, timestamp: float) -> Event:
+    """The event that refuses `request_id` for `reason` (cut to :data:`MAX_REFUSAL_REASON_CHARS`).
+
+    Raises:
+        ValueError: `request_id` is empty.
+    """
+    if not request_id:
+        raise ValueError("a compaction request id must not be empty")
+    return Event(
+        id=event_id,
+        author=REFUSAL_AUTHOR,
+        timestamp=timestamp,
+        custom_metadata={
+            METADATA_NAMESPACE: {
+                REFUSED_KEY: request_id,
+                REFUSAL_REASON_KEY: reason[:MAX_REFUSAL_REASON_CHARS],
+            }
+        },
+    )
