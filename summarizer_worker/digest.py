@@ -16,7 +16,15 @@ from typing import Any, Final
 from projections.render import AUTH_FUNCTION_NAME
 from schemas.event import Event, Part
 from summarizer_worker.language import guess_language
-from summarizer_worker.summary_text import Digest, Section, clip, one_line, parse_summary
+from summarizer_worker.summary_text import (
+    COUNT_PATTERN,
+    Digest,
+    Section,
+    capped_count,
+    clip,
+    one_line,
+    parse_summary,
+)
 
 #: Longest rendering of a call's arguments and of a response's key result.
 ARGS_CHARS: Final = 80
@@ -28,7 +36,9 @@ _QUESTION_MARKS: Final = ("?", "？", "؟", "¿")  # noqa: RUF001 (fullwidth on 
 _ASKED: Final = "asked: "
 _PENDING: Final = "pending call: "
 _PENDING_ITEM: Final = re.compile(r"^pending call: (?P<name>\S+)(?: \(id (?P<id>[^)]*)\))?$")
-_TOOL_ITEM: Final = re.compile(r"^(?P<name>\S+) \((?P<calls>\d+) calls?\)(?:: (?P<detail>.*))?$")
+_TOOL_ITEM: Final = re.compile(
+    rf"^(?P<name>\S+) \((?P<calls>{COUNT_PATTERN}) calls?\)(?:: (?P<detail>.*))?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +169,8 @@ def _merge_tools(earlier: Section, walk: _Pass) -> Section:
         if before is not None and not use.calls:
             # Only a response here: its call is in the earlier summary.
             use = replace(use, args=before.args, result=use.result or before.result)
-        tools[name] = replace(use, calls=use.calls + (before.calls if before else 0))
+        calls = capped_count(use.calls + (before.calls if before else 0))
+        tools[name] = replace(use, calls=calls)
     return Section(tuple(use.item() for use in tools.values()), earlier.omitted)
 
 

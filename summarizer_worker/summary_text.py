@@ -39,7 +39,15 @@ NOTHING_SAID: Final = "No messages or tool calls in this part of the conversatio
 #: Shortest clipped item worth writing, ``"- "`` included.
 MIN_ITEM_CHARS: Final = 24
 
-_OMITTED: Final = re.compile(r"^- \((\d+) more omitted\)$")
+#: Most digits of a count written or read back (omitted items, tool calls).
+#: A seed can hold any text: a count of 5,000 digits would make ``int()``
+#: raise (Python's integer-string limit), so longer runs are not counts.
+MAX_COUNT_DIGITS: Final = 9
+MAX_COUNT: Final = 10**MAX_COUNT_DIGITS - 1
+#: A count as the layout writes it: ASCII digits, at most `MAX_COUNT_DIGITS`.
+COUNT_PATTERN: Final = rf"[0-9]{{1,{MAX_COUNT_DIGITS}}}"
+
+_OMITTED: Final = re.compile(rf"^- \(({COUNT_PATTERN}) more omitted\)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +119,13 @@ def clip(text: str, limit: int) -> str:
     return text[: max(limit - 1, 0)].rstrip() + "…"
 
 
+def capped_count(count: int) -> int:
+    """`count`, at most `MAX_COUNT`: what the layout writes and reads back stays a count."""
+    return min(count, MAX_COUNT)
+
+
 def _omitted_line(count: int) -> str:
-    return f"- ({count} more omitted)"
+    return f"- ({capped_count(count)} more omitted)"
 
 
 def _cost(lines: list[str]) -> int:
@@ -224,7 +237,7 @@ def parse_summary(text: str) -> Digest:
         elif line.endswith(":") and line[:-1] in _TITLES:
             current = line[:-1]
         elif current is not None and (count := _OMITTED.match(line)):
-            omitted[current] += int(count.group(1))
+            omitted[current] = capped_count(omitted[current] + int(count.group(1)))
         elif current is not None and line.startswith("- "):
             found[current].append(line[2:])
         elif line and line != NOTHING_SAID:

@@ -306,3 +306,16 @@ def test_a_foreign_seed_of_the_full_size_stays_within_the_cap(max_chars: int) ->
     text = _summary([_seed(seed), *_busy_window(1)], max_chars)
     assert len(text) <= max_chars
     assert "Earlier summary:\n- The user asked many things." in text
+
+
+def test_a_seed_with_counts_of_thousands_of_digits_is_summarized() -> None:
+    # H4: these lines made int() raise and the worker crash-loop on the request.
+    huge = "9" * 5000
+    seed = (
+        "Conversation language: English\n"
+        f"User requests:\n- ask\n- ({huge} more omitted)\n"
+        f"Tools used:\n- fetch ({huge} calls): {{}} -> ok"
+    )
+    text = _summary([_seed(seed), _call("fetch", "f1")], 800)
+    assert len(text) <= 800
+    assert "- fetch (1 call)" in text

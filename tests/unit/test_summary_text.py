@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from summarizer_worker.summary_text import (
     BUDGETS,
+    MAX_COUNT,
+    MAX_COUNT_DIGITS,
     Digest,
     Section,
     clip,
@@ -55,3 +57,21 @@ def test_text_outside_the_sections_becomes_one_earlier_item() -> None:
     digest = parse_summary("**Summary**\n\n* the user wants X\n* agreed on Y")
     assert digest.earlier == Section(("**Summary** * the user wants X * agreed on Y",))
     assert digest.language is None
+
+
+def test_a_count_of_thousands_of_digits_is_read_as_an_item_not_a_number() -> None:
+    # H4: int() of a 5,000-digit run raises (Python's integer-string limit).
+    huge = "9" * 5000
+    digest = parse_summary(f"User requests:\n- ask\n- ({huge} more omitted)")
+    assert digest.requests == Section(("ask", f"({huge} more omitted)"), omitted=0)
+
+
+def test_counts_are_capped_where_they_add_up_so_the_layout_reads_them_back() -> None:
+    digest = parse_summary(
+        f"User requests:\n- ask\n- ({MAX_COUNT} more omitted)\n- (5 more omitted)\n- next"
+    )
+    assert digest.requests.omitted == MAX_COUNT
+    text = render_digest(digest, 4000)
+    assert f"- ({MAX_COUNT} more omitted)" in text
+    assert parse_summary(text).requests == digest.requests
+    assert len(str(MAX_COUNT)) == MAX_COUNT_DIGITS
