@@ -1,30 +1,56 @@
 """The one place bytes become records and records become bytes (orjson).
 
 It is the error boundary: whatever goes wrong between bytes and a valid
-record (not JSON, not an object, an unknown schema version, a failed
-validation, a record too large, a key that does not match) leaves as a
-:class:`DecodeError` whose message says what was wrong.
+record (not JSON, not an object, beyond a bound of :mod:`schemas.json_bounds`,
+an unknown schema version, a failed validation, a record too large, a key
+that does not match, or any other exception on the way) leaves as a
+:class:`DecodeError` whose message says what was wrong in one bounded,
+escaped line. Whatever decodes can be encoded again.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, TypeVar
+import itertools
+from collections.abc import Mapping
+from typing import Final, TypeVar
 
 import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import DeadLetter
 from schemas.envelope import Envelope
 from schemas.errors import DecodeError
+from schemas.json_bounds import MAX_RECORD_BYTES, check_json_bounds, shown_path
+from schemas.log_text import shown
 from schemas.projection_snapshot import ProjectionSnapshot
 from schemas.upcasters import RecordKind, upcast
 
-# Kafka's default max.message.bytes is 1 MiB plus a little; a record beyond it
-# could not have been produced, and one this large is a producer bug.
-MAX_RECORD_BYTES: Final = 1_000_000
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "RETAINED_BYTES_PER_NODE",
+    "decode_compaction_request",
+    "decode_dead_letter",
+    "decode_envelope",
+    "decode_envelope_sized",
+    "decode_projection_snapshot",
+    "encode",
+]
+
+#: Bytes a decoded envelope keeps in memory per JSON value, on top of the
+#: record's own length: the Python objects (model instances, dicts, strings)
+#: a value becomes. Calibrated with tracemalloc against decode_envelope
+#: (tests/unit/test_codec_hostile.py holds the shapes): a function-call part
+#: costs ~240 bytes per value, a state-delta entry ~120, a small event's
+#: values ~300-360 (its fixed models spread over few values); 200 keeps each
+#: of these within a factor of 2.
+RETAINED_BYTES_PER_NODE: Final = 200
 _MAX_SHOWN_ERRORS: Final = 5
 _MAX_SHOWN_INPUT: Final = 60
+_MAX_SHOWN_MESSAGE: Final = 200
+_MAX_SHOWN_KEYS: Final = 3
+_MAX_SHOWN_KEY: Final = 20
 
 _ENVELOPE: Final = TypeAdapter(Envelope)
 _COMPACTION_REQUEST: Final = TypeAdapter(CompactionRequest)
@@ -50,18 +76,38 @@ def decode_envelope(raw: bytes, *, record_key: bytes | None = None) -> Envelope:
     Raises:
         DecodeError: the reason the record is unusable.
     """
-    envelope = _decode(raw, "envelope", _ENVELOPE)
+    return decode_envelope_sized(raw, record_key=record_key)[0]
+
+
+def decode_envelope_sized(raw: bytes, *, record_key: bytes | None = None) -> tuple[Envelope, int]:
+    """Decode like :func:`decode_envelope`, with an estimate of the bytes the envelope retains.
+
+    The estimate is computed from the record alone: its length plus
+    :data:`RETAINED_BYTES_PER_NODE` per JSON value in it. It is what a
+    byte-accounted cache charges for keeping the envelope.
+
+    Example: a 0.9 MB text event -> ~0.9 MB; 9,000 function-call parts in
+    0.85 MB (~63,000 values) -> ~13.5 MB, where tracemalloc measures ~16 MB.
+
+    Raises:
+        DecodeError: the reason the record is unusable.
+    """
+    envelope, nodes = _decode(raw, "envelope", _ENVELOPE)
     if record_key is not None:
-        try:
-            key = record_key.decode()
-        except UnicodeDecodeError as exc:
-            raise DecodeError("record key is not UTF-8") from exc
-        if key != envelope.session_key:
-            raise DecodeError(
-                f"record key {key!r} differs from the envelope's session_key "
-                f"{envelope.session_key!r}"
-            )
-    return envelope
+        _check_record_key(record_key, envelope)
+    return envelope, len(raw) + nodes * RETAINED_BYTES_PER_NODE
+
+
+def _check_record_key(record_key: bytes, envelope: Envelope) -> None:
+    try:
+        key = record_key.decode()
+    except UnicodeDecodeError as exc:
+        raise DecodeError("record key is not UTF-8") from exc
+    if key != envelope.session_key:
+        raise DecodeError(
+            f"record key {_quoted(key)} differs from the envelope's session_key "
+            f"{_quoted(envelope.session_key)}"
+        )
 
 
 def decode_compaction_request(raw: bytes) -> CompactionRequest:
@@ -70,7 +116,7 @@ def decode_compaction_request(raw: bytes) -> CompactionRequest:
     Raises:
         DecodeError: the reason the record is unusable.
     """
-    return _decode(raw, "compaction_request", _COMPACTION_REQUEST)
+    return _decode(raw, "compaction_request", _COMPACTION_REQUEST)[0]
 
 
 def decode_projection_snapshot(raw: bytes) -> ProjectionSnapshot:
@@ -79,7 +125,7 @@ def decode_projection_snapshot(raw: bytes) -> ProjectionSnapshot:
     Raises:
         DecodeError: the reason the record is unusable.
     """
-    return _decode(raw, "projection_snapshot", _PROJECTION_SNAPSHOT)
+    return _decode(raw, "projection_snapshot", _PROJECTION_SNAPSHOT)[0]
 
 
 def decode_dead_letter(raw: bytes) -> DeadLetter:
@@ -88,44 +134,89 @@ def decode_dead_letter(raw: bytes) -> DeadLetter:
     Raises:
         DecodeError: the reason the record is unusable.
     """
-    return _decode(raw, "dead_letter", _DEAD_LETTER)
+    return _decode(raw, "dead_letter", _DEAD_LETTER)[0]
 
 
-def _decode(raw: bytes, kind: RecordKind, adapter: TypeAdapter[RecordT]) -> RecordT:
+def _decode(raw: bytes, kind: RecordKind, adapter: TypeAdapter[RecordT]) -> tuple[RecordT, int]:
+    """The record and the number of JSON values in it."""
     if len(raw) > MAX_RECORD_BYTES:
         raise DecodeError(f"record of {len(raw)} bytes exceeds the limit of {MAX_RECORD_BYTES}")
+    # Each step turns any exception into a DecodeError: one hostile record
+    # must never stop a worker, whatever library code it reaches.
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise DecodeError(f"not JSON: {exc}") from exc
+        raise DecodeError(f"not JSON: {shown(str(exc), _MAX_SHOWN_MESSAGE)}") from exc
+    except Exception as exc:  # whatever else the parser raises: not JSON either
+        raise DecodeError(f"not JSON: {_message(exc)}") from exc
     if not isinstance(data, dict):
         raise DecodeError(f"expected a JSON object, got {_json_type(data)}")
     try:
-        return adapter.validate_python(upcast(kind, data))
+        nodes = check_json_bounds(data)
+    except DecodeError:
+        raise
+    except Exception as exc:  # the walk's own failure is this record's too
+        raise DecodeError(f"unreadable {kind}: {_message(exc)}") from exc
+    try:
+        return adapter.validate_python(upcast(kind, data)), nodes
     except ValidationError as exc:
         raise DecodeError(f"invalid {kind}: {_describe(exc)}") from exc
-    except (ValueError, KeyError, TypeError) as exc:
-        raise DecodeError(f"invalid {kind}: {exc}") from exc
+    except Exception as exc:  # upcasters and validators may raise anything
+        raise DecodeError(f"invalid {kind}: {_message(exc)}") from exc
 
 
 def _describe(exc: ValidationError) -> str:
-    errors = exc.errors(include_url=False)
-    shown = [
-        f"{'.'.join(str(part) for part in error['loc']) or '<record>'}: {error['msg']}"
-        f"{_shown_input(error)}"
-        for error in errors[:_MAX_SHOWN_ERRORS]
-    ]
-    more = len(errors) - len(shown)
-    return "; ".join(shown) + (f"; and {more} more" if more else "")
+    """The first errors, each located and escaped; never raises."""
+    try:
+        errors = exc.errors(include_url=False)
+        shown_errors = [_shown_error(error) for error in errors[:_MAX_SHOWN_ERRORS]]
+        more = len(errors) - len(shown_errors)
+        return "; ".join(shown_errors) + (f"; and {more} more" if more else "")
+    except Exception:  # noqa: BLE001 - a reason must come out whatever the error holds
+        return "validation failed"
 
 
-def _shown_input(error: Any) -> str:
+def _shown_error(error: ErrorDetails) -> str:
+    where = shown_path(error["loc"])
+    message = shown(error["msg"], _MAX_SHOWN_MESSAGE)
     if error["type"] == "missing":
-        return ""
-    text = repr(error.get("input"))
-    if len(text) > _MAX_SHOWN_INPUT:
-        text = text[: _MAX_SHOWN_INPUT - 3] + "..."
-    return f" (got {text})"
+        return f"{where}: {message}"
+    return f"{where}: {message} (got {_shown_input(error['input'])})"
+
+
+def _shown_input(value: object) -> str:
+    """The offending input in a few characters, without rendering any nested value.
+
+    Example: ``7`` -> ``7``; ``"late"`` -> ``'late'``; ``[[1], 2]`` ->
+    ``an array of 2 items``.
+    """
+    match value:
+        case str():
+            return _quoted(value)
+        case Mapping():
+            first = itertools.islice(value, _MAX_SHOWN_KEYS)
+            keys = ", ".join(_quoted(str(key), _MAX_SHOWN_KEY) for key in first)
+            more = ", ..." if len(value) > _MAX_SHOWN_KEYS else ""
+            return f"an object with keys {keys}{more}" if keys else "an empty object"
+        case list() | tuple():
+            return f"an array of {len(value)} items"
+        case _:
+            return shown(value, _MAX_SHOWN_INPUT)
+
+
+def _quoted(text: str, limit: int = _MAX_SHOWN_INPUT) -> str:
+    # repr of a str never recurses; it is cut first so a huge text is not copied.
+    return shown(repr(text[: limit + 1]), limit + 2)
+
+
+def _message(exc: BaseException) -> str:
+    """``Type: message`` of an exception, bounded; never raises."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ still leaves its type
+        text = ""
+    name = type(exc).__name__
+    return shown(f"{name}: {text}" if text else name, _MAX_SHOWN_MESSAGE)
 
 
 def _json_type(value: object) -> str:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
+
+from schemas.log_text import shown
+
+#: Characters of a decode reason kept, after escaping; the rest is cut.
+MAX_DECODE_REASON_CHARS: Final = 1_000
+_CUT: Final = "..."
 
 
 class CtxstreamError(Exception):
@@ -15,8 +21,18 @@ class DecodeError(CtxstreamError):
     """Bytes from a topic could not become a valid record; the message says why.
 
     Never retriable: the same bytes fail the same way. A shell sends the record
-    to the dead-letter topic with this reason and moves on.
+    to the dead-letter topic with this reason and moves on. The reason may
+    quote the record, so it is kept as one escaped line of at most
+    :data:`MAX_DECODE_REASON_CHARS` characters (no raw newline, terminal
+    escape or bidi control), safe for a log line as it is.
     """
+
+    def __init__(self, reason: str) -> None:
+        escaped = shown(reason, MAX_DECODE_REASON_CHARS)
+        if len(escaped) > MAX_DECODE_REASON_CHARS:  # escapes made it longer
+            escaped = escaped[: MAX_DECODE_REASON_CHARS - len(_CUT)] + _CUT
+        super().__init__(escaped)
+        self.reason = escaped
 
 
 class InvalidSessionKeyError(CtxstreamError, ValueError):

@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 
 from schemas.codec import (
     MAX_RECORD_BYTES,
+    RETAINED_BYTES_PER_NODE,
     decode_compaction_request,
     decode_dead_letter,
     decode_envelope,
+    decode_envelope_sized,
     decode_projection_snapshot,
     encode,
 )
@@ -110,6 +112,29 @@ def test_a_record_key_that_differs_from_the_session_is_rejected() -> None:
     assert "differs from the envelope's session_key" in _reason(raw, record_key=b"acme/app/u1/s2")
     assert "record key is not UTF-8" in _reason(raw, record_key=b"\xff")
     assert decode_envelope(raw, record_key=b"acme/app/u1/s1").event.id == "e1"
+
+
+def test_the_sized_decode_charges_the_record_and_its_values() -> None:
+    raw = orjson.dumps(_envelope_json())
+    envelope, size = decode_envelope_sized(raw, record_key=b"acme/app/u1/s1")
+    assert envelope == decode_envelope(raw)
+    # root, 5 envelope fields, event and its 3 fields
+    assert size == len(raw) + 10 * RETAINED_BYTES_PER_NODE
+
+
+def test_the_sized_decode_checks_the_record_key_too() -> None:
+    raw = orjson.dumps(_envelope_json())
+    with pytest.raises(DecodeError, match="differs from the envelope's session_key"):
+        decode_envelope_sized(raw, record_key=b"acme/app/u1/s2")
+
+
+def test_a_reason_quoting_the_record_key_is_one_bounded_line() -> None:
+    raw = orjson.dumps(_envelope_json())
+    reason = _reason(raw, record_key=("acme/\n\u202e" + "k" * 5000).encode())
+    assert "\n" not in reason
+    assert "\u202e" not in reason
+    assert "acme/\\n\\u202ekkk" in reason  # repr escapes both
+    assert len(reason) < 300
 
 
 def test_many_errors_are_summarized() -> None:
