@@ -1,10 +1,26 @@
-"""The errors a summarizer backend raises, each saying whether a retry helps."""
+"""The errors of the summarizer worker, each saying whether a retry helps."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from schemas.errors import CtxstreamError
+
+#: Where handling one compaction request failed for good, as its dead letter says:
+#:
+#: * ``decode``: the record is not a compaction request;
+#: * ``validate``: it decodes, but no valid answer can name it (its tenant does
+#:   not own its session, its id cannot key an envelope, a negative offset, a
+#:   timestamp that is not finite);
+#: * ``read``: its range cannot be read (below the log start, never stable,
+#:   the session's slice over its byte bound);
+#: * ``check``: the log does not hold the events it names;
+#: * ``summarize``: the summarizer refused, failed through every retry or
+#:   returned no summary;
+#: * ``envelope``: the summary event cannot be built or cannot fit the topic;
+#: * ``handle``: the worker's own bookkeeping around those steps failed (a bug,
+#:   kept to this one request).
+RequestStage = Literal["decode", "validate", "read", "check", "summarize", "envelope", "handle"]
 
 
 class SummarizerError(CtxstreamError):
@@ -26,10 +42,10 @@ class SummarizerError(CtxstreamError):
 
 
 class SummarizerUnavailableError(SummarizerError):
-    """The endpoint stayed overloaded, failing (5xx) or silent through every retry.
+    """The endpoint was overloaded (429), failing (5xx) or silent.
 
     Retriable: the same request may well succeed later, so a shell backs off
-    and retries the compaction request rather than dropping it.
+    (as long as ``retry_after_s`` asks, within its bound) and tries again.
     """
 
     retriable: ClassVar[bool] = True
@@ -51,8 +67,9 @@ class SummarizerUnavailableError(SummarizerError):
 class SummarizerRejectedError(SummarizerError):
     """The endpoint refused the request (4xx other than 429) or replied nonsense.
 
-    Not retriable: the same request gets the same answer until the deployment
-    changes (key, model name, endpoint).
+    Nonsense includes a reply over the byte limit. Not retriable: the same
+    request gets the same answer until the deployment changes (key, model
+    name, endpoint).
     """
 
 
@@ -88,3 +105,36 @@ class RangeNotStableError(CtxstreamError):
             end_offset,
             stable_offset,
         )
+
+
+class SliceTooLargeError(CtxstreamError):
+    """A session's records from a request's first offset on exceed the slice's byte bound.
+
+    Not retriable: the records stay in the log, so a second read finds at
+    least as many. The request is dead-lettered and refused, and the projector
+    decides the session again over a newer window.
+    """
+
+    def __init__(self, *, partition: int, start_offset: int, limit_bytes: int) -> None:
+        super().__init__(
+            f"the session's records of partition {partition} from offset {start_offset} "
+            f"exceed {limit_bytes} bytes"
+        )
+        self.partition, self.start_offset, self.limit_bytes = partition, start_offset, limit_bytes
+
+
+class RequestFailedError(CtxstreamError):
+    """Handling one compaction request failed for good at `stage`.
+
+    Not retriable. The worker writes a dead letter with the stage and the
+    reason, plus a refusal on `events` when the request names its session
+    legitimately, commits the request's offset and goes on with the next.
+
+    Attributes:
+        stage: Where it failed.
+        reason: Why, as the dead letter says it (cut and escaped there).
+    """
+
+    def __init__(self, *, stage: RequestStage, reason: str) -> None:
+        super().__init__(f"{stage}: {reason}")
+        self.stage, self.reason = stage, reason

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from schemas.codec import encode
 
-OutcomeKind = Literal["summarized", "dead_lettered", "skipped"]
+OutcomeKind = Literal["summarized", "dead_lettered", "refused", "skipped"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +20,11 @@ class OutputRecord:
     key: bytes | None
     value: bytes
 
+    @classmethod
+    def encoded(cls, topic: str, key: bytes | None, record: BaseModel) -> OutputRecord:
+        """`record`, encoded, for `topic` under `key`."""
+        return cls(topic, key, encode(record))
+
 
 @dataclass(frozen=True, slots=True)
 class RequestOutcome:
@@ -27,8 +32,11 @@ class RequestOutcome:
 
     Attributes:
         kind: ``summarized`` (a summary event for `events`),
-            ``dead_lettered`` (a dead letter) or ``skipped`` (nothing: the
-            request was answered already or is stale).
+            ``dead_lettered`` (a dead letter only: the request could not be
+            read or could not name its session legitimately), ``refused`` (a
+            dead letter and a refusal event in the request's session: a valid
+            request given up for good) or ``skipped`` (nothing: the request
+            was answered already or is stale).
         records: The records to produce, in order.
     """
 
@@ -40,7 +48,7 @@ class RequestOutcome:
         cls, kind: OutcomeKind, *, topic: str, key: bytes | None, record: BaseModel
     ) -> RequestOutcome:
         """An outcome that writes `record`, encoded, to `topic` under `key`."""
-        return cls(kind, (OutputRecord(topic, key, encode(record)),))
+        return cls(kind, (OutputRecord.encoded(topic, key, record),))
 
 
 SKIPPED = RequestOutcome("skipped")

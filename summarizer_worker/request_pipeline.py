@@ -1,19 +1,26 @@
-"""From one compaction request to its outcome: read, check, summarize, retry.
+"""From one compaction request to its outcome: validate, read, check, summarize, retry.
 
-A request is read back from `events` (:mod:`summarizer_worker.session_slice`),
-checked (:mod:`summarizer_worker.request_status`), summarized and turned into
-the records to write. Failures are sorted by whether a retry helps:
+A request is first validated (:mod:`summarizer_worker.request_validity`) and
+its answer built with an empty text (:mod:`summarizer_worker.summary_room`),
+before anything is read or called. It is then read back from `events`
+(:mod:`summarizer_worker.session_slice`), checked
+(:mod:`summarizer_worker.request_status`), summarized, and its summary clipped
+to the room its envelope leaves. Failures are sorted by whether a retry helps:
 
 * the range lies past the last stable offset (a transaction on `events` is
   open): poll again, briefly, for at most ``summarizer_range_wait_s``;
 * the summarizer is unavailable (``retriable``): back off and try again, up
-  to ``summarizer_retry_attempts`` calls;
-* anything permanent (range not found, a rejected call, retries used up, no
-  summary at all): a dead letter with the reason.
+  to ``summarizer_retry_attempts`` calls in all. This is the one retry loop
+  around a call: a backend makes one attempt per call;
+* anything else is the request's failure for good, at the step it happened
+  in (:mod:`summarizer_worker.request_stage`), whatever it raised: a dead
+  letter with the step and the reason, and, when the request names its
+  session legitimately, a refusal event in that session
+  (:mod:`summarizer_worker.request_refusal`) so the projector stops waiting.
 
 A request waiting for its retry holds no read/summarize slot, so other
-sessions' requests go on meanwhile. Any other exception is a bug and
-propagates.
+sessions' requests go on meanwhile. Only a Kafka error of the readers (the
+worker's own infrastructure) leaves `outcome`.
 """
 
 from __future__ import annotations
@@ -22,27 +29,43 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final, assert_never
 
-from aiokafka.errors import OffsetOutOfRangeError
+from aiokafka.errors import KafkaError, OffsetOutOfRangeError
 from aiokafka.structs import ConsumerRecord
 
+from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
+from schemas.dead_letter import MAX_KEY_BYTES, build_dead_letter
+from schemas.errors import CtxstreamError
+from schemas.event import Event
+from schemas.log_text import shown
 from summarizer_worker.backoff import retry_delay_s
 from summarizer_worker.errors import (
     RangeNotFoundError,
     RangeNotStableError,
+    RequestFailedError,
+    RequestStage,
     SummarizerError,
     SummarizerUnavailableError,
 )
-from summarizer_worker.request_dead_letter import RequestStage, request_dead_letter
-from summarizer_worker.request_outcome import SKIPPED, RequestOutcome
+from summarizer_worker.request_outcome import SKIPPED, OutputRecord, RequestOutcome
+from summarizer_worker.request_refusal import refusal_envelope
+from summarizer_worker.request_stage import at_stage, failure_reason
 from summarizer_worker.request_status import Answered, Summarize, Superseded, request_status
-from summarizer_worker.session_slice import SliceReaders
+from summarizer_worker.request_validity import request_problem
+from summarizer_worker.session_slice import SliceReader
 from summarizer_worker.settings import SummarizerSettings
 from summarizer_worker.stage_pause import StagePause
-from summarizer_worker.summarizers import Summarizer
-from summarizer_worker.summary_envelope import summary_envelope
+from summarizer_worker.summarizers import Summarizer, SummaryResult
+from summarizer_worker.summary_envelope import empty_summary_envelope, summary_envelope
+from summarizer_worker.summary_room import (
+    MAX_SUMMARY_RECORD_BYTES,
+    MIN_TEXT_ROOM_BYTES,
+    fit_summary_text,
+    text_room_bytes,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +79,15 @@ Clock = Callable[[], float]
 NewId = Callable[[], str]
 
 
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """The fixed parts of a request's summary event, chosen before the call."""
+
+    event_id: str
+    invocation_id: str
+    text_room_bytes: int
+
+
 class RequestPipeline:
     """Turns compaction requests into outcomes, with bounded concurrency."""
 
@@ -63,7 +95,7 @@ class RequestPipeline:
         self,
         settings: SummarizerSettings,
         summarizer: Summarizer,
-        readers: SliceReaders,
+        readers: SliceReader,
         *,
         producer_id: str,
         pause: StagePause,
@@ -75,10 +107,10 @@ class RequestPipeline:
         Args:
             settings: The worker's settings.
             summarizer: The backend.
-            readers: Readers of `events`.
-            producer_id: Written into every summary envelope.
+            readers: Reads sessions' slices of `events`.
+            producer_id: Written into every summary and refusal envelope.
             pause: The fault-injection pauses (no-ops in production).
-            clock: ADK timestamps (float seconds) of new summary events.
+            clock: ADK timestamps (float seconds) of new events.
             new_id: Fresh event and invocation ids.
         """
         self._settings = settings
@@ -95,53 +127,154 @@ class RequestPipeline:
     def dead_letter(
         self, record: ConsumerRecord, stage: RequestStage, reason: str
     ) -> RequestOutcome:
-        """The outcome that sends `record` to `dead-letters` with `reason`."""
+        """The outcome that sends `record` to `dead-letters` with `stage` and `reason`, only."""
+        return RequestOutcome("dead_lettered", (self._dead_letter_record(record, stage, reason),))
+
+    def _dead_letter_record(
+        self, record: ConsumerRecord, stage: RequestStage, reason: str
+    ) -> OutputRecord:
         logger.warning(
             "dead letter topic=%s partition=%d offset=%d stage=%s reason=%s",
             record.topic,
             record.partition,
             record.offset,
             stage,
-            reason,
+            shown(reason),
         )
-        letter = request_dead_letter(
+        letter = build_dead_letter(
             reason=reason,
             stage=stage,
-            topic=record.topic,
-            partition=record.partition,
-            offset=record.offset,
+            source_topic=record.topic,
+            source_partition=record.partition,
+            source_offset=record.offset,
             key=record.key,
-            value=record.value,
+            value=record.value or b"",  # a tombstone has no value
         )
-        return RequestOutcome.writing(
-            "dead_lettered", topic=self._dead_letters_topic, key=record.key, record=letter
+        # The letter caps the key it keeps; the record's own key must fit as well.
+        key = None if record.key is None else record.key[:MAX_KEY_BYTES]
+        return OutputRecord.encoded(self._dead_letters_topic, key, letter)
+
+    def refusal(
+        self,
+        request: CompactionRequest,
+        record: ConsumerRecord,
+        stage: RequestStage,
+        reason: str,
+    ) -> RequestOutcome:
+        """The outcome of a valid request given up for good: its dead letter and its refusal.
+
+        `request` must have passed validation: the refusal is written into its
+        session. Should the refusal not build all the same, the dead letter
+        goes alone.
+        """
+        letter = self._dead_letter_record(record, stage, reason)
+        try:
+            envelope = refusal_envelope(
+                request,
+                f"{stage}: {reason}",
+                producer_id=self._producer_id,
+                event_id=self._new_id(),
+                timestamp=self._clock(),
+            )
+            refusal = OutputRecord.encoded(
+                self._events_topic, request.session_key.encode(), envelope
+            )
+        except Exception as exc:  # noqa: BLE001 - the dead letter still goes out
+            logger.warning(
+                "refusal not written request=%s reason=%s",
+                shown(request.request_id),
+                failure_reason(exc),
+            )
+            return RequestOutcome("dead_lettered", (letter,))
+        logger.info(
+            "refused request=%s session=%s stage=%s",
+            shown(request.request_id),
+            shown(request.session_key),
+            stage,
         )
+        return RequestOutcome("refused", (letter, refusal))
 
     async def outcome(self, request: CompactionRequest, record: ConsumerRecord) -> RequestOutcome:
-        """Handle `request` (read at `record`) until it succeeds or fails for good."""
+        """Handle `request` (read at `record`) until it is answered, skipped or given up.
+
+        Whatever the request makes a step raise ends in its dead letter (and
+        refusal): nothing it contains stops the worker.
+
+        Raises:
+            aiokafka.errors.KafkaError: A reader of `events` failed: the
+                worker's own infrastructure, not the request's fault.
+        """
+        try:
+            answer = self._plan(request)
+        except RequestFailedError as exc:
+            # Nothing is written into a session the request could not name legitimately.
+            return self.dead_letter(record, exc.stage, exc.reason)
+        try:
+            with at_stage("handle", passing=(KafkaError,)):
+                return await self._answer(request, answer)
+        except RequestFailedError as exc:
+            cause = exc.__cause__
+            if cause is not None and not isinstance(cause, CtxstreamError):
+                # Not one of ours: a parser or a library raised on what the request held.
+                logger.debug("request failed request=%s", shown(request.request_id), exc_info=cause)
+            return self.refusal(request, record, exc.stage, exc.reason)
+
+    def _plan(self, request: CompactionRequest) -> _Answer:
+        """Validate `request` and build its answer with an empty text, before any read or call.
+
+        Raises:
+            RequestFailedError: At ``validate``: no valid answer can name the request.
+        """
+        with at_stage("validate"):
+            if (problem := request_problem(request)) is not None:
+                raise RequestFailedError(stage="validate", reason=problem)
+            event_id, invocation_id = self._new_id(), self._new_id()
+            empty = empty_summary_envelope(
+                request,
+                producer_id=self._producer_id,
+                event_id=event_id,
+                invocation_id=invocation_id,
+                timestamp=self._clock(),
+            )
+            return _Answer(event_id, invocation_id, text_room_bytes(empty))
+
+    async def _answer(self, request: CompactionRequest, answer: _Answer) -> RequestOutcome:
+        """Attempt `request` until it succeeds; retry what a retry may help.
+
+        Raises:
+            RequestFailedError: Given up for good, at the step that failed.
+        """
+        if answer.text_room_bytes < MIN_TEXT_ROOM_BYTES:
+            raise RequestFailedError(
+                stage="envelope",
+                reason=f"the summary event leaves {answer.text_room_bytes} bytes for its "
+                f"text, below {MIN_TEXT_ROOM_BYTES}",
+            )
         range_polls = summarizer_failures = 0
         range_deadline = time.monotonic() + self._settings.summarizer_range_wait_s
         while True:
             try:
                 async with self._slots:
-                    return await self._attempt(request, record)
+                    return await self._attempt(request, answer)
             except RangeNotStableError as exc:
                 range_polls += 1
                 if time.monotonic() >= range_deadline:
-                    return self.dead_letter(record, "summarize", f"range not found: {exc}")
+                    raise RequestFailedError(
+                        stage="read", reason=f"range not found: {failure_reason(exc)}"
+                    ) from exc
                 delay_s = retry_delay_s(
                     range_polls, base_s=RANGE_POLL_BASE_S, max_s=RANGE_POLL_MAX_S
                 )
                 logger.debug(
-                    "range not stable request=%s delay_s=%.3f", request.request_id, delay_s
+                    "range not stable request=%s delay_s=%.3f", shown(request.request_id), delay_s
                 )
             except SummarizerError as exc:
                 summarizer_failures += 1
                 if not exc.retriable:
-                    return self.dead_letter(record, "summarize", str(exc))
+                    raise RequestFailedError(stage="summarize", reason=failure_reason(exc)) from exc
                 if summarizer_failures >= self._settings.summarizer_retry_attempts:
-                    reason = f"summarizer failed {summarizer_failures} times: {exc}"
-                    return self.dead_letter(record, "summarize", reason)
+                    reason = f"summarizer failed {summarizer_failures} times: {failure_reason(exc)}"
+                    raise RequestFailedError(stage="summarize", reason=reason) from exc
                 asked_s = exc.retry_after_s if isinstance(exc, SummarizerUnavailableError) else None
                 delay_s = retry_delay_s(
                     summarizer_failures,
@@ -151,48 +284,48 @@ class RequestPipeline:
                 )
                 logger.warning(
                     "summarizer retry request=%s session=%s failures=%d delay_s=%.3f error=%s",
-                    request.request_id,
-                    request.session_key,
+                    shown(request.request_id),
+                    shown(request.session_key),
                     summarizer_failures,
                     delay_s,
-                    exc,
+                    failure_reason(exc),
                 )
-            except RangeNotFoundError as exc:
-                return self.dead_letter(record, "summarize", str(exc))
             await asyncio.sleep(delay_s)
 
-    async def _attempt(self, request: CompactionRequest, record: ConsumerRecord) -> RequestOutcome:
-        """One try: read, check, summarize.
+    async def _attempt(self, request: CompactionRequest, answer: _Answer) -> RequestOutcome:
+        """One try: read, check, summarize, build the summary record.
 
         Raises:
             RangeNotStableError: Poll again.
-            RangeNotFoundError: Dead-letter it.
-            SummarizerError: Retry or dead-letter it, as its ``retriable`` says.
+            SummarizerError: Retry or give up, as its ``retriable`` says.
+            RequestFailedError: Give up, at the step that failed.
         """
         key = request.session_key.encode()
-        try:
-            session = await self._readers.read(key, request.start_offset)
-        except OffsetOutOfRangeError as exc:
-            raise RangeNotFoundError(
-                request_id=request.request_id,
-                problem=f"offset {request.start_offset} is below the log start",
-            ) from exc
-        status = request_status(request, session.records, session.stable_offset)
+        with at_stage("read", passing=(KafkaError,)):
+            try:
+                session = await self._readers.read(key, request.start_offset)
+            except OffsetOutOfRangeError as exc:
+                raise RangeNotFoundError(
+                    request_id=shown(request.request_id),
+                    problem=f"offset {request.start_offset} is below the log start",
+                ) from exc
+        with at_stage("check"):
+            status = request_status(request, session.records, session.stable_offset)
         match status:
             case Answered(summary_offset):
                 logger.info(
                     "skipped request=%s session=%s reason=answered summary_offset=%d",
-                    request.request_id,
-                    request.session_key,
+                    shown(request.request_id),
+                    shown(request.session_key),
                     summary_offset,
                 )
                 return SKIPPED
             case Superseded(reason):
                 logger.info(
                     "dropped request=%s session=%s reason=%s",
-                    request.request_id,
-                    request.session_key,
-                    reason,
+                    shown(request.request_id),
+                    shown(request.session_key),
+                    shown(reason),
                 )
                 return SKIPPED
             case Summarize(window):
@@ -201,27 +334,74 @@ class RequestPipeline:
                 assert_never(status)
         await self._pause("render", request.request_id)
         await self._pause("summarize", request.request_id)
-        result = await self._summarizer.summarize(window)
-        if result is None:  # ADK appends nothing then; the projector may ask again
-            return self.dead_letter(record, "summarize", "the summarizer returned no summary")
-        envelope = summary_envelope(
-            request,
-            window,
-            result,
-            producer_id=self._producer_id,
-            event_id=self._new_id(),
-            invocation_id=self._new_id(),
-            timestamp=self._clock(),
-        )
+        with at_stage("summarize"):
+            result = await self._summarizer.summarize(window)
+        if result is None:  # ADK appends nothing then; the projector decides again
+            raise RequestFailedError(stage="summarize", reason="the summarizer returned no summary")
+        with at_stage("envelope"):
+            value = self._summary_record(request, window, result, answer)
         logger.debug(
             "summarized request=%s session=%s offsets=%d..%d partition=%d events=%d",
-            request.request_id,
-            request.session_key,
+            shown(request.request_id),
+            shown(request.session_key),
             request.start_offset,
             request.end_offset,
             session.partition,
             len(window),
         )
-        return RequestOutcome.writing(
-            "summarized", topic=self._events_topic, key=key, record=envelope
+        return RequestOutcome("summarized", (OutputRecord(self._events_topic, key, value),))
+
+    def _summary_record(
+        self,
+        request: CompactionRequest,
+        window: tuple[Event, ...],
+        result: SummaryResult,
+        answer: _Answer,
+    ) -> bytes:
+        """The encoded summary event, its text clipped to the configured length and the room.
+
+        Raises:
+            RequestFailedError: The event leaves no room for any text, or is
+                over the bound all the same.
+        """
+        timestamp = self._clock()
+        # The room again, now exactly: the usage and the timestamp are known.
+        empty = empty_summary_envelope(
+            request,
+            producer_id=self._producer_id,
+            event_id=answer.event_id,
+            invocation_id=answer.invocation_id,
+            timestamp=timestamp,
+            usage=result.usage,
         )
+        text = fit_summary_text(
+            result.text,
+            max_chars=self._settings.summarizer_max_summary_chars,
+            room_bytes=text_room_bytes(empty),
+        )
+        if not text.strip():
+            raise RequestFailedError(stage="envelope", reason="no room for the summary's text")
+        if text != result.text:
+            logger.info(
+                "summary clipped request=%s chars=%d kept=%d",
+                shown(request.request_id),
+                len(result.text),
+                len(text),
+            )
+        envelope = summary_envelope(
+            request,
+            window,
+            SummaryResult(text=text, usage=result.usage),
+            producer_id=self._producer_id,
+            event_id=answer.event_id,
+            invocation_id=answer.invocation_id,
+            timestamp=timestamp,
+        )
+        value = encode(envelope)
+        if len(value) > MAX_SUMMARY_RECORD_BYTES:
+            raise RequestFailedError(
+                stage="envelope",
+                reason=f"the summary event takes {len(value)} bytes, "
+                f"over {MAX_SUMMARY_RECORD_BYTES}",
+            )
+        return value

@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
@@ -68,6 +68,19 @@ class SessionSlice:
     start_offset: Offset
     stable_offset: Offset
     records: tuple[LoggedEvent, ...]
+
+
+class SliceReader(Protocol):
+    """What the request pipeline reads through: one session's slice of `events`."""
+
+    async def read(self, key: bytes, start_offset: Offset) -> SessionSlice:
+        """The session keyed `key` from `start_offset` up to its partition's LSO.
+
+        Raises:
+            aiokafka.errors.OffsetOutOfRangeError: `start_offset` is below the
+                partition's log start.
+        """
+        ...
 
 
 def event_partition(key: bytes, partitions: int) -> int:

@@ -53,7 +53,11 @@ class SummarizerSettings(BaseSettings):
         description="uncommitted requests per partition before its consumption pauses",
     )
     summarizer_retry_attempts: int = Field(
-        default=5, ge=1, le=100, description="summarizer calls per request on retriable errors"
+        default=5,
+        ge=1,
+        le=100,
+        description="summarizer calls per request on retriable errors: the one retry loop "
+        "around a call (a backend makes one attempt per call)",
     )
     summarizer_retry_base_s: float = Field(default=1.0, ge=0, le=60)
     summarizer_retry_max_s: float = Field(default=60.0, ge=0, le=3600)
@@ -70,6 +74,15 @@ class SummarizerSettings(BaseSettings):
         default_factory=dict,
         description="fault injection for tests only: seconds to pause at each named stage, "
         'as JSON, e.g. {"transaction": 0.2}; empty in production',
+    )
+    summarizer_max_summary_chars: int = Field(
+        default=16_000,
+        ge=500,
+        le=100_000,
+        description="longest summary text written; a longer reply is clipped before the "
+        "summary event is built (about twice what openai_max_tokens lets a model write, "
+        "so an obedient model is never clipped; the summary is read into every later "
+        "prompt of the session)",
     )
     summarizer: Literal["extractive", "openai"] = "extractive"
     extractive_max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=MIN_MAX_CHARS, le=1_000_000)

@@ -15,6 +15,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
+from schemas.log_text import shown
 from summarizer_worker.settings import Stage
 
 logger = logging.getLogger(__name__)
@@ -32,5 +33,7 @@ class StagePause:
         delay_s = self._delays_s.get(stage)
         if not delay_s:
             return
-        logger.info("stage reached stage=%s request=%s delay_s=%.3f", stage, request_id, delay_s)
+        logger.info(
+            "stage reached stage=%s request=%s delay_s=%.3f", stage, shown(request_id), delay_s
+        )
         await asyncio.sleep(delay_s)

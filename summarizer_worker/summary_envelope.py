@@ -5,6 +5,11 @@ content, ``actions.compaction`` spanning the window's first and last items)
 and names the request in its custom metadata, which is how the projector
 applies at most one summary per request. Its fresh id, invocation id and
 timestamp are the shell's choice.
+
+`empty_summary_envelope` is the same record with an empty text, built from
+the request alone before the summarizer is called: if it cannot be built,
+the request cannot be answered, and its size says how much text fits
+(:mod:`summarizer_worker.summary_room`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from projections.render import summary_event
 from projections.summary_request import with_summary_request_id
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
-from schemas.event import Event
+from schemas.event import Event, UsageMetadata
 from summarizer_worker.summarizers import SummaryResult
 
 IDEMPOTENCY_PREFIX: Final = "summary:"
@@ -74,4 +79,39 @@ def summary_envelope(
         producer_id=producer_id,
         idempotency_key=summary_idempotency_key(request.request_id),
         event=with_summary_request_id(event, request.request_id),
+    )
+
+
+def empty_summary_envelope(
+    request: CompactionRequest,
+    *,
+    producer_id: str,
+    event_id: str,
+    invocation_id: str,
+    timestamp: float,
+    usage: UsageMetadata | None = None,
+) -> Envelope:
+    """The envelope `summary_envelope` makes for `request`, with an empty summary text.
+
+    Needs no window: a window that matches the request spans exactly its
+    ``start_timestamp`` to ``end_timestamp`` (`request_window` checks it),
+    which is all the summary event takes from it.
+
+    Raises:
+        ValueError: No valid envelope can answer `request` (its tenant does not
+            own its session, its id cannot key an envelope).
+    """
+    range_ends = (
+        Event(author="user", timestamp=request.start_timestamp),
+        Event(author="user", timestamp=request.end_timestamp),
+    )
+    return summary_envelope(
+        request,
+        range_ends,
+        # Not a summary: the template whose size leaves the room for one.
+        SummaryResult(text="", usage=usage),
+        producer_id=producer_id,
+        event_id=event_id,
+        invocation_id=invocation_id,
+        timestamp=timestamp,
     )

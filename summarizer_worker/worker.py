@@ -10,9 +10,13 @@ lane of its partition (:mod:`summarizer_worker.partition_lane`), which writes
 it with the partition's offset in one transaction.
 
 A partition with ``summarizer_max_pending`` requests not yet committed is
-paused until half of them are. An error that is not the request's fault (a
-failed transaction, a bug) stops the worker; its supervisor restarts it and
-the uncommitted requests are read again.
+paused until half of them are. Nothing a request contains stops the worker:
+whatever it makes decoding or any later step raise dead-letters that request
+(:mod:`summarizer_worker.request_pipeline`). Only the worker's own
+infrastructure does (a failed transaction of a lane, a failed reader): the
+worker then stops with the error, ``python -m summarizer_worker`` exits
+non-zero, its supervisor restarts it and the uncommitted requests are read
+again.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from schemas.codec import decode_compaction_request
-from schemas.errors import DecodeError
 from summarizer_worker.partition_lane import PartitionLane
 from summarizer_worker.request_pipeline import Clock, NewId, RequestPipeline
+from summarizer_worker.request_stage import failure_reason
 from summarizer_worker.session_locks import SessionLocks
 from summarizer_worker.session_slice import SliceReaders
 from summarizer_worker.settings import SummarizerSettings
@@ -138,8 +142,9 @@ class SummarizerWorker:
         """Consume and handle requests until `stop` is set.
 
         Raises:
-            Exception: Whatever made a transaction or a handler fail; the
-                uncommitted requests are read again after a restart.
+            Exception: Whatever made a lane's transaction or a reader fail
+                (never a request's content); the uncommitted requests are
+                read again after a restart.
         """
         settings = self._settings
         consumer = AIOKafkaConsumer(
@@ -199,8 +204,10 @@ class SummarizerWorker:
     async def _handle(self, lane: PartitionLane, record: ConsumerRecord) -> None:
         try:
             request = decode_compaction_request(record.value)
-        except DecodeError as exc:
-            outcome = self._pipeline.dead_letter(record, "decode", str(exc))
+        except Exception as exc:  # noqa: BLE001 - DecodeError, or what a hostile record provokes
+            # RecursionError from a deeply nested value, say (review H1): the
+            # record is not a request either way.
+            outcome = self._pipeline.dead_letter(record, "decode", failure_reason(exc))
             await lane.finish(record.offset, outcome, request_id="")
             return
         async with self._locks.hold(request.session_key):

@@ -232,11 +232,12 @@ async def test_every_request_gets_one_summary_and_bad_ones_are_dead_lettered(
     assert len(letters) == len(by_source) == 3
     mismatch_at = placed[requests.index(mismatched)]
     future_at = placed[requests.index(future)]
-    assert by_source[mismatch_at].stage == "summarize"
+    assert by_source[mismatch_at].stage == "check"
     assert "range not found" in by_source[mismatch_at].reason
     assert "holds event" in by_source[mismatch_at].reason
     assert by_source[mismatch_at].original_value == encode(mismatched)
     assert by_source[mismatch_at].source_topic == names["compaction-requests"]
+    assert by_source[future_at].stage == "read"
     assert "last stable offset" in by_source[future_at].reason
     assert by_source[garbage].stage == "decode"
     assert by_source[garbage].original_value == b"not json"
@@ -277,6 +278,6 @@ async def test_a_range_deleted_by_retention_is_dead_lettered(
     finally:
         assert await worker.stop() == 0
     (letter,) = letters
-    assert letter.stage == "summarize"
+    assert letter.stage == "read"
     assert f"offset {request.start_offset} is below the log start" in letter.reason
     assert letter.original_value == encode(request)

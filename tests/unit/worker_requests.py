@@ -77,3 +77,8 @@ def request_of_window(
         )
     request = request_for(chosen, seed=seed, trigger=window.trigger)
     return request.model_copy(update={"decided_at_offset": Offset(records[-1].offset)})
+
+
+def request_with(**changes: object) -> CompactionRequest:
+    """A request for a one-invocation session with `changes`, unchecked (as a forged record)."""
+    return request_for(session(1)).model_copy(update=changes)
