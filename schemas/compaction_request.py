@@ -1,17 +1,64 @@
-"""The record of the `compaction-requests` topic: summarize exactly this range."""
+"""The record of the `compaction-requests` topic: summarize exactly this range.
+
+A request is validated whole when it is decoded, before the summarizer reads
+a record or calls a model for it: its tenant owns its session, its id is a
+short token safe to log and to embed in a summary's idempotency key, its
+offsets are Kafka offsets, its attempt is bounded, and its seed (text the
+summarizer is handed verbatim) is bounded in parts and characters.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from typing import Literal, Self
+from typing import Annotated, Final, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from schemas.envelope import ValidSessionKey
 from schemas.event import Content
-from schemas.keys import Offset, SessionKey, TenantId
+from schemas.keys import Offset, SessionKey, TenantId, check_tenant_owns_session
+from schemas.numbers import FiniteFloat, LogOffset
 
 CompactionTrigger = Literal["sliding_window", "token_threshold"]
+
+#: Characters of a request id. The projector's ids are 32 hex digits
+#: (:func:`compaction_request_id`); the bound keeps a summary's idempotency
+#: key, which embeds the id, within its 256 characters.
+MAX_REQUEST_ID_LENGTH: Final = 64
+#: What a request id may hold: letters, digits and ``._:-``, nothing that
+#: needs escaping in a log line, a key or a file name.
+REQUEST_ID_PATTERN: Final = r"^[A-Za-z0-9._:-]+$"
+#: Emissions of one request (the projector's ``compaction_request_max_attempts``
+#: is at most this).
+MAX_ATTEMPTS: Final = 1_000
+#: Parts of a seed's content. A summary the pipeline writes has one.
+MAX_SEED_PARTS: Final = 1_000
+#: Characters of text in a seed's content, all parts together: far above a
+#: summary the pipeline writes, far below what makes a prompt unworkable.
+MAX_SEED_TEXT_CHARS: Final = 200_000
+
+RequestId = Annotated[
+    str, Field(min_length=1, max_length=MAX_REQUEST_ID_LENGTH, pattern=REQUEST_ID_PATTERN)
+]
+Attempt = Annotated[int, Strict(), Field(ge=1, le=MAX_ATTEMPTS)]
+
+
+def seed_problem(content: Content) -> str | None:
+    """Why `content` cannot be a request's seed, or None when it can.
+
+    The projector asks before it rolls a summary into a window as its seed;
+    the request's validation asks again.
+
+    Example: one part of 1,000 characters -> None; 1,001 parts -> ``"1001
+    parts, at most 1000"``.
+    """
+    parts = content.parts or []
+    if len(parts) > MAX_SEED_PARTS:
+        return f"{len(parts)} parts, at most {MAX_SEED_PARTS}"
+    text = sum(len(part.text) for part in parts if part.text is not None)
+    if text > MAX_SEED_TEXT_CHARS:
+        return f"{text} characters of text, at most {MAX_SEED_TEXT_CHARS}"
+    return None
 
 
 class SummarySeed(BaseModel):
@@ -19,10 +66,16 @@ class SummarySeed(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    timestamp: float
+    timestamp: FiniteFloat
     author: str
     branch: str | None = None
     content: Content
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Self:
+        if (problem := seed_problem(self.content)) is not None:
+            raise ValueError(f"seed content too large: {problem}")
+        return self
 
 
 class CompactionRequest(BaseModel):
@@ -38,19 +91,24 @@ class CompactionRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     schema_version: Literal[1] = 1
-    request_id: str = Field(min_length=1)
+    request_id: RequestId
     tenant: TenantId
     session_key: ValidSessionKey
     trigger: CompactionTrigger
     # Offsets of the events handed to the summarizer, in the order handed.
-    event_offsets: tuple[Offset, ...] = Field(min_length=1)
+    event_offsets: tuple[LogOffset, ...] = Field(min_length=1)
     event_ids: tuple[str, ...]
-    start_timestamp: float
-    end_timestamp: float
+    start_timestamp: FiniteFloat
+    end_timestamp: FiniteFloat
     seed: SummarySeed | None = None
     # The offset of the event whose application decided this request.
-    decided_at_offset: Offset
-    attempt: int = Field(default=1, ge=1)
+    decided_at_offset: LogOffset
+    attempt: Attempt = 1
+
+    @model_validator(mode="after")
+    def _tenant_owns_session(self) -> Self:
+        check_tenant_owns_session(self.tenant, self.session_key)
+        return self
 
     @model_validator(mode="after")
     def _ids_match_offsets(self) -> Self:

@@ -7,7 +7,12 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_serializer, model_validator
 
 from schemas.event import Event, event_to_json
-from schemas.keys import SessionKey, TenantId, parse_session_key, validate_session_key
+from schemas.keys import (
+    SessionKey,
+    TenantId,
+    check_tenant_owns_session,
+    validate_session_key,
+)
 
 ValidSessionKey = Annotated[SessionKey, AfterValidator(validate_session_key)]
 
@@ -31,12 +36,7 @@ class Envelope(BaseModel):
 
     @model_validator(mode="after")
     def _tenant_owns_session(self) -> Self:
-        owner = parse_session_key(self.session_key).tenant
-        if owner != self.tenant:
-            raise ValueError(
-                f"tenant {self.tenant!r} does not own session {self.session_key!r} "
-                f"(its tenant part is {owner!r})"
-            )
+        check_tenant_owns_session(self.tenant, self.session_key)
         return self
 
     @field_serializer("event")

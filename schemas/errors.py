@@ -48,6 +48,20 @@ class InvalidSessionKeyError(CtxstreamError, ValueError):
         self.key, self.problem = key, problem
 
 
+class TenantMismatchError(CtxstreamError, ValueError):
+    """A record names a tenant that is not its session key's tenant part.
+
+    A ``ValueError`` too, so that pydantic validators turn it into a validation
+    error whose message is this one.
+    """
+
+    def __init__(self, *, tenant: str, session_key: str, owner: str) -> None:
+        super().__init__(
+            f"tenant {tenant!r} does not own session {session_key!r} (its tenant part is {owner!r})"
+        )
+        self.tenant, self.session_key, self.owner = tenant, session_key, owner
+
+
 class SessionMismatchError(CtxstreamError):
     """An event was applied to the projection of another session (a bug)."""
 

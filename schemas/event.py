@@ -6,14 +6,20 @@ value: :func:`event_to_json` dumps only the fields that were set, so defaults
 that the producer left out are not invented on the way back. Fields that ADK
 carries but context management never reads (grounding metadata, log
 probabilities, ...) are kept as extra fields and written back unchanged.
+
+Numbers and booleans are strict (:mod:`schemas.numbers`): ``"timestamp":
+"inf"``, a digit string for a token count or ``"partial": "yes"`` is refused,
+not coerced, so what decodes is what ADK wrote and can be written again.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from pydantic.alias_generators import to_camel
+
+from schemas.numbers import Count, FiniteFloat, TokenCount
 
 JsonObject = dict[str, Any]
 
@@ -67,7 +73,7 @@ class Part(AdkModel):
     """One part of a content: text, a thought, a call, a response or media."""
 
     text: str | None = None
-    thought: bool | None = None
+    thought: StrictBool | None = None
     # Opaque bytes the model wants back; base64 text on the wire, kept verbatim.
     thought_signature: str | None = None
     function_call: FunctionCall | None = None
@@ -91,15 +97,15 @@ class Transcription(AdkModel):
     """A live-audio transcript carried by an event without content."""
 
     text: str | None = None
-    finished: bool | None = None
+    finished: StrictBool | None = None
 
 
 class UsageMetadata(AdkModel):
     """Token usage the model reported for the call that produced the event."""
 
-    prompt_token_count: int | None = None
-    candidates_token_count: int | None = None
-    total_token_count: int | None = None
+    prompt_token_count: TokenCount | None = None
+    candidates_token_count: TokenCount | None = None
+    total_token_count: TokenCount | None = None
 
 
 class NodeInfo(AdkModel):
@@ -111,24 +117,25 @@ class NodeInfo(AdkModel):
 class EventCompaction(AdkModel):
     """A summary standing in for the raw events with timestamps in [start, end]."""
 
-    start_timestamp: float
-    end_timestamp: float
+    start_timestamp: FiniteFloat
+    end_timestamp: FiniteFloat
     compacted_content: Content
 
 
 class EventActions(AdkModel):
     """What an event does besides carrying content."""
 
-    skip_summarization: bool | None = None
+    skip_summarization: StrictBool | None = None
     state_delta: JsonObject = Field(default_factory=dict)
-    artifact_delta: dict[str, int] = Field(default_factory=dict)
+    # Artifact name -> the version the event saved.
+    artifact_delta: dict[str, Count] = Field(default_factory=dict)
     transfer_to_agent: str | None = None
     transfer_reason: str | None = None
-    escalate: bool | None = None
+    escalate: StrictBool | None = None
     requested_auth_configs: JsonObject = Field(default_factory=dict)
     requested_tool_confirmations: JsonObject = Field(default_factory=dict)
     compaction: EventCompaction | None = None
-    end_of_agent: bool | None = None
+    end_of_agent: StrictBool | None = None
     agent_state: JsonObject | None = None
     rewind_before_invocation_id: str | None = None
 
@@ -142,11 +149,11 @@ class Event(AdkModel):
     branch: str | None = None
     isolation_scope: str | None = None
     node_info: NodeInfo = Field(default_factory=NodeInfo)
-    timestamp: float
+    timestamp: FiniteFloat
     content: Content | None = None
-    partial: bool | None = None
-    turn_complete: bool | None = None
-    interrupted: bool | None = None
+    partial: StrictBool | None = None
+    turn_complete: StrictBool | None = None
+    interrupted: StrictBool | None = None
     error_code: str | None = None
     error_message: str | None = None
     usage_metadata: UsageMetadata | None = None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
-import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Final, NewType
 
-from schemas.errors import InvalidSessionKeyError
+from schemas.errors import InvalidSessionKeyError, TenantMismatchError
+from schemas.log_text import UNSAFE_CATEGORIES
 
 TenantId = NewType("TenantId", str)
 """The first segment of a session key: whose sessions these are."""
@@ -21,7 +22,8 @@ Offset = NewType("Offset", int)
 MAX_PART_LENGTH: Final = 128
 MAX_KEY_LENGTH: Final = 4 * MAX_PART_LENGTH + 3
 _PART_NAMES: Final = ("tenant", "app", "user", "session")
-_CONTROL_CHARACTER: Final = re.compile(r"[\x00-\x1f\x7f]")
+# Parts that read as steps of a path; keys end up in paths, ACLs and labels.
+_PATH_STEPS: Final = frozenset({".", ".."})
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +52,12 @@ def parse_session_key(raw: str) -> SessionKeyParts:
     user ``u42``, session ``s7``.
 
     Raises:
-        InvalidSessionKeyError: not four non-empty parts, a part too long, or
-            a part with white space at its ends or a control character.
+        InvalidSessionKeyError: not four non-empty parts, a part too long, a
+            part that is ``.`` or ``..``, or a part with white space at its
+            ends or a character of a category in
+            :data:`schemas.log_text.UNSAFE_CATEGORIES` (controls, C1 included;
+            format characters such as bidi overrides and zero-width spaces;
+            line and paragraph separators; surrogates; private use).
     """
     if len(raw) > MAX_KEY_LENGTH:
         raise InvalidSessionKeyError(raw, f"{len(raw)} characters, at most {MAX_KEY_LENGTH}")
@@ -68,12 +74,43 @@ def parse_session_key(raw: str) -> SessionKeyParts:
                 raw, f"the {name} part has {len(part)} characters, at most {MAX_PART_LENGTH}"
             )
         if part != part.strip():
-            raise InvalidSessionKeyError(raw, f"the {name} part starts or ends with white space")
-        if _CONTROL_CHARACTER.search(part):
-            raise InvalidSessionKeyError(raw, f"the {name} part contains a control character")
+            raise InvalidSessionKeyError(
+                raw, f"the {name} part {part!r} starts or ends with white space"
+            )
+        if part in _PATH_STEPS:
+            raise InvalidSessionKeyError(raw, f"the {name} part is {part!r}, a path step")
+        if (unsafe := _unsafe_character(part)) is not None:
+            raise InvalidSessionKeyError(
+                raw,
+                f"the {name} part {part!r} contains {unsafe!r} "
+                f"(U+{ord(unsafe):04X}, Unicode category {unicodedata.category(unsafe)})",
+            )
     return SessionKeyParts(TenantId(parts[0]), parts[1], parts[2], parts[3])
+
+
+def _unsafe_character(part: str) -> str | None:
+    return next((c for c in part if unicodedata.category(c) in UNSAFE_CATEGORIES), None)
 
 
 def validate_session_key(raw: str) -> SessionKey:
     """The key itself once :func:`parse_session_key` accepts it."""
     return parse_session_key(raw).key
+
+
+def check_tenant_owns_session(tenant: str, session_key: str) -> None:
+    """Accept a record's tenant only if it is the tenant part of its session key.
+
+    Every record that names both (envelopes, compaction requests, projection
+    snapshots) makes this check, so a record cannot file one tenant's data
+    under another's session.
+
+    Example: ``("acme", "acme/app/u/s")`` passes; ``("evil", "acme/app/u/s")``
+    raises.
+
+    Raises:
+        InvalidSessionKeyError: `session_key` is not a valid key.
+        TenantMismatchError: the key belongs to another tenant.
+    """
+    owner = parse_session_key(session_key).tenant
+    if owner != tenant:
+        raise TenantMismatchError(tenant=tenant, session_key=session_key, owner=owner)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from schemas.envelope import ValidSessionKey
-from schemas.keys import Offset, TenantId
+from schemas.json_bounds import INT64_MAX
+from schemas.keys import Offset, TenantId, check_tenant_owns_session
+from schemas.numbers import Count, FiniteFloat, LogOffset, TokenCount
+
+AppliedOffset = Annotated[Offset, Strict(), Field(ge=-1, le=INT64_MAX)]
+"""The offset of the last record a projection applied; ``-1`` before the first."""
 
 
 class CompactionBoundary(BaseModel):
@@ -16,9 +21,9 @@ class CompactionBoundary(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     summary_event_id: str
-    summary_offset: Offset
-    start_timestamp: float
-    end_timestamp: float
+    summary_offset: LogOffset
+    start_timestamp: FiniteFloat
+    end_timestamp: FiniteFloat
     request_id: str | None = None
 
 
@@ -27,9 +32,9 @@ class TokenUsage(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    last_prompt_tokens: int | None = None
-    total_prompt_tokens: int = 0
-    total_candidates_tokens: int = 0
+    last_prompt_tokens: TokenCount | None = None
+    total_prompt_tokens: Count = 0
+    total_candidates_tokens: Count = 0
 
 
 class ProjectionSnapshot(BaseModel):
@@ -44,11 +49,16 @@ class ProjectionSnapshot(BaseModel):
     schema_version: Literal[1] = 1
     tenant: TenantId
     session_key: ValidSessionKey
-    last_offset: Offset
+    last_offset: AppliedOffset
     boundary: CompactionBoundary | None = None
-    invocations_total: int = Field(ge=0)
-    invocations_since_compaction: int = Field(ge=0)
+    invocations_total: Count
+    invocations_since_compaction: Count
     token_usage: TokenUsage
-    context_items: int = Field(ge=0)
+    context_items: Count
     context_fingerprint: str
     in_flight_request_id: str | None = None
+
+    @model_validator(mode="after")
+    def _tenant_owns_session(self) -> Self:
+        check_tenant_owns_session(self.tenant, self.session_key)
+        return self
