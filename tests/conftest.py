@@ -13,6 +13,7 @@ instead (the optional ``docker`` extra; never the default).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -83,9 +84,10 @@ def run_deploy(
 
 @pytest.fixture(scope="session")
 def session_run_dir() -> Iterator[Path]:
-    """A folder under ``.run/`` for the services this test session starts."""
+    """A folder under ``.run/`` for the services this test session starts (owner-only)."""
+    RUN.mkdir(mode=0o700, exist_ok=True)
     path = RUN / f"pytest-{uuid.uuid4().hex[:12]}"
-    path.mkdir(parents=True)
+    path.mkdir(mode=0o700)
     try:
         yield path
     finally:
@@ -130,7 +132,10 @@ def kafka_bootstrap(session_run_dir: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def postgres_dsn(session_run_dir: Path) -> Iterator[str]:
-    """The DSN of a PostgreSQL database ``ctxstream`` for the whole test session."""
+    """The DSN of a PostgreSQL database ``ctxstream`` for the whole test session.
+
+    Started here, it is the DSN ``deploy/postgres/start`` prints, password included.
+    """
     if given := os.environ.get("CTXSTREAM_POSTGRES_DSN"):
         yield given
         return
@@ -163,4 +168,6 @@ def pytest_report_header() -> list[str]:
     postgres = os.environ.get(
         "CTXSTREAM_POSTGRES_DSN", "started per session by deploy/postgres/start"
     )
+    # A DSN may carry a password: the header (a CI log) shows it masked.
+    postgres = re.sub(r"^(postgresql://[^:/@]*:)[^@]*@", r"\1***@", postgres)
     return [f"ctxstream: kafka {kafka}; postgres {postgres}"]

@@ -3,6 +3,9 @@
 # steps every broker goes through (render, format once, launch, wait, terminate).
 # Assumes the sourcing script runs with `set -euo pipefail`.
 
+# The brokers' data (every tenant's events), configs and logs are the owner's only.
+umask 077
+
 KAFKA_DEPLOY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KAFKA_ROOT=$(cd "$KAFKA_DEPLOY/../.." && pwd)
 KAFKA_LIB=${CTXSTREAM_KAFKA_LIB:-$KAFKA_ROOT/.kafka/lib}
@@ -25,6 +28,15 @@ kafka_elapsed() { # START_MS -> "1.234s"
 
 kafka_prop() { # FILE KEY -> value of KEY in a .properties file
     sed -n "s/^$2=//p" "$1" | tail -n 1
+}
+
+kafka_check_port() { # NAME VALUE -> exits unless VALUE is a port number 1-65535
+    # Ports are rendered into server.properties: anything but digits (a newline, say) could
+    # add properties of its own.
+    if ! [[ $2 =~ ^[1-9][0-9]{0,4}$ ]] || (($2 > 65535)); then
+        echo "kafka: $1 must be a port number 1-65535, got $(printf %q "$2")" >&2
+        exit 1
+    fi
 }
 
 kafka_port_open() { # PORT -> 0 when something accepts connections on 127.0.0.1:PORT
