@@ -2,7 +2,10 @@
 
 Settings are read once, here, from ``CTXSTREAM_*`` variables; the backend is
 chosen from them. SIGTERM and SIGINT stop the worker cleanly: running
-transactions end, uncommitted requests are left for the next owner.
+transactions end, uncommitted requests are left for the next owner, and the
+exit status is 0. A worker whose infrastructure failed (a lane's transaction,
+a reader, the consumer) logs the error and exits with status 1, so that its
+supervisor restarts it; it never stays alive while processing nothing.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ import os
 import signal
 import socket
 import sys
+from typing import Final
 
 from summarizer_worker.backends import open_summarizer
+from summarizer_worker.endpoint import shown_endpoint
 from summarizer_worker.settings import SummarizerSettings
 from summarizer_worker.worker import SummarizerWorker
 
@@ -38,17 +43,27 @@ async def serve(settings: SummarizerSettings) -> None:
         await worker.run(stop)
 
 
+#: The exit status of a worker that stopped on a failure of its own.
+FAILED: Final = 1
+
+
 def run(settings: SummarizerSettings) -> int:
-    """Run the worker with `settings`; the exit status."""
+    """Run the worker with `settings`; the exit status: 0 after a signal, 1 after a failure."""
     logger.info(
-        "summarizer settings group=%s instance=%s backend=%s concurrency=%d bootstrap=%s",
+        "summarizer settings group=%s instance=%s backend=%s concurrency=%d bootstrap=%s "
+        "endpoint=%s",
         settings.summarizer_group_id,
         settings.summarizer_instance_id,
         settings.summarizer,
         settings.summarizer_concurrency,
         settings.kafka_bootstrap,
+        shown_endpoint(settings.openai_base_url) if settings.summarizer == "openai" else "-",
     )
-    asyncio.run(serve(settings))
+    try:
+        asyncio.run(serve(settings))
+    except Exception:
+        logger.exception("summarizer failed; exiting with status %d", FAILED)
+        return FAILED
     return 0
 
 

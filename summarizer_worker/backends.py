@@ -34,9 +34,9 @@ def make_summarizer(
                 model=settings.openai_model,
                 api_key=settings.openai_api_key,
                 timeout_s=settings.openai_timeout_s,
-                max_retries=settings.openai_max_retries,
-                backoff_base_s=settings.openai_backoff_base_s,
-                max_backoff_s=settings.openai_max_backoff_s,
+                max_tokens=settings.openai_max_tokens,
+                max_reply_bytes=settings.openai_max_reply_bytes,
+                max_prompt_chars=settings.summarizer_max_prompt_chars,
                 client=client,
             )
         case _:
@@ -49,5 +49,7 @@ async def open_summarizer(settings: SummarizerSettings) -> AsyncIterator[Summari
     if settings.summarizer == "extractive":
         yield make_summarizer(settings)
         return
-    async with httpx.AsyncClient() as client:
+    # Proxy variables of the environment are not followed: the API key goes
+    # to the configured endpoint only (review L1).
+    async with httpx.AsyncClient(trust_env=False) as client:
         yield make_summarizer(settings, client=client)

@@ -24,21 +24,23 @@ RequestStage = Literal["decode", "validate", "read", "check", "summarize", "enve
 
 
 class SummarizerError(CtxstreamError):
-    """A summarizer could not produce a summary; the message says why.
+    """A summarizer could not produce a summary in one call; the message says why.
+
+    A backend makes exactly one attempt per call: the worker's pipeline is the
+    one retry loop (``summarizer_retry_attempts``).
 
     Attributes:
-        status: The HTTP status of the last reply, None when there was none
-            (a timeout, a refused connection).
-        excerpt: The start of the last reply's body, at most a few hundred
+        status: The HTTP status of the reply, None when there was none (a
+            timeout, a refused connection).
+        excerpt: The start of the reply's body, at most a few hundred
             characters, with the API key blanked out should a server echo it.
-        attempts: How many requests were sent.
     """
 
-    def __init__(self, reason: str, *, status: int | None, excerpt: str, attempts: int) -> None:
+    def __init__(self, reason: str, *, status: int | None, excerpt: str) -> None:
         shown = f"HTTP {status}" if status is not None else "no reply"
         body = f": {excerpt}" if excerpt else ""
-        super().__init__(f"summarizer {reason} ({shown}, {attempts} attempt(s)){body}")
-        self.status, self.excerpt, self.attempts = status, excerpt, attempts
+        super().__init__(f"summarizer {reason} ({shown}){body}")
+        self.status, self.excerpt = status, excerpt
 
 
 class SummarizerUnavailableError(SummarizerError):
@@ -56,10 +58,9 @@ class SummarizerUnavailableError(SummarizerError):
         *,
         status: int | None,
         excerpt: str,
-        attempts: int,
         retry_after_s: float | None = None,
     ) -> None:
-        super().__init__(reason, status=status, excerpt=excerpt, attempts=attempts)
+        super().__init__(reason, status=status, excerpt=excerpt)
         self.retry_after_s = retry_after_s
         """The delay the endpoint asked for (``Retry-After`` seconds), if it did."""
 

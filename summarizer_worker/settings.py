@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Final, Literal, Self
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from summarizer_worker.endpoint import endpoint_problem
 from summarizer_worker.extractive import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
 
 TopicRole = Literal["events", "compaction-requests", "projections", "dead-letters"]
@@ -89,14 +90,43 @@ class SummarizerSettings(BaseSettings):
     openai_base_url: str = Field(
         default="http://127.0.0.1:8000/v1",
         pattern=r"^https?://\S+$",
-        description="the API root; requests go to <root>/chat/completions",
+        description="the API root; requests go to <root>/chat/completions. https, or http "
+        "to a loopback host only; no user name, password, query or fragment",
     )
     openai_model: str = ""
     openai_api_key: SecretStr = SecretStr("")
-    openai_timeout_s: float = Field(default=60.0, gt=0, le=3600)
-    openai_max_retries: int = Field(default=3, ge=0, le=20)
-    openai_backoff_base_s: float = Field(default=1.0, ge=0, le=60)
-    openai_max_backoff_s: float = Field(default=30.0, ge=0, le=3600)
+    openai_timeout_s: float = Field(
+        default=60.0, gt=0, le=3600, description="bound on one call, connect to last byte"
+    )
+    openai_max_tokens: int = Field(
+        default=2_048,
+        ge=16,
+        le=131_072,
+        description="max_tokens sent with every call: a summary needs a few hundred words; "
+        "2,048 tokens (about 8,000 characters) leave a model room without letting it run on",
+    )
+    openai_max_reply_bytes: int = Field(
+        default=262_144,
+        ge=4_096,
+        le=16_777_216,
+        description="the most bytes of a reply's body read; over it the call is rejected. "
+        "A 2,048-token completion is about 8-16 KB of JSON: 256 KiB is ample room",
+    )
+    summarizer_max_prompt_chars: int = Field(
+        default=100_000,
+        ge=2_000,
+        le=4_000_000,
+        description="the most characters of a model prompt; the window's history is cut "
+        "(seed start, then the newest events) and says so. About 25,000 tokens: fits a "
+        "32k-context model with the reply, and bounds each request body",
+    )
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _endpoint_keeps_the_key_safe(cls, url: str) -> str:
+        if (problem := endpoint_problem(url)) is not None:
+            raise ValueError(f"CTXSTREAM_OPENAI_BASE_URL: {problem}")
+        return url
 
     @model_validator(mode="after")
     def _openai_needs_a_model(self) -> Self:

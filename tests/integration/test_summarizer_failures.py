@@ -2,7 +2,9 @@
 
 A transient failure (503) is retried with backoff while the next sessions'
 requests, behind it in the same partition, are summarized; a rejection (400)
-and a failure that outlasts the retries are dead-lettered with their reason.
+and a failure that outlasts the retries are dead-lettered with their reason
+and refused in their session. The pipeline's loop is the only retry loop:
+each attempt is one HTTP call.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from projections.summary_request import refused_request_id
+from schemas.codec import decode_envelope
 from tests.conftest import unique_topic
 from tests.integration.summarizer_support import (
     WorkerProcess,
@@ -91,7 +95,6 @@ async def test_a_transient_failure_is_retried_without_holding_up_other_sessions(
             CTXSTREAM_SUMMARIZER="openai",
             CTXSTREAM_OPENAI_BASE_URL=chat_server.base_url,
             CTXSTREAM_OPENAI_MODEL="test-model",
-            CTXSTREAM_OPENAI_MAX_RETRIES="0",
             CTXSTREAM_SUMMARIZER_RETRY_ATTEMPTS=str(RETRY_ATTEMPTS),
             CTXSTREAM_SUMMARIZER_RETRY_BASE_S="1.0",
         ),
@@ -144,3 +147,15 @@ async def test_a_transient_failure_is_retried_without_holding_up_other_sessions(
     assert "HTTP 503" in down.reason
     log = worker.log_since_start()
     assert log.count(f"summarizer retry request={requests[FLAKY].request_id}") == 2
+    # One HTTP call per attempt: the backend does not retry inside the pipeline's loop.
+    down_calls = [r for r in chat_server.received if _marker(DOWN) in str(r.body)]
+    assert len(down_calls) == RETRY_ATTEMPTS
+    refused = {
+        found: record.key
+        for record in records
+        if (found := refused_request_id(decode_envelope(record.value).event)) is not None
+    }
+    assert refused == {
+        requests[REJECTED].request_id: session_key(REJECTED).encode(),
+        requests[DOWN].request_id: session_key(DOWN).encode(),
+    }

@@ -1,4 +1,4 @@
-"""`OpenAIChatSummarizer` against a real local chat-completions server."""
+"""`OpenAIChatSummarizer` against a real local chat-completions server: one bounded attempt."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from pydantic import SecretStr
 from projections.render import build_prompt, render_transcript
 from schemas.event import UsageMetadata
 from summarizer_worker.errors import SummarizerRejectedError, SummarizerUnavailableError
-from summarizer_worker.openai_chat import EXCERPT_CHARS, OpenAIChatSummarizer
+from summarizer_worker.openai_chat import EXCERPT_CHARS, OpenAIChatSummarizer, retry_after_s
 from summarizer_worker.summarizers import SummaryResult
 from tests.summarizer.chat_server import CHAT_PATH, ChatServer, Reply, completion
 from tests.unit.builders import call_event, text_event
 
 API_KEY = "sk-test-0123456789abcdef"
 MODEL = "summarizer-model"
-BACKOFF_BASE_S = 0.5
-MAX_BACKOFF_S = 10.0
+MAX_TOKENS = 512
+MAX_REPLY_BYTES = 8_192
 SLOW_REPLY_S = 30.0  # far beyond the timeout; the server cuts it short on close
 TIMEOUT_S = 0.2
 
@@ -32,26 +32,11 @@ WINDOW = [
 ]
 
 
-class SleepRecorder:
-    """Stands in for asyncio.sleep: notes each delay, returns at once."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay_s: float) -> None:
-        self.delays.append(delay_s)
-
-
-@pytest.fixture
-def sleeps() -> SleepRecorder:
-    return SleepRecorder()
-
-
 MakeSummarizer = Callable[..., OpenAIChatSummarizer]
 
 
 @pytest.fixture
-async def make(chat_server: ChatServer, sleeps: SleepRecorder) -> AsyncIterator[MakeSummarizer]:
+async def make(chat_server: ChatServer) -> AsyncIterator[MakeSummarizer]:
     """Builds summarizers on the local server; closes them all after the test."""
     made: list[OpenAIChatSummarizer] = []
 
@@ -61,10 +46,8 @@ async def make(chat_server: ChatServer, sleeps: SleepRecorder) -> AsyncIterator[
             "model": MODEL,
             "api_key": SecretStr(API_KEY),
             "timeout_s": 5.0,
-            "max_retries": 3,
-            "backoff_base_s": BACKOFF_BASE_S,
-            "max_backoff_s": MAX_BACKOFF_S,
-            "sleep": sleeps,
+            "max_tokens": MAX_TOKENS,
+            "max_reply_bytes": MAX_REPLY_BYTES,
         }
         summarizer = OpenAIChatSummarizer(**{**options, **overrides})
         made.append(summarizer)
@@ -93,10 +76,12 @@ async def test_posts_the_rendered_prompt_and_returns_text_and_usage(
     assert (request.method, request.path) == ("POST", CHAT_PATH)
     assert request.headers["Authorization"] == f"Bearer {API_KEY}"
     assert request.headers["Content-Type"] == "application/json"
+    assert request.headers["Accept-Encoding"] == "identity"
     assert request.body == {
         "model": MODEL,
         "messages": [{"role": "user", "content": build_prompt(render_transcript(WINDOW))}],
         "stream": False,
+        "max_tokens": MAX_TOKENS,
     }
 
 
@@ -134,68 +119,63 @@ async def test_a_reply_without_usage_has_none(
     assert await make().summarize(WINDOW) == SummaryResult(text="s", usage=None)
 
 
-async def test_429_waits_as_long_as_retry_after_says_within_the_bound(
-    chat_server: ChatServer, make: MakeSummarizer, sleeps: SleepRecorder
+async def test_429_is_retriable_with_the_delay_retry_after_asks(
+    chat_server: ChatServer, make: MakeSummarizer
 ) -> None:
     chat_server.script(
         Reply(status=429, body={"error": "slow down"}, headers={"Retry-After": "7"}),
-        Reply(status=429, body={"error": "slow down"}, headers={"Retry-After": "3600"}),
-        Reply(body=completion("done")),
     )
-
-    result = await make().summarize(WINDOW)
-
-    assert result is not None
-    assert result.text == "done"
-    assert sleeps.delays == [7.0, MAX_BACKOFF_S]
-    assert len(chat_server.received) == 3
-
-
-async def test_5xx_backs_off_exponentially_then_succeeds(
-    chat_server: ChatServer, make: MakeSummarizer, sleeps: SleepRecorder
-) -> None:
-    chat_server.script(
-        Reply(status=500, body="internal"),
-        Reply(status=502, body="bad gateway"),
-        Reply(body=completion("done")),
-    )
-
-    result = await make().summarize(WINDOW)
-
-    assert result is not None
-    assert result.text == "done"
-    assert sleeps.delays == [BACKOFF_BASE_S, 2 * BACKOFF_BASE_S]
-    assert len(chat_server.received) == 3
-
-
-async def test_5xx_on_every_attempt_is_retriable_and_names_the_status(
-    chat_server: ChatServer, make: MakeSummarizer, sleeps: SleepRecorder
-) -> None:
-    chat_server.script(*[Reply(status=503, body="model overloaded")] * 3)
 
     with pytest.raises(SummarizerUnavailableError) as caught:
-        await make(max_retries=2).summarize(WINDOW)
+        await make().summarize(WINDOW)
+
+    assert caught.value.retriable is True
+    assert (caught.value.status, caught.value.retry_after_s) == (429, 7.0)
+    assert len(chat_server.received) == 1  # the pipeline retries, not the backend
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        (b"12", 12.0),
+        (b"\xb2", None),  # latin-1 superscript two: isdigit() but not float() (review L2)
+        ("\u0663".encode(), None),  # Arabic-Indic three
+        (b"Wed, 21 Oct 2015 07:28:00 GMT", None),
+        (b"-3", None),
+        (b"", None),
+    ],
+)
+def test_retry_after_is_ascii_seconds_or_nothing_and_never_raises(
+    header: bytes, seconds: float | None
+) -> None:
+    response = httpx.Response(429, headers=[(b"retry-after", header)])
+    assert retry_after_s(response) == seconds
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+async def test_5xx_is_retriable_and_one_call_is_one_attempt(
+    chat_server: ChatServer, make: MakeSummarizer, status: int
+) -> None:
+    chat_server.script(Reply(status=status, body="model overloaded"), Reply(body=completion("ok")))
+    summarizer = make()
+
+    with pytest.raises(SummarizerUnavailableError) as caught:
+        await summarizer.summarize(WINDOW)
 
     error = caught.value
     assert error.retriable is True
-    assert (error.status, error.attempts) == (503, 3)
-    assert "HTTP 503" in str(error)
+    assert error.status == status
+    assert f"HTTP {status}" in str(error)
     assert "model overloaded" in str(error)
-    assert len(chat_server.received) == 3
-    assert sleeps.delays == [BACKOFF_BASE_S, 2 * BACKOFF_BASE_S]
-
-
-async def test_the_backoff_is_bounded(
-    chat_server: ChatServer, make: MakeSummarizer, sleeps: SleepRecorder
-) -> None:
-    chat_server.script(*[Reply(status=500)] * 6)
-    with pytest.raises(SummarizerUnavailableError):
-        await make(max_retries=5, backoff_base_s=2.0).summarize(WINDOW)
-    assert sleeps.delays == [2.0, 4.0, 8.0, MAX_BACKOFF_S, MAX_BACKOFF_S]
+    assert len(chat_server.received) == 1
+    result = await summarizer.summarize(WINDOW)  # the next call is the retry
+    assert result is not None
+    assert result.text == "ok"
+    assert len(chat_server.received) == 2
 
 
 async def test_400_is_rejected_at_once_with_the_body(
-    chat_server: ChatServer, make: MakeSummarizer, sleeps: SleepRecorder
+    chat_server: ChatServer, make: MakeSummarizer
 ) -> None:
     chat_server.script(
         Reply(status=400, body={"error": {"message": "model 'x' does not exist"}}),
@@ -206,11 +186,10 @@ async def test_400_is_rejected_at_once_with_the_body(
 
     error = caught.value
     assert error.retriable is False
-    assert (error.status, error.attempts) == (400, 1)
+    assert error.status == 400
     assert "HTTP 400" in str(error)
     assert "model 'x' does not exist" in str(error)
     assert len(chat_server.received) == 1
-    assert sleeps.delays == []
 
 
 async def test_the_api_key_never_appears_in_an_error(
@@ -237,7 +216,7 @@ async def test_a_long_error_body_is_cut_to_an_excerpt(
 
 
 async def test_a_body_that_is_not_json_is_rejected(
-    chat_server: ChatServer, make: MakeSummarizer, sleeps: SleepRecorder
+    chat_server: ChatServer, make: MakeSummarizer
 ) -> None:
     chat_server.script(Reply(status=200, body="<html>gateway</html>"))
 
@@ -248,7 +227,6 @@ async def test_a_body_that_is_not_json_is_rejected(
     assert caught.value.status == 200
     assert "not a chat completion" in str(caught.value)
     assert "<html>gateway</html>" in str(caught.value)
-    assert sleeps.delays == []
 
 
 @pytest.mark.parametrize(
@@ -269,31 +247,31 @@ async def test_json_that_is_not_a_completion_is_rejected(
         await make().summarize(WINDOW)
 
 
-async def test_a_slow_reply_times_out_and_is_retried(
-    chat_server: ChatServer, make: MakeSummarizer, sleeps: SleepRecorder
+async def test_a_slow_reply_times_out_and_is_retriable(
+    chat_server: ChatServer, make: MakeSummarizer
 ) -> None:
-    chat_server.script(*[Reply(body=completion("late"), delay_s=SLOW_REPLY_S)] * 2)
+    chat_server.script(Reply(body=completion("late"), delay_s=SLOW_REPLY_S))
 
     with pytest.raises(SummarizerUnavailableError) as caught:
-        await make(timeout_s=TIMEOUT_S, max_retries=1).summarize(WINDOW)
+        await make(timeout_s=TIMEOUT_S).summarize(WINDOW)
 
     error = caught.value
     assert error.retriable is True
     assert error.status is None
-    assert error.attempts == 2
     assert f"timed out after {TIMEOUT_S}s" in str(error)
-    assert isinstance(error.__cause__, httpx.TimeoutException)
-    assert len(chat_server.received) == 2
-    assert sleeps.delays == [BACKOFF_BASE_S]
+    assert len(chat_server.received) == 1
 
 
-async def test_a_timeout_then_a_reply_succeeds(
+async def test_a_timeout_then_a_reply_in_time_succeeds(
     chat_server: ChatServer, make: MakeSummarizer
 ) -> None:
     chat_server.script(
         Reply(body=completion("late"), delay_s=SLOW_REPLY_S), Reply(body=completion("on time"))
     )
-    result = await make(timeout_s=TIMEOUT_S).summarize(WINDOW)
+    summarizer = make(timeout_s=TIMEOUT_S)
+    with pytest.raises(SummarizerUnavailableError):
+        await summarizer.summarize(WINDOW)
+    result = await summarizer.summarize(WINDOW)
     assert result is not None
     assert result.text == "on time"
 
@@ -305,24 +283,20 @@ def _closed_port() -> int:
     return port
 
 
-async def test_an_unreachable_endpoint_is_retriable(
-    make: MakeSummarizer, sleeps: SleepRecorder
-) -> None:
-    summarizer = make(base_url=f"http://127.0.0.1:{_closed_port()}/v1", max_retries=1)
+async def test_an_unreachable_endpoint_is_retriable(make: MakeSummarizer) -> None:
+    summarizer = make(base_url=f"http://127.0.0.1:{_closed_port()}/v1")
     with pytest.raises(SummarizerUnavailableError, match="unreachable") as caught:
         await summarizer.summarize(WINDOW)
     assert caught.value.status is None
-    assert sleeps.delays == [BACKOFF_BASE_S]
 
 
-async def test_a_shared_client_is_left_open(chat_server: ChatServer, sleeps: SleepRecorder) -> None:
+async def test_a_shared_client_is_left_open(chat_server: ChatServer) -> None:
     async with httpx.AsyncClient() as client:
         async with OpenAIChatSummarizer(
             base_url=chat_server.base_url,
             model=MODEL,
             api_key=SecretStr(API_KEY),
             client=client,
-            sleep=sleeps,
         ) as summarizer:
             assert await summarizer.summarize(WINDOW) is not None
         assert not client.is_closed
@@ -330,8 +304,97 @@ async def test_a_shared_client_is_left_open(chat_server: ChatServer, sleeps: Sle
         assert response.status_code == 404
 
 
-def test_negative_retries_are_refused() -> None:
-    with pytest.raises(ValueError, match="max_retries=-1"):
+async def test_a_reply_over_the_byte_limit_is_rejected_without_reading_it_all(
+    chat_server: ChatServer, make: MakeSummarizer
+) -> None:
+    chat_server.script(Reply(body=completion("x" * (MAX_REPLY_BYTES * 4))))
+    with pytest.raises(SummarizerRejectedError, match=f"reply over {MAX_REPLY_BYTES} bytes"):
+        await make().summarize(WINDOW)
+
+
+async def test_a_reply_just_under_the_byte_limit_is_read(
+    chat_server: ChatServer, make: MakeSummarizer
+) -> None:
+    chat_server.script(Reply(body=completion("y" * (MAX_REPLY_BYTES - 500))))
+    result = await make().summarize(WINDOW)
+    assert result is not None
+    assert len(result.text) == MAX_REPLY_BYTES - 500
+
+
+async def test_an_error_reply_over_the_byte_limit_is_rejected_too(
+    chat_server: ChatServer, make: MakeSummarizer
+) -> None:
+    chat_server.script(Reply(status=503, body="z" * (MAX_REPLY_BYTES * 2)))
+    with pytest.raises(SummarizerRejectedError, match="reply over"):
+        await make().summarize(WINDOW)
+
+
+async def test_a_reply_nested_beyond_the_parsers_depth_is_rejected(
+    chat_server: ChatServer, make: MakeSummarizer
+) -> None:
+    chat_server.script(Reply(body="[" * 2000 + "]" * 2000))
+    with pytest.raises(SummarizerRejectedError, match="not a chat completion"):
+        await make().summarize(WINDOW)
+
+
+async def test_token_counts_beyond_64_bits_are_left_out(
+    chat_server: ChatServer, make: MakeSummarizer
+) -> None:
+    chat_server.script(
+        Reply(body=completion("s", {"prompt_tokens": 2**64, "completion_tokens": 3}))
+    )
+    result = await make().summarize(WINDOW)
+    assert result is not None
+    assert result.usage == UsageMetadata(candidates_token_count=3)
+
+
+async def test_a_prompt_over_its_bound_is_cut_and_says_so(
+    chat_server: ChatServer, make: MakeSummarizer
+) -> None:
+    window = [
+        text_event(f"e{n}", f"inv{n}", 100.0 + n, f"message {n} " + "w" * 1000) for n in range(50)
+    ]
+    await make(max_prompt_chars=8_000).summarize(window)
+    [request] = chat_server.received
+    prompt = request.body["messages"][0]["content"]
+    assert len(prompt) <= 8_000
+    assert "events left out]" in prompt
+    assert "message 49 " in prompt  # the newest events are kept
+    assert "message 0 " not in prompt
+
+
+async def test_proxy_variables_of_the_environment_are_not_followed(
+    chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dead_proxy = f"http://127.0.0.1:{_closed_port()}"
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
+        monkeypatch.setenv(name, dead_proxy)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    async with OpenAIChatSummarizer(
+        base_url=chat_server.base_url, model=MODEL, api_key=SecretStr(API_KEY)
+    ) as summarizer:
+        assert await summarizer.summarize(WINDOW) is not None
+    assert len(chat_server.received) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://api.example.com/v1", "http sends the API key in clear text"),
+        ("https://user:secret@api.example.com/v1", "user name or password"),
+        ("https://api.example.com/v1?key=k", "no query or fragment"),
+        ("ftp://127.0.0.1/v1", "scheme must be https"),
+    ],
+)
+def test_an_endpoint_the_key_is_not_safe_with_is_refused(url: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem) as caught:
+        OpenAIChatSummarizer(base_url=url, model="m", api_key=SecretStr(""))
+    assert "secret" not in str(caught.value)
+
+
+def test_a_prompt_bound_below_the_template_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_prompt_chars=600"):
         OpenAIChatSummarizer(
-            base_url="http://127.0.0.1:1", model="m", api_key=SecretStr(""), max_retries=-1
+            base_url="http://127.0.0.1:1", model="m", api_key=SecretStr(""), max_prompt_chars=600
         )

@@ -258,7 +258,7 @@ async def test_no_summary_is_refused(harness: Harness) -> None:
 
 
 async def test_a_rejected_call_is_refused_after_one_call(harness: Harness) -> None:
-    rejected = SummarizerRejectedError("request rejected", status=400, excerpt="", attempts=1)
+    rejected = SummarizerRejectedError("request rejected", status=400, excerpt="")
     harness.summarizer.steps = [_raise(rejected)]
     request = _valid(harness)
     reason = _refused(await harness.outcome(request), request, "summarize")
@@ -270,7 +270,7 @@ async def test_an_unavailable_summarizer_is_called_as_often_as_the_one_retry_loo
     harness: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
     down = SummarizerUnavailableError(
-        "endpoint unavailable", status=503, excerpt="", attempts=1, retry_after_s=0.005
+        "endpoint unavailable", status=503, excerpt="", retry_after_s=0.005
     )
     harness.summarizer.steps = [_raise(down)] * RETRY_ATTEMPTS
     request = _valid(harness)
@@ -284,7 +284,7 @@ async def test_an_unavailable_summarizer_is_called_as_often_as_the_one_retry_loo
 
 
 async def test_a_retry_that_succeeds_gets_the_summary(harness: Harness) -> None:
-    down = SummarizerUnavailableError("endpoint unavailable", status=503, excerpt="", attempts=1)
+    down = SummarizerUnavailableError("endpoint unavailable", status=503, excerpt="")
     harness.summarizer.steps = [_raise(down)]
     outcome = await harness.outcome(_valid(harness))
     assert outcome.kind == "summarized"

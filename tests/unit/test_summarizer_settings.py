@@ -6,6 +6,7 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from summarizer_worker.backends import make_summarizer, open_summarizer
+from summarizer_worker.endpoint import shown_endpoint
 from summarizer_worker.extractive import ExtractiveSummarizer
 from summarizer_worker.openai_chat import OpenAIChatSummarizer
 from summarizer_worker.settings import SummarizerSettings
@@ -31,12 +32,12 @@ def test_options_come_from_the_environment_and_the_key_stays_hidden(
     monkeypatch.setenv("CTXSTREAM_SUMMARIZER", "openai")
     monkeypatch.setenv("CTXSTREAM_OPENAI_MODEL", "small-model")
     monkeypatch.setenv("CTXSTREAM_OPENAI_API_KEY", "sk-from-env")
-    monkeypatch.setenv("CTXSTREAM_OPENAI_MAX_RETRIES", "5")
+    monkeypatch.setenv("CTXSTREAM_OPENAI_MAX_TOKENS", "500")
 
     settings = SummarizerSettings()
 
     assert (settings.summarizer, settings.openai_model) == ("openai", "small-model")
-    assert settings.openai_max_retries == 5
+    assert settings.openai_max_tokens == 500
     assert settings.openai_api_key.get_secret_value() == "sk-from-env"
     assert "sk-from-env" not in repr(settings)
     assert "sk-from-env" not in str(settings.model_dump())
@@ -52,14 +53,50 @@ def test_openai_without_a_model_is_refused_naming_the_variable() -> None:
     [
         ("summarizer", "gemini"),
         ("extractive_max_chars", 10),
-        ("openai_max_retries", -1),
+        ("openai_max_tokens", 0),
+        ("openai_max_reply_bytes", 100),
         ("openai_timeout_s", 0),
         ("openai_base_url", "127.0.0.1:8000"),
+        ("openai_base_url", "http://api.example.com/v1"),
+        ("openai_base_url", "https://user:pw@api.example.com/v1"),
+        ("openai_base_url", "https://api.example.com/v1?key=k"),
+        ("summarizer_max_prompt_chars", 100),
+        ("summarizer_max_summary_chars", 10),
     ],
 )
 def test_bad_values_are_refused(field: str, value: object) -> None:
     with pytest.raises(ValidationError, match=field):
         SummarizerSettings.model_validate({field: value})
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://api.example.com/v1",
+        "http://127.0.0.1:8000/v1",
+        "http://localhost:8000/v1",
+        "http://[::1]:8000/v1",
+        "http://127.0.0.2/v1",
+    ],
+)
+def test_https_anywhere_and_http_to_loopback_are_accepted(url: str) -> None:
+    assert SummarizerSettings(openai_base_url=url).openai_base_url == url
+
+
+def test_a_logged_endpoint_shows_scheme_host_and_path_only() -> None:
+    assert shown_endpoint("https://user:pw@api.example.com:8443/v1?key=k#f") == (
+        "https://api.example.com:8443/v1"
+    )
+    assert shown_endpoint("http://[::1]:8000/v1") == "http://[::1]:8000/v1"
+    assert shown_endpoint("http://host:notaport/") == "<invalid URL>"
+
+
+def test_every_bound_has_a_default() -> None:
+    settings = SummarizerSettings()
+    assert settings.openai_max_tokens == 2_048
+    assert settings.openai_max_reply_bytes == 262_144
+    assert settings.summarizer_max_prompt_chars == 100_000
+    assert settings.summarizer_max_summary_chars == 16_000
 
 
 def test_settings_are_frozen() -> None:

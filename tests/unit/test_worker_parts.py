@@ -144,7 +144,7 @@ def test_errors_the_retry_loop_sorts_and_infrastructure_errors_pass_unchanged() 
     with pytest.raises(RangeNotStableError), at_stage("check"):
         raise RangeNotStableError(request_id="r", end_offset=5, stable_offset=3)
     with pytest.raises(SummarizerUnavailableError), at_stage("summarize"):
-        raise SummarizerUnavailableError("down", status=503, excerpt="", attempts=1)
+        raise SummarizerUnavailableError("down", status=503, excerpt="")
     with pytest.raises(KafkaConnectionError), at_stage("read", passing=(KafkaConnectionError,)):
         raise KafkaConnectionError("broker gone")
     with pytest.raises(RequestFailedError) as caught, at_stage("read"):
