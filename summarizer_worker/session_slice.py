@@ -10,7 +10,10 @@ the range plus what the partition received after it, never the session's or
 the partition's history before it.
 
 Readers are pooled, one read at a time each; a record of another session is
-skipped before it is decoded.
+skipped before it is decoded. The session's records one read keeps are
+bounded in bytes (their keys and values as read): a read that would keep more
+stops with :class:`~summarizer_worker.errors.SliceTooLargeError`, instead of
+decoding a session's whole tail into memory (review H6).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from schemas.codec import decode_envelope
 from schemas.errors import DecodeError
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
+from summarizer_worker.errors import SliceTooLargeError
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +83,8 @@ class SliceReader(Protocol):
         Raises:
             aiokafka.errors.OffsetOutOfRangeError: `start_offset` is below the
                 partition's log start.
+            SliceTooLargeError: The session's records in the slice exceed the
+                reader's byte bound.
         """
         ...
 
@@ -99,10 +105,14 @@ def event_partition(key: bytes, partitions: int) -> int:
 class SliceReaders:
     """A pool of readers of one `events` topic, started and stopped together."""
 
-    def __init__(self, *, bootstrap: str, topic: str, size: int) -> None:
-        """Readers of `topic` on the cluster at `bootstrap`, `size` of them."""
+    def __init__(self, *, bootstrap: str, topic: str, size: int, max_slice_bytes: int) -> None:
+        """Readers of `topic` on the cluster at `bootstrap`, `size` of them.
+
+        A read keeps at most `max_slice_bytes` of its session's records.
+        """
         self._bootstrap = bootstrap
         self._topic = topic
+        self._max_slice_bytes = max_slice_bytes
         self._partitions = 0
         self._readers = [
             AIOKafkaConsumer(
@@ -154,6 +164,8 @@ class SliceReaders:
         Raises:
             aiokafka.errors.OffsetOutOfRangeError: `start_offset` is below the
                 partition's log start (deleted by retention).
+            SliceTooLargeError: The session's records from `start_offset` on
+                exceed the byte bound.
         """
         partition = event_partition(key, self._partitions)
         tp = TopicPartition(self._topic, partition)
@@ -164,7 +176,9 @@ class SliceReaders:
             if start_offset < stable:
                 reader.seek(tp, start_offset)
                 try:
-                    await _read_until(reader, tp, stable, key, records)
+                    await _read_until(
+                        reader, tp, stable, key, records, max_bytes=self._max_slice_bytes
+                    )
                 finally:
                     reader.pause(tp)  # no prefetching past the slice while idle
         return SessionSlice(partition, start_offset, stable, tuple(records))
@@ -214,7 +228,11 @@ async def _read_until(
     stable: Offset,
     key: bytes,
     records: list[LoggedEvent],
+    *,
+    max_bytes: int,
 ) -> None:
+    kept_bytes = 0
+    start_offset = await reader.position(tp)
     while await reader.position(tp) < stable:
         batches = await reader.getmany(tp, timeout_ms=POLL_MS)
         for record in batches.get(tp, ()):
@@ -222,6 +240,12 @@ async def _read_until(
                 return
             if record.key != key:
                 continue
+            # Counted before decoding: what is refused is never decoded.
+            kept_bytes += len(record.key) + len(record.value or b"")
+            if kept_bytes > max_bytes:
+                raise SliceTooLargeError(
+                    partition=tp.partition, start_offset=start_offset, limit_bytes=max_bytes
+                )
             try:
                 envelope = decode_envelope(record.value, record_key=record.key)
             except DecodeError as exc:

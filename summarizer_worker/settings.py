@@ -53,6 +53,15 @@ class SummarizerSettings(BaseSettings):
         le=1_000_000,
         description="uncommitted requests per partition before its consumption pauses",
     )
+    summarizer_max_pending_bytes: int = Field(
+        default=8 * 1024 * 1024,
+        ge=1024 * 1024,
+        le=1024 * 1024 * 1024,
+        description="bytes of uncommitted requests (key and value) per partition before its "
+        "consumption pauses; it resumes below half. Ordinary requests (a few KB) meet the "
+        "count first; this stops a run of requests near the 1 MB record limit (large seeds) "
+        "from holding about 1 GB per partition under the count bound",
+    )
     summarizer_retry_attempts: int = Field(
         default=5,
         ge=1,
@@ -68,6 +77,16 @@ class SummarizerSettings(BaseSettings):
         le=3600,
         description="how long a range may stay past the last stable offset of `events` "
         "(an open transaction) before the request is dead-lettered",
+    )
+    summarizer_max_slice_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=1024 * 1024,
+        le=1024 * 1024 * 1024,
+        description="bytes of a session's records one read keeps (its request's range and "
+        "what the session appended after it, up to the last stable offset); over it the "
+        "request is refused for good. 16 records at the topic's 1 MB limit, or thousands of "
+        "ordinary events; summarizer_concurrency reads at once hold at most 8 x 16 MiB of "
+        "records before decoding",
     )
     summarizer_session_timeout_ms: int = Field(default=10_000, ge=6_000, le=300_000)
     summarizer_transaction_timeout_ms: int = Field(default=60_000, ge=1_000, le=900_000)

@@ -9,8 +9,9 @@ retry blocks neither other sessions nor the consumer. Its outcome goes to the
 lane of its partition (:mod:`summarizer_worker.partition_lane`), which writes
 it with the partition's offset in one transaction.
 
-A partition with ``summarizer_max_pending`` requests not yet committed is
-paused until half of them are. Nothing a request contains stops the worker:
+A partition with ``summarizer_max_pending`` requests, or
+``summarizer_max_pending_bytes`` of them, not yet committed is paused until
+both are below half. Nothing a request contains stops the worker:
 whatever it makes decoding or any later step raise dead-letters that request
 (:mod:`summarizer_worker.request_pipeline`). Only the worker's own
 infrastructure does (a failed transaction of a lane, a failed reader): the
@@ -31,6 +32,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from schemas.codec import decode_compaction_request
+from summarizer_worker.backpressure import PendingBound, throttle
 from summarizer_worker.partition_lane import PartitionLane
 from summarizer_worker.request_pipeline import Clock, NewId, RequestPipeline
 from summarizer_worker.request_stage import failure_reason
@@ -124,6 +126,7 @@ class SummarizerWorker:
             bootstrap=settings.kafka_bootstrap,
             topic=settings.topic("events"),
             size=settings.summarizer_concurrency,
+            max_slice_bytes=settings.summarizer_max_slice_bytes,
         )
         self._pipeline = RequestPipeline(
             settings,
@@ -135,6 +138,9 @@ class SummarizerWorker:
             new_id=new_id,
         )
         self._locks = SessionLocks()
+        self._bound = PendingBound(
+            settings.summarizer_max_pending, settings.summarizer_max_pending_bytes
+        )
         self._lanes = _Lanes(settings, self._pause)
         self._failure: BaseException | None = None
 
@@ -191,7 +197,7 @@ class SummarizerWorker:
             self._throttle(consumer)
 
     def _spawn(self, lane: PartitionLane, record: ConsumerRecord) -> None:
-        lane.ledger.take(record.offset)
+        lane.ledger.take(record.offset, len(record.key or b"") + len(record.value or b""))
         task = asyncio.create_task(self._handle(lane, record), name=f"request-{record.offset}")
         lane.handlers.add(task)
         task.add_done_callback(lane.handlers.discard)
@@ -225,13 +231,20 @@ class SummarizerWorker:
                     await self._readers.wait_readable(metadata.partition, metadata.offset)
 
     def _throttle(self, consumer: AIOKafkaConsumer) -> None:
-        limit = self._settings.summarizer_max_pending
         paused = consumer.paused()
         for tp, lane in self._lanes.by_partition.items():
-            pending = lane.ledger.pending
-            if pending >= limit and tp not in paused:
-                logger.info("partition paused partition=%d pending=%d", tp.partition, pending)
+            pending, pending_bytes = lane.ledger.pending, lane.ledger.pending_bytes
+            change = throttle(pending, pending_bytes, paused=tp in paused, bound=self._bound)
+            if change is None:
+                continue
+            logger.info(
+                "partition %s partition=%d pending=%d pending_bytes=%d",
+                "paused" if change == "pause" else "resumed",
+                tp.partition,
+                pending,
+                pending_bytes,
+            )
+            if change == "pause":
                 consumer.pause(tp)
-            elif tp in paused and pending <= limit // 2:
-                logger.info("partition resumed partition=%d pending=%d", tp.partition, pending)
+            else:
                 consumer.resume(tp)

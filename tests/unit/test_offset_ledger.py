@@ -1,4 +1,4 @@
-"""Commits move over contiguous finished requests only (OffsetLedger)."""
+"""Commits move over contiguous finished requests only (OffsetLedger); pending bytes pause."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from summarizer_worker.backpressure import PendingBound, throttle
 from summarizer_worker.offset_ledger import OffsetLedger
 
 
@@ -57,3 +58,40 @@ def test_the_commit_never_passes_an_unfinished_request(order: list[int], finishe
     done = set(order[:finished])
     assert all(offset in done for offset in range(committed))
     assert committed == next(o for o in range(13) if o not in done)
+
+
+def test_pending_bytes_are_held_until_the_commit_covers_them() -> None:
+    ledger = OffsetLedger()
+    ledger.take(5, 100)
+    ledger.take(6, 800_000)
+    ledger.take(7, 50)
+    assert ledger.pending_bytes == 800_150
+    ledger.finish(6)
+    assert ledger.committable() is None
+    assert ledger.pending_bytes == 800_150  # finished, not yet committed
+    ledger.finish(5)
+    assert ledger.committable() == 7
+    assert ledger.pending_bytes == 50
+    with pytest.raises(ValueError, match="negative size"):
+        ledger.take(8, -1)
+
+
+BOUND = PendingBound(requests=1_000, bytes=8 * 1024 * 1024)
+
+
+@pytest.mark.parametrize(
+    ("pending", "pending_bytes", "paused", "change"),
+    [
+        (600, 600 * 2_000, False, None),  # ordinary requests: under both bounds
+        (1_000, 2_000_000, False, "pause"),  # the count bound
+        (11, 11 * 800_000, False, "pause"),  # a run of large requests: the byte bound
+        (11, 11 * 800_000, True, None),  # paused already
+        (5, 5 * 800_000, True, "resume"),  # both at most half
+        (400, 5 * 1024 * 1024, True, None),  # bytes still above half
+        (600, 1_000, True, None),  # count still above half
+    ],
+)
+def test_a_partition_pauses_over_either_bound_and_resumes_below_half_of_both(
+    pending: int, pending_bytes: int, paused: bool, change: str | None
+) -> None:
+    assert throttle(pending, pending_bytes, paused=paused, bound=BOUND) == change

@@ -62,6 +62,8 @@ def test_openai_without_a_model_is_refused_naming_the_variable() -> None:
         ("openai_base_url", "https://api.example.com/v1?key=k"),
         ("summarizer_max_prompt_chars", 100),
         ("summarizer_max_summary_chars", 10),
+        ("summarizer_max_pending_bytes", 10),
+        ("summarizer_max_slice_bytes", 10),
     ],
 )
 def test_bad_values_are_refused(field: str, value: object) -> None:
@@ -97,6 +99,8 @@ def test_every_bound_has_a_default() -> None:
     assert settings.openai_max_reply_bytes == 262_144
     assert settings.summarizer_max_prompt_chars == 100_000
     assert settings.summarizer_max_summary_chars == 16_000
+    assert settings.summarizer_max_pending_bytes == 8 * 1024 * 1024
+    assert settings.summarizer_max_slice_bytes == 16 * 1024 * 1024
 
 
 def test_settings_are_frozen() -> None:
