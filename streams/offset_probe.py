@@ -74,6 +74,24 @@ class OffsetProbe:
                 reader, self._reader = self._reader, None
                 await reader.stop()
 
+    async def partition_count(self) -> int:
+        """How many partitions the broker reports for the topic (connects on first use).
+
+        Raises:
+            ProbeTimeout: The broker named no partitions within the probe's timeout.
+        """
+        deadline = time.monotonic() + self._timeout_s
+        async with self._lock:
+            reader = await self._started()
+            while True:
+                await reader.topics()  # refreshes the cluster metadata
+                partitions: set[int] | None = reader.partitions_for_topic(self._topic)
+                if partitions:
+                    return len(partitions)
+                if time.monotonic() >= deadline:
+                    raise ProbeTimeout(f"no partitions of {self._topic} in {self._timeout_s:.0f} s")
+                await asyncio.sleep(0.1)
+
     async def first_record(self, partition: int, start: int, end: int) -> int | None:
         """The offset of the first committed record of `partition` in ``[start, end)``.
 

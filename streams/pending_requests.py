@@ -2,7 +2,10 @@
 
 A request is re-emitted, with ``attempt + 1`` and the same request id, when
 no summary answered it within the timeout: the summarizer may have lost it, or
-the projector crashed after recording it but before it reached the topic. A
+the projector crashed after recording it but before it reached the topic.
+After ``compaction_request_max_attempts`` emissions it is refused instead: the
+shell appends a refusal event to `events`, whose fold ends the session's wait,
+so the session decides again over a new window rather than waiting forever. A
 summarizer that appends twice is harmless: the projection ignores a second
 summary for a request a live summary answers.
 
@@ -14,7 +17,7 @@ most one timeout after the worker that owns its session starts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from schemas.compaction_request import CompactionRequest
 from schemas.keys import SessionKey
@@ -33,6 +36,14 @@ class PendingRequest:
     request: CompactionRequest
     partition: int
     emitted_at: float
+
+
+@dataclass(slots=True)
+class Due:
+    """What the timer does now: requests to emit again, and requests to refuse."""
+
+    retries: list[CompactionRequest] = field(default_factory=list)
+    refused: list[PendingRequest] = field(default_factory=list)
 
 
 class PendingRequests:
@@ -65,16 +76,23 @@ class PendingRequests:
             if pending.partition not in partitions
         }
 
-    def due(self, now: float, timeout_s: float) -> list[CompactionRequest]:
-        """The retries of requests older than `timeout_s`, each with ``attempt + 1``.
+    def due(self, now: float, timeout_s: float, max_attempts: int) -> Due:
+        """The requests older than `timeout_s`: retried, or refused after `max_attempts`.
 
-        They are recorded as emitted at `now`.
+        A request emitted fewer than `max_attempts` times is retried with
+        ``attempt + 1`` and recorded as emitted at `now`; one emitted
+        `max_attempts` times is forgotten and returned as refused (the shell
+        appends its refusal to `events`, whose fold ends the session's wait).
         """
-        retries: list[CompactionRequest] = []
+        due = Due()
         for key, pending in list(self._by_session.items()):
             if now - pending.emitted_at < timeout_s:
                 continue
+            if pending.request.attempt >= max_attempts:
+                del self._by_session[key]
+                due.refused.append(pending)
+                continue
             retry = pending.request.model_copy(update={"attempt": pending.request.attempt + 1})
             self._by_session[key] = replace(pending, request=retry, emitted_at=now)
-            retries.append(retry)
-        return retries
+            due.retries.append(retry)
+        return due

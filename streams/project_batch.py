@@ -19,6 +19,22 @@ Per session touched, in the batch's order:
    records were redelivered (the shell assembles the snapshots after sending
    the batch's requests).
 
+No single record stops the batch (:data:`Stage` names the stages): a record
+without a key, on a partition other than its key's, that does not decode,
+whose fold or decision raises, whose request cannot be encoded, or that would
+take its session over ``session_max_bytes`` is dead-lettered with its stage
+and reason, and the rest of the batch goes on.
+A session whose stored entries cannot be read back (a chunk missing, a value
+that no longer decodes) is quarantined: its records are dead-lettered while
+the worker owns the partition, and every other session goes on.
+
+Memory is accounted in bytes: each record's retained size is estimated from
+the record itself when it is decoded (:func:`schemas.codec.decode_envelope_sized`),
+a session's projection holds the sum of its records', and the cache drops
+least recently used sessions beyond ``session_cache_bytes`` after each
+session it folds. Records are decoded one session at a time, so a batch never
+holds more decoded records than one session's.
+
 Redelivery after a crash: a batch's records are acked only once the broker
 has every output of the batch (:mod:`streams.projector`), so every output
 lost in a crash belongs to a record that is delivered again. Step 4 publishes
@@ -36,17 +52,20 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Literal
+
+from aiokafka.partitioner import murmur2
 
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import step
 from projections.projection import SessionProjection, apply, empty_projection, note_request
 from projections.snapshot import to_snapshot
-from schemas.codec import decode_compaction_request, decode_envelope, encode
+from schemas.codec import decode_compaction_request, decode_envelope_sized, encode
 from schemas.compaction_request import CompactionRequest
-from schemas.dead_letter import DeadLetter
+from schemas.dead_letter import DeadLetter, build_dead_letter
 from schemas.errors import DecodeError
 from schemas.keys import Offset, SessionKey
+from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.projector_settings import ProjectorSettings
@@ -64,11 +83,21 @@ from streams.session_table import (
 
 logger = logging.getLogger(__name__)
 
-MAX_DEAD_LETTER_VALUE_BYTES: Final = 512 * 1024
-"""Original bytes a dead letter keeps: base64 adds a third, and Kafka's default limit is 1 MiB."""
+Stage = Literal["decode", "partition", "fold", "encode", "session-size", "rebuild", "snapshot"]
+"""Where a record was refused: ``decode`` (no key, not a valid envelope), ``partition``
+(not on its key's partition), ``fold`` (applying it or deciding compaction raised),
+``encode`` (its compaction request cannot be encoded), ``session-size`` (it would take
+its session over ``session_max_bytes``), ``rebuild`` (its session's stored entries cannot
+be read back: the session is quarantined), ``snapshot`` (its session's snapshot cannot be
+assembled or encoded)."""
 
 TableReader = Callable[[int, bytes], bytes | None]
 """Reads one key of the ``sessions`` table, given the session's partition."""
+
+SessionId = tuple[int, SessionKey]
+"""A session as the worker holds it: its `events` partition and its key."""
+
+_REASON_CHARS: Final = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +122,17 @@ class TableWrite:
 
 @dataclass(slots=True)
 class CachedSession:
-    """A session's projection in the worker's memory, with what its header adds."""
+    """A session's projection in the worker's memory, with what its header adds.
+
+    Attributes:
+        projection: The projection.
+        partition: The session's `events` partition.
+        chunks: Chunks stored in the table.
+        events: Records the chunks hold.
+        request: The in-flight request as stored (``r:``), if any.
+        config: The compaction config of the session's app.
+        size: Estimated bytes the projection's records retain in memory.
+    """
 
     projection: SessionProjection
     partition: int
@@ -101,6 +140,15 @@ class CachedSession:
     events: int
     request: CompactionRequest | None
     config: CompactionConfig
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """A session whose snapshot the batch publishes, and its batch's last record."""
+
+    projection: SessionProjection
+    last_record: SourceRecord
 
 
 @dataclass(slots=True)
@@ -111,7 +159,7 @@ class BatchOutcome:
     requests: list[tuple[CompactionRequest, int]] = field(default_factory=list)
     answered: list[SessionKey] = field(default_factory=list)
     learned: list[tuple[CompactionRequest, int]] = field(default_factory=list)
-    changed: list[SessionProjection] = field(default_factory=list)
+    changed: list[Changed] = field(default_factory=list)
     writes: list[TableWrite] = field(default_factory=list)
     applied: int = 0
     redelivered: int = 0
@@ -121,129 +169,237 @@ class BatchOutcome:
 
         Assembled on demand, so the shell can send the batch's requests before
         paying for the contexts.
+
+        Raises:
+            Exception: A snapshot cannot be assembled (the shell uses
+                :meth:`snapshot_records`, which dead-letters instead).
         """
-        return [to_snapshot(projection) for projection in self.changed]
+        return [to_snapshot(changed.projection) for changed in self.changed]
+
+    def snapshot_records(self) -> tuple[list[tuple[bytes, bytes]], list[DeadLetter]]:
+        """The encoded snapshots (key, value) to publish, and dead letters for those that failed.
+
+        A session whose snapshot cannot be assembled or encoded gets no
+        snapshot; its batch's last record is dead-lettered at stage
+        ``snapshot`` with the reason, and the other sessions' snapshots go out.
+        """
+        records: list[tuple[bytes, bytes]] = []
+        letters: list[DeadLetter] = []
+        for changed in self.changed:
+            try:
+                snapshot = to_snapshot(changed.projection)
+                records.append((snapshot.session_key.encode(), encode(snapshot)))
+            except Exception as exc:  # noqa: BLE001 - one session's snapshot never stops the batch
+                letters.append(dead_letter(changed.last_record, "snapshot", _failure(exc)))
+        return records, letters
 
 
 class SessionCache:
-    """The projections of recently touched sessions, bounded by the events they hold.
+    """The projections of recently touched sessions, bounded by the bytes they retain.
 
-    A cached projection keeps every event of its session (several KB each in
-    memory), so the bound is on events, not sessions: beyond it the least
-    recently used sessions are dropped, and rebuilt from the table when
-    touched again. The session just touched is never dropped.
+    A cached projection keeps every record of its session, so the bound is on
+    their estimated memory (:attr:`CachedSession.size`), not on sessions or
+    events: beyond it the least recently used sessions are dropped, and rebuilt
+    from the table when touched again. The session being folded is never dropped.
     """
 
-    def __init__(self, max_events: int) -> None:
-        self._max_events = max_events
-        self._sessions: OrderedDict[SessionKey, CachedSession] = OrderedDict()
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
+        self._sessions: OrderedDict[SessionId, CachedSession] = OrderedDict()
+        self._bytes = 0
 
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def get(self, key: SessionKey) -> CachedSession | None:
+    @property
+    def bytes(self) -> int:
+        """Estimated bytes the cached sessions retain."""
+        return self._bytes
+
+    def get(self, key: SessionId) -> CachedSession | None:
         """The cached session, marked as most recently used."""
         session = self._sessions.get(key)
         if session is not None:
             self._sessions.move_to_end(key)
         return session
 
-    def put(self, key: SessionKey, session: CachedSession) -> None:
+    def put(self, key: SessionId, session: CachedSession) -> None:
         """Cache `session` as the most recently used one."""
+        self.drop(key)
         self._sessions[key] = session
-        self._sessions.move_to_end(key)
+        self._bytes += session.size
 
-    def evict(self) -> None:
-        """Drop least recently used sessions until the cached events fit the bound.
+    def grew(self, session: CachedSession, size: int) -> None:
+        """Account `size` more bytes retained by the cached `session`."""
+        session.size += size
+        self._bytes += size
 
-        O(cached sessions); called once per batch.
-        """
-        total = sum(session.events for session in self._sessions.values())
-        while total > self._max_events and len(self._sessions) > 1:
-            _, dropped = self._sessions.popitem(last=False)
-            total -= dropped.events
+    def drop(self, key: SessionId) -> None:
+        """Forget one session (it is rebuilt from the table when touched again)."""
+        dropped = self._sessions.pop(key, None)
+        if dropped is not None:
+            self._bytes -= dropped.size
+
+    def evict(self, keep: SessionId | None = None) -> None:
+        """Drop least recently used sessions, never `keep`, until the cache fits its bound."""
+        while self._bytes > self._max_bytes and self._sessions:
+            oldest = next(iter(self._sessions))
+            if oldest == keep:
+                if len(self._sessions) == 1:
+                    return
+                self._sessions.move_to_end(oldest)
+                continue
+            self.drop(oldest)
 
     def revoked(self, partitions: set[int]) -> None:
         """Drop the sessions of partitions this worker no longer owns."""
-        for key in [k for k, s in self._sessions.items() if s.partition in partitions]:
-            del self._sessions[key]
+        for key in [k for k in self._sessions if k[0] in partitions]:
+            self.drop(key)
 
 
-def dead_letter(record: SourceRecord, reason: str) -> DeadLetter:
-    """The dead letter of `record`, logged at WARNING.
+def _failure(exc: BaseException) -> str:
+    """``Type: message`` of an exception, bounded and escaped, for a reason."""
+    return f"{type(exc).__name__}: {shown(str(exc), _REASON_CHARS)}"
 
-    The original value is kept whole up to :data:`MAX_DEAD_LETTER_VALUE_BYTES`;
-    a larger one (its base64 would not fit in a Kafka record) is cut to that
-    many bytes and the reason says so: the whole record stays in `events` at
-    its source offset, which the dead letter names.
-    """
-    value = record.value
-    if len(value) > MAX_DEAD_LETTER_VALUE_BYTES:
-        reason = (
-            f"{reason}; original_value cut to its first {MAX_DEAD_LETTER_VALUE_BYTES} of "
-            f"{len(value)} bytes (the whole record stays at its source offset)"
-        )
-        value = value[:MAX_DEAD_LETTER_VALUE_BYTES]
-    logger.warning(
-        "dead letter topic=%s partition=%d offset=%d reason=%s",
-        record.topic,
-        record.partition,
-        record.offset,
-        reason,
-    )
-    return DeadLetter(
+
+def dead_letter(record: SourceRecord, stage: Stage, reason: str) -> DeadLetter:
+    """The dead letter of `record` (through the one builder), logged at WARNING."""
+    letter = build_dead_letter(
         reason=reason,
+        stage=stage,
         source_topic=record.topic,
         source_partition=record.partition,
         source_offset=record.offset,
-        original_key=record.key,
-        original_value=value,
+        key=record.key,
+        value=record.value,
     )
+    logger.warning(
+        "dead letter topic=%s partition=%d offset=%d stage=%s reason=%s",
+        shown(record.topic),
+        record.partition,
+        record.offset,
+        stage,
+        shown(letter.reason),
+    )
+    return letter
 
 
-def decode_record(record: SourceRecord) -> LoggedEvent | DeadLetter:
-    """The logged event of a record, or its dead letter when it breaks the event contract."""
+def partition_of(key: bytes, partitions: int) -> int:
+    """The partition Kafka's default partitioner (murmur2) gives `key` among `partitions`."""
+    return int(murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedRecord:
+    """A record that decoded: its logged event and its estimated retained bytes."""
+
+    source: SourceRecord
+    logged: LoggedEvent
+    size: int
+
+
+def decode_record(record: SourceRecord) -> DecodedRecord | DeadLetter:
+    """The decoded record, or its dead letter when it breaks the event contract."""
     if record.key is None:
-        return dead_letter(record, "record has no key (the session key)")
+        return dead_letter(record, "decode", "record has no key (the session key)")
     try:
-        envelope = decode_envelope(record.value, record_key=record.key)
+        envelope, size = decode_envelope_sized(record.value, record_key=record.key)
     except DecodeError as exc:
-        return dead_letter(record, str(exc))
-    return LoggedEvent(Offset(record.offset), envelope)
+        return dead_letter(record, "decode", str(exc))
+    except Exception as exc:  # noqa: BLE001 - the codec's own bug must not stop the batch
+        return dead_letter(record, "decode", _failure(exc))
+    return DecodedRecord(record, LoggedEvent(Offset(record.offset), envelope), size)
 
 
 class BatchProjector:
     """Folds batches of `events` records into cached session projections."""
 
-    def __init__(self, settings: ProjectorSettings, cache: SessionCache) -> None:
+    def __init__(
+        self, settings: ProjectorSettings, cache: SessionCache, *, partitions: int
+    ) -> None:
+        """A projector folding into `cache`.
+
+        Args:
+            settings: The worker's settings.
+            cache: The session cache.
+            partitions: The `events` topic's partition count, as the broker
+                reports it: a record on another partition than its key's is
+                dead-lettered.
+        """
         self._settings = settings
         self._cache = cache
+        self._partitions = partitions
+        self._quarantined: dict[SessionId, str] = {}
+
+    @property
+    def quarantined(self) -> dict[SessionId, str]:
+        """Sessions whose stored entries could not be read back, with the reason."""
+        return dict(self._quarantined)
+
+    def revoked(self, partitions: set[int]) -> None:
+        """Forget the cached and quarantined sessions of partitions no longer owned."""
+        self._cache.revoked(partitions)
+        for key in [k for k in self._quarantined if k[0] in partitions]:
+            del self._quarantined[key]
 
     def project(self, records: Sequence[SourceRecord], read: TableReader) -> BatchOutcome:
-        """Everything `records` cause, in order; the cache moves forward."""
+        """Everything `records` cause, in order; the cache moves forward. Never raises."""
         outcome = BatchOutcome()
-        by_session: dict[SessionKey, tuple[int, list[tuple[LoggedEvent, bytes]]]] = {}
+        groups: dict[tuple[int, bytes], list[SourceRecord]] = {}
         for record in records:
-            decoded = decode_record(record)
-            if isinstance(decoded, DeadLetter):
-                outcome.dead_letters.append(decoded)
+            if record.key is None:
+                outcome.dead_letters.append(
+                    dead_letter(record, "decode", "record has no key (the session key)")
+                )
                 continue
-            key = decoded.envelope.session_key
-            entry = by_session.get(key)
-            if entry is None:
-                by_session[key] = (record.partition, [(decoded, record.value)])
-            else:
-                entry[1].append((decoded, record.value))
-        for key, (partition, logged) in by_session.items():
-            self._project_session(key, partition, logged, read, outcome)
-        self._cache.evict()
+            expected = partition_of(record.key, self._partitions)
+            if record.partition != expected:
+                reason = (
+                    f"record on partition {record.partition}, but its key belongs to partition "
+                    f"{expected} of {self._partitions} (Kafka's default murmur2 partitioner)"
+                )
+                outcome.dead_letters.append(dead_letter(record, "partition", reason))
+                continue
+            groups.setdefault((record.partition, record.key), []).append(record)
+        for (partition, _), group in groups.items():
+            self._project_group(partition, group, read, outcome)
         return outcome
 
+    def _project_group(
+        self, partition: int, group: list[SourceRecord], read: TableReader, outcome: BatchOutcome
+    ) -> None:
+        """Decode and fold one session's records of the batch (one key, one partition)."""
+        decoded: list[DecodedRecord] = []
+        for record in group:
+            result = decode_record(record)
+            if isinstance(result, DeadLetter):
+                outcome.dead_letters.append(result)
+            else:
+                decoded.append(result)
+        if not decoded:
+            return
+        key = decoded[0].logged.envelope.session_key
+        session_id: SessionId = (partition, key)
+        reason = self._quarantined.get(session_id)
+        if reason is None:
+            try:
+                self._project_session(session_id, decoded, read, outcome)
+            except Exception as exc:  # noqa: BLE001 - a bad stored value quarantines one session
+                reason = f"session {shown(key)} quarantined: {_failure(exc)}"
+                self._quarantined[session_id] = reason
+                self._cache.drop(session_id)
+                logger.error("%s", reason)  # noqa: TRY400 - the reason says it; no traceback
+            else:
+                self._cache.evict(keep=session_id)
+                return
+        outcome.dead_letters.extend(dead_letter(r.source, "rebuild", reason) for r in decoded)
+
     def _session(
-        self, key: SessionKey, partition: int, read: TableReader, outcome: BatchOutcome
+        self, session_id: SessionId, read: TableReader, outcome: BatchOutcome
     ) -> CachedSession:
-        cached = self._cache.get(key)
+        cached = self._cache.get(session_id)
         if cached is None:
+            partition, key = session_id
             started = time.perf_counter()
             cached = rebuild_session(self._settings, key, partition, read)
             if cached.request is not None:
@@ -254,47 +410,85 @@ class BatchProjector:
                     outcome.learned.append((cached.request, partition))
             if cached.events:
                 logger.debug(
-                    "rebuilt session=%s events=%d seconds=%.4f",
-                    key,
+                    "rebuilt session=%s events=%d bytes=%d seconds=%.4f",
+                    shown(key),
                     cached.events,
+                    cached.size,
                     time.perf_counter() - started,
                 )
-            self._cache.put(key, cached)
+            self._cache.put(session_id, cached)
         return cached
 
     def _project_session(
         self,
-        key: SessionKey,
-        partition: int,
-        logged: list[tuple[LoggedEvent, bytes]],
+        session_id: SessionId,
+        decoded: list[DecodedRecord],
         read: TableReader,
         outcome: BatchOutcome,
     ) -> None:
-        session = self._session(key, partition, read, outcome)
+        """Fold one session's records; what it writes reaches `outcome` only if it all succeeds.
+
+        Raises:
+            Exception: The session's stored entries cannot be read back
+                (quarantine); a record's own failure is dead-lettered instead.
+        """
+        partition, key = session_id
+        session = self._session(session_id, read, outcome)
         config = session.config
         projection = session.projection
+        limit = self._settings.session_max_bytes
         new: list[StoredRecord] = []
+        letters: list[DeadLetter] = []
+        requests: list[tuple[CompactionRequest, bytes]] = []
         first_redelivered: Offset | None = None
-        decided: CompactionRequest | None = None
+        decided: tuple[CompactionRequest, bytes] | None = None
         answered = False
-        for record, raw in logged:
+        redelivered = 0
+        added = 0
+        for item in decoded:
+            record, source = item.logged, item.source
             if record.offset <= projection.last_offset:
-                outcome.redelivered += 1
+                redelivered += 1
                 if first_redelivered is None:
                     first_redelivered = record.offset
                 continue
+            if session.size + added + item.size > limit:
+                reason = (
+                    f"session {shown(key)} would hold about {session.size + added + item.size} "
+                    f"bytes in memory with this record, over session_max_bytes={limit}"
+                )
+                letters.append(dead_letter(source, "session-size", reason))
+                continue
             waiting = projection.in_flight is not None
-            folded = step(projection, record, config)
+            try:
+                folded = step(projection, record, config)
+            except Exception as exc:  # noqa: BLE001 - one record's fold never stops its session
+                letters.append(dead_letter(source, "fold", _failure(exc)))
+                continue
+            encoded: bytes | None = None
+            if folded.request is not None:
+                try:
+                    encoded = encode(folded.request)
+                except Exception as exc:  # noqa: BLE001 - an unencodable request refuses its record
+                    letters.append(dead_letter(source, "encode", _failure(exc)))
+                    continue
             projection = folded.projection
-            new.append(StoredRecord(record.offset, raw))
+            new.append(StoredRecord(record.offset, source.value))
+            added += item.size
             if waiting and projection.in_flight is None:
                 answered, decided = True, None
-            if folded.request is not None:
-                decided = folded.request
-                outcome.requests.append((decided, partition))
-        outcome.applied += len(new)
+            if folded.request is not None and encoded is not None:
+                decided = (folded.request, encoded)
+                requests.append(decided)
+        writes: list[TableWrite] = []
         if first_redelivered is not None:
-            outcome.writes.extend(self._chunks_again(key, session, first_redelivered, read))
+            writes.extend(self._chunks_again(key, session, first_redelivered, read))
+        # Nothing below raises: the session moves forward only now.
+        outcome.dead_letters.extend(letters)
+        outcome.redelivered += redelivered
+        outcome.applied += len(new)
+        outcome.requests.extend((request, partition) for request, _ in requests)
+        outcome.writes.extend(writes)
         if new:
             outcome.writes.append(
                 TableWrite(partition, chunk_key(key, session.chunks), encode_chunk(new))
@@ -302,9 +496,10 @@ class BatchProjector:
             session.chunks += 1
             session.events += len(new)
             session.projection = projection
+            self._cache.grew(session, added)
         if decided is not None:
-            session.request = decided
-            outcome.writes.append(TableWrite(partition, request_key(key), encode(decided)))
+            session.request = decided[0]
+            outcome.writes.append(TableWrite(partition, request_key(key), decided[1]))
         elif answered:
             session.request = None
             outcome.answered.append(key)
@@ -313,7 +508,7 @@ class BatchProjector:
             outcome.writes.append(TableWrite(partition, request_key(key), encode(session.request)))
         if new or first_redelivered is not None:
             outcome.writes.append(TableWrite(partition, header_key(key), _header(session)))
-            outcome.changed.append(projection)
+            outcome.changed.append(Changed(projection, decoded[-1].source))
 
     @staticmethod
     def _chunks_again(
@@ -323,13 +518,16 @@ class BatchProjector:
 
         Walks back from the newest stored chunk (this batch's is not stored yet)
         to the one that holds `first_redelivered`.
+
+        Raises:
+            LookupError: A chunk the header names is missing.
         """
         partition = session.partition
         rewrites: list[TableWrite] = []
         for number in range(session.chunks - 1, -1, -1):
             chunk = read(partition, chunk_key(key, number))
             if chunk is None:
-                raise RuntimeError(f"session {key!r}: chunk {number} is missing")
+                raise LookupError(f"session {shown(key)}: chunk {number} is missing")
             rewrites.append(TableWrite(partition, chunk_key(key, number), chunk))
             if next(decode_chunk(chunk)).offset <= first_redelivered:
                 break
@@ -349,25 +547,39 @@ def rebuild_session(
     """A session's projection folded again from its chunks, waiting on its stored request.
 
     O(session events). Chunks hold only records that decoded when they were
-    applied, so they decode again.
+    applied, so they decode again (unless the codec grew stricter since:
+    then this raises and the shell quarantines the session).
+
+    Raises:
+        LookupError: A chunk the header names is missing.
+        DecodeError: A stored record or request no longer decodes.
+        Exception: A stored value is not what the table layout says.
     """
     projection = empty_projection(key, settings.view_request_for(key))
     raw_header = read(partition, header_key(key))
     if raw_header is None:
         return CachedSession(projection, partition, 0, 0, None, settings.compaction_for(key))
     header = decode_header(raw_header)
+    size = 0
     for number in range(header.chunks):
         chunk = read(partition, chunk_key(key, number))
         if chunk is None:
-            raise RuntimeError(f"session {key!r}: chunk {number} of {header.chunks} is missing")
+            raise LookupError(f"session {shown(key)}: chunk {number} of {header.chunks} is missing")
         for stored in decode_chunk(chunk):
-            envelope = decode_envelope(stored.envelope)
+            envelope, record_size = decode_envelope_sized(stored.envelope)
             projection = apply(projection, LoggedEvent(stored.offset, envelope))
+            size += record_size
     request = None
     raw_request = read(partition, request_key(key))
     if raw_request is not None:
         request = decode_compaction_request(raw_request)
         projection = note_request(projection, request)
     return CachedSession(
-        projection, partition, header.chunks, header.events, request, settings.compaction_for(key)
+        projection,
+        partition,
+        header.chunks,
+        header.events,
+        request,
+        settings.compaction_for(key),
+        size,
     )

@@ -57,19 +57,22 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import faust
 from aiokafka.errors import KafkaError
-from aiokafka.partitioner import murmur2
 from faust.streams import _current_event  # faust has no public setter; see _bound_to
 from faust.types import TP
 
+from projections.summary_request import refusal_event
 from schemas.codec import decode_compaction_request, encode
 from schemas.compaction_request import CompactionRequest
+from schemas.envelope import Envelope
+from schemas.log_text import shown
 from streams.offset_probe import OffsetProbe, ProbeTimeout
 from streams.partition_positions import (
     Gap,
@@ -77,13 +80,14 @@ from streams.partition_positions import (
     PartitionPositions,
     start_position,
 )
-from streams.pending_requests import PendingRequests
+from streams.pending_requests import PendingRequest, PendingRequests
 from streams.project_batch import (
     BatchOutcome,
     BatchProjector,
     SessionCache,
     SourceRecord,
     TableWrite,
+    partition_of,
 )
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
@@ -114,6 +118,63 @@ def _bound_to(event: Any) -> Iterator[None]:
         _current_event.reset(token)
 
 
+Failure = Callable[[BaseException], None]
+
+
+class FoldingTask:
+    """Supervises the loop that folds batches: its death stops the worker, never silently.
+
+    faust restarts a crashed agent on its own (one-for-one supervision), and a
+    worker whose folding died would otherwise stay up, answering its metrics
+    while it processes nothing. Here an exception out of a batch (every
+    per-record failure is dead-lettered before that: only the worker's own
+    I/O can fail a batch) is logged, marks the task dead and calls
+    :attr:`on_failure`, which the worker process sets to crash itself, so it
+    exits with a non-zero status and its supervisor restarts it; the
+    uncommitted records are delivered again.
+    """
+
+    def __init__(self, metrics: ProjectorMetrics) -> None:
+        self._metrics = metrics
+        self.failure: BaseException | None = None
+        self.on_failure: Failure = _no_failure_handler
+        metrics.folding_alive.set(1)
+
+    async def run(
+        self,
+        batches: AsyncIterator[Sequence[Any]],
+        fold: Callable[[Sequence[Any]], Awaitable[None]],
+    ) -> None:
+        """Fold every batch of `batches` with `fold` until the stream ends or a batch fails.
+
+        Raises:
+            Exception: The failure, after :attr:`on_failure` was told.
+        """
+        try:
+            async for batch in batches:
+                await fold(batch)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.failure = exc
+            self._metrics.folding_alive.set(0)
+            logger.critical("folding events failed; the worker stops", exc_info=exc)
+            self.on_failure(exc)
+            raise
+
+    def problem(self, *, waiting: int, batch_age_s: float, timeout_s: float) -> str | None:
+        """Why the worker is not live, or None: its folding died, or it stalls with work waiting."""
+        if self.failure is not None:
+            return f"folding died: {shown(repr(self.failure))}"
+        if waiting > 0 and batch_age_s > timeout_s:
+            return f"{waiting} records wait and no batch was folded for {batch_age_s:.0f} s"
+        return None
+
+
+def _no_failure_handler(exc: BaseException) -> None:
+    """Until a worker process installs its own, a failure is only logged and raised."""
+
+
 @dataclass
 class Projector:
     """A projector app with its collaborators, ready to start.
@@ -123,12 +184,14 @@ class Projector:
         settings: Its settings.
         metrics: Its metrics.
         shell: The batch shell, for inspection (first/last batch times).
+        folding: The folding task's supervision (its failure stops the worker).
     """
 
     app: faust.App
     settings: ProjectorSettings
     metrics: ProjectorMetrics
     shell: ProjectorShell
+    folding: FoldingTask
 
 
 class ProjectorShell:
@@ -145,9 +208,11 @@ class ProjectorShell:
         seek: Callable[[int, int], Awaitable[None]],
         committed: Callable[[int], int | None],
         probe: OffsetProbe,
+        events_topic: Any,
     ) -> None:
         self._settings = settings
         self._table = table
+        self._events = events_topic
         self._requests = requests_topic
         self._snapshots = snapshots_topic
         self._dead_letters = dead_letters_topic
@@ -156,14 +221,15 @@ class ProjectorShell:
         self._committed = committed
         self._probe = probe
         self._positions = PartitionPositions(idle_s=max(2.0, 4 * settings.batch_within_s))
-        self._cache = SessionCache(settings.session_cache_events)
-        self._projector = BatchProjector(settings, self._cache)
+        self._cache = SessionCache(settings.session_cache_bytes)
+        self._projector: BatchProjector | None = None  # made once the partition count is known
         self.pending = PendingRequests()
         self._rescan = False
         self.first_batch_at: float | None = None
         self.last_batch_at: float | None = None
         self._folding = False
         self._drained_at = 0.0  # when a batch came short of its size: faust had no more
+        self._partitions: int | None = None
 
     async def project(self, events: Sequence[Any]) -> None:
         """Fold one batch of faust events and send everything it causes."""
@@ -214,7 +280,7 @@ class ProjectorShell:
                     len(dropped),
                 )
         admission = self._positions.admit(records, stored_position, missing)
-        outcome = self._projector.project(admission.records, read)
+        outcome = (await self._batch_projector()).project(admission.records, read)
         outcome.writes.extend(  # after the sessions' entries: a position never runs ahead
             TableWrite(partition, position_key(partition), str(offset).encode())
             for partition, offset in admission.positions.items()
@@ -241,6 +307,26 @@ class ProjectorShell:
             await self._seek(gap.partition, gap.expected)
         self._metrics.batch_seconds.observe(time.perf_counter() - started)
         self._metrics.sessions_cached.set(len(self._cache))
+        self._metrics.cache_bytes.set(self._cache.bytes)
+
+    def batch_age_s(self, now: float) -> float:
+        """Seconds since the last batch was folded (since the first start: 0 until then)."""
+        return 0.0 if self.last_batch_at is None else max(0.0, now - self.last_batch_at)
+
+    async def _batch_projector(self) -> BatchProjector:
+        """The batch step, made on the first batch with the `events` partition count."""
+        if self._projector is None:
+            partitions = await self._probe.partition_count()
+            if partitions != self._settings.events_partitions:
+                logger.warning(
+                    "events has %d partitions, settings say %d: records are checked against %d",
+                    partitions,
+                    self._settings.events_partitions,
+                    partitions,
+                )
+            self._partitions = partitions
+            self._projector = BatchProjector(self._settings, self._cache, partitions=partitions)
+        return self._projector
 
     async def _read_gaps(self, gaps: Sequence[Gap], limit: int | None = None) -> GapRecords:
         """The log's committed records in each gap, at most `limit` each; unanswered: left out."""
@@ -309,29 +395,29 @@ class ProjectorShell:
         return sent
 
     async def _send(self, outcome: BatchOutcome) -> list[Any]:
-        """Send dead letters and snapshots (assembled here); their delivery futures."""
-        sent: list[Any] = []
-        for letter in outcome.dead_letters:
+        """Send snapshots (assembled here) and dead letters; their delivery futures."""
+        snapshots, failed = outcome.snapshot_records()
+        sent: list[Any] = [
+            await self._snapshots.send(key=key, value=value) for key, value in snapshots
+        ]
+        letters = [*outcome.dead_letters, *failed]
+        for letter in letters:
             key = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
             sent.append(await self._dead_letters.send(key=key.encode(), value=encode(letter)))
-        snapshots = outcome.snapshots()
-        sent.extend(
-            [
-                await self._snapshots.send(key=s.session_key.encode(), value=encode(s))
-                for s in snapshots
-            ]
-        )
+            self._metrics.dead_letters_by_stage.labels(stage=letter.stage).inc()
         metrics = self._metrics
         metrics.events_applied.inc(outcome.applied)
         metrics.events_redelivered.inc(outcome.redelivered)
-        metrics.dead_letters.inc(len(outcome.dead_letters))
+        metrics.dead_letters.inc(len(letters))
         metrics.snapshots.inc(len(snapshots))
+        if self._projector is not None:
+            metrics.sessions_quarantined.set(len(self._projector.quarantined))
         return sent
 
     async def _send_request(self, request: CompactionRequest, kind: str) -> Any:
         logger.info(
             "compaction request session=%s trigger=%s offsets=%d..%d request=%s attempt=%d",
-            request.session_key,
+            shown(request.session_key),
             request.trigger,
             request.start_offset,
             request.end_offset,
@@ -344,7 +430,10 @@ class ProjectorShell:
 
     def revoked(self, partitions: set[int]) -> None:
         """Forget what this worker knew of partitions it no longer owns."""
-        self._cache.revoked(partitions)
+        if self._projector is not None:
+            self._projector.revoked(partitions)
+        else:
+            self._cache.revoked(partitions)
         self.pending.revoked(partitions)
         self._positions.revoked(partitions)
 
@@ -393,19 +482,74 @@ class ProjectorShell:
         if self._rescan:
             self._rescan = False
             self._learn_requests(owned, now)
-        retries = self.pending.due(now, self._settings.compaction_request_timeout_s)
-        await asyncio.gather(*[await self._send_request(retry, "retry") for retry in retries])
+        settings = self._settings
+        due = self.pending.due(
+            now, settings.compaction_request_timeout_s, settings.compaction_request_max_attempts
+        )
+        sent = [await self._send_request(retry, "retry") for retry in due.retries]
+        sent += [await self._send_refusal(pending, now) for pending in due.refused]
+        await asyncio.gather(*sent)
+
+    async def _send_refusal(self, pending: PendingRequest, now: float) -> Any:
+        """Append the refusal of a request no summary answered after its last attempt.
+
+        The refusal goes to `events`, keyed by the session: when the projector
+        folds it, the session stops waiting and decides again over a new
+        window (:func:`projections.summary_request.refused_request_id`).
+        """
+        request = pending.request
+        reason = (
+            f"no summary after {request.attempt} attempt(s), "
+            f"{self._settings.compaction_request_timeout_s:g} s apart"
+        )
+        logger.warning(
+            "compaction request refused session=%s request=%s: %s",
+            shown(request.session_key),
+            shown(request.request_id),
+            reason,
+        )
+        envelope = Envelope(
+            tenant=request.tenant,
+            session_key=request.session_key,
+            producer_id=f"projector:{self._settings.app_id}"[:256],
+            idempotency_key=f"refused:{request.request_id}",
+            event=refusal_event(
+                request.request_id, reason, event_id=uuid.uuid4().hex, timestamp=now
+            ),
+        )
+        self._metrics.requests_refused.inc()
+        return await self._events.send(
+            key=request.session_key.encode(), value=encode(envelope), partition=pending.partition
+        )
 
     def _learn_requests(self, owned: set[int], now: float) -> None:
-        """Read the ``r:`` keys of the owned partitions into the pending requests. O(keys)."""
-        partitions = self._settings.events_partitions
-        for key, value in list(self._table.items()):
+        """Read the ``r:`` keys of the owned partitions into the pending requests.
+
+        O(keys): only keys are listed, and only ``r:`` values are read. A
+        stored request that no longer decodes is logged and left alone (its
+        session is quarantined when it is next touched).
+        """
+        partitions = self._partitions or self._settings.events_partitions
+        for key in list(self._table.keys()):
             session_key = session_of_request_key(key)
             if session_key is None:
                 continue
-            partition = (murmur2(session_key.encode()) & 0x7FFFFFFF) % partitions
-            if partition in owned:
-                self.pending.learned(decode_compaction_request(value), partition, now)
+            partition = partition_of(session_key.encode(), partitions)
+            if partition not in owned:
+                continue
+            value = self._table.get(key)
+            if value is None:
+                continue
+            try:
+                request = decode_compaction_request(value)
+            except Exception as exc:  # noqa: BLE001 - one stored value never stops the timer
+                logger.error(  # noqa: TRY400 - the message says it; no traceback
+                    "stored request of session=%s does not decode: %s",
+                    shown(session_key),
+                    shown(str(exc)),
+                )
+                continue
+            self.pending.learned(request, partition, now)
 
 
 def projector_app(settings: ProjectorSettings, app_id: str) -> faust.App:
@@ -428,10 +572,19 @@ def projector_app(settings: ProjectorSettings, app_id: str) -> faust.App:
         broker_session_timeout=settings.session_timeout_s,
         consumer_auto_offset_reset="earliest",
         producer_acks=-1,
-        stream_buffer_maxsize=max(4096, 2 * settings.batch_size),
+        # Bounded in bytes: at most inflight_max_bytes of maximum-size records wait.
+        stream_buffer_maxsize=settings.stream_buffer_records,
+        # The web server serves /metrics and /healthz only: faust's table pages
+        # would expose every tenant's stored events, its router, graph and stats
+        # pages the topology and assignment.
         web_enabled=settings.metrics_port > 0,
         web_port=settings.metrics_port or 6066,
         web_bind=settings.metrics_bind,
+        web_tables_enabled=False,
+        web_router_enabled=False,
+        web_graph_enabled=False,
+        web_stats_enabled=False,
+        web_metrics_enabled=False,
     )
 
 
@@ -493,7 +646,9 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         seek,
         committed,
         probe,
+        events_topic,
     )
+    folding = FoldingTask(metrics)
 
     @app.on_before_shutdown.connect
     async def stop_probe(_: Any, /, *__: Any, signal: Any, **___: Any) -> None:
@@ -502,8 +657,8 @@ def build_projector(settings: ProjectorSettings) -> Projector:
     @app.agent(events_topic, concurrency=1, name="project_sessions")
     async def project_sessions(stream: Any) -> None:
         """Fold `events` into session projections, one batch at a time."""
-        async for events in stream.take_events(settings.batch_size, within=settings.batch_within_s):
-            await shell.project(events)
+        batches = stream.take_events(settings.batch_size, within=settings.batch_within_s)
+        await folding.run(batches, shell.project)
 
     def owned() -> set[int]:
         return {tp.partition for tp in app.consumer.assignment() if tp.topic == events_name}
@@ -533,20 +688,36 @@ def build_projector(settings: ProjectorSettings) -> Projector:
     def on_assigned(_: Any, /, *__: Any, signal: Any, **___: Any) -> None:
         shell.assigned()
 
-    @app.page("/metrics")
-    async def metrics_page(web: Any, request: Any) -> Any:
-        lag: dict[int, int] = {}
+    async def lag() -> dict[int, int]:
+        lags: dict[int, int] = {}
         for tp in app.consumer.assignment():
             if tp.topic != events_name:
                 continue
             position = await app.consumer.position(tp)
             highwater = app.consumer.highwater(tp)
             if position is not None and highwater is not None:
-                lag[tp.partition] = max(0, highwater - position)
-        metrics.set_lag(lag)
+                lags[tp.partition] = max(0, highwater - position)
+        return lags
+
+    @app.page("/metrics")
+    async def metrics_page(web: Any, request: Any) -> Any:
+        metrics.set_lag(await lag())
+        metrics.last_batch_age_seconds.set(shell.batch_age_s(time.monotonic()))
         return web.bytes(metrics.exposition(), content_type="text/plain; version=0.0.4")
 
-    return Projector(app, settings, metrics, shell)
+    @app.page("/healthz")
+    async def health_page(web: Any, request: Any) -> Any:
+        """200 while the worker makes progress; 503 with the reason otherwise."""
+        waiting = sum((await lag()).values())
+        problem = folding.problem(
+            waiting=waiting,
+            batch_age_s=shell.batch_age_s(time.monotonic()),
+            timeout_s=settings.liveness_timeout_s,
+        )
+        status = 503 if problem else 200
+        return web.bytes((problem or "ok").encode(), content_type="text/plain", status=status)
+
+    return Projector(app, settings, metrics, shell, folding)
 
 
 async def run_until_stopped(projector: Projector, stop: asyncio.Event) -> None:

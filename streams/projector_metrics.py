@@ -14,6 +14,14 @@ metric                                         type       what
 ``ctxstream_projector_batch_seconds``          histogram  time to fold one batch and send
                                                           its outputs (apply latency)
 ``ctxstream_projector_sessions_cached``        gauge      projections held in memory
+``ctxstream_projector_cache_bytes``            gauge      estimated bytes the cached projections
+                                                          retain (bounded by session_cache_bytes)
+``ctxstream_projector_dead_letters_by_stage``  counter    dead letters by ``stage``
+``ctxstream_projector_sessions_quarantined``   gauge      sessions whose stored entries could not
+                                                          be read back
+``ctxstream_projector_requests_refused_total`` counter    requests refused after their last attempt
+``ctxstream_projector_last_batch_age_seconds`` gauge      seconds since a batch was last folded
+``ctxstream_projector_folding_alive``          gauge      1 while the folding task runs, else 0
 ``ctxstream_projector_gaps_probed_total``      counter    skipped offsets checked against the log
                                                           (``answer`` = empty, records or
                                                           unanswered)
@@ -72,7 +80,37 @@ class ProjectorMetrics:
             "Session projections held in memory.",
             registry=self.registry,
         )
-
+        self.cache_bytes = Gauge(
+            f"{prefix}_cache_bytes",
+            "Estimated bytes the cached session projections retain.",
+            registry=self.registry,
+        )
+        self.dead_letters_by_stage = Counter(
+            f"{prefix}_dead_letters_by_stage",
+            "Records sent to dead-letters, by the stage that refused them.",
+            ["stage"],
+            registry=self.registry,
+        )
+        self.sessions_quarantined = Gauge(
+            f"{prefix}_sessions_quarantined",
+            "Sessions whose stored entries could not be read back.",
+            registry=self.registry,
+        )
+        self.requests_refused = Counter(
+            f"{prefix}_requests_refused",
+            "Compaction requests refused on events after their last attempt.",
+            registry=self.registry,
+        )
+        self.last_batch_age_seconds = Gauge(
+            f"{prefix}_last_batch_age_seconds",
+            "Seconds since a batch was last folded (read at scrape time).",
+            registry=self.registry,
+        )
+        self.folding_alive = Gauge(
+            f"{prefix}_folding_alive",
+            "1 while the task folding events runs, 0 once it has died.",
+            registry=self.registry,
+        )
         self.gaps_probed = Counter(
             f"{prefix}_gaps_probed",
             "Skipped offsets checked against the log, by its answer.",

@@ -12,6 +12,7 @@ from pydantic_settings import SettingsConfigDict
 
 from projections.compaction_config import CompactionConfig
 from projections.contents_request import ContentsRequest
+from schemas.codec import MAX_RECORD_BYTES
 from schemas.keys import SessionKey, parse_session_key
 from streams.settings import KafkaSettings
 
@@ -47,10 +48,36 @@ class ProjectorSettings(KafkaSettings):
     )
     compaction_request_timeout_s: float = Field(default=300.0, gt=0)
     request_check_interval_s: float = Field(default=5.0, gt=0)
-    session_cache_events: int = Field(
-        default=300_000,
+    session_cache_bytes: int = Field(
+        default=2 * 1024**3,
         ge=1,
-        description="events the cached projections may hold (about 7 KB each in memory)",
+        description="estimated bytes the cached projections may retain in memory (records are "
+        "measured as they are decoded); beyond it least recently used sessions are dropped",
+    )
+    session_max_bytes: int = Field(
+        default=256 * 1024**2,
+        ge=1,
+        description="estimated bytes one session's projection may retain; a record that "
+        "would take it over is dead-lettered (stage session-size)",
+    )
+    inflight_max_bytes: int = Field(
+        default=1024**3,
+        ge=MAX_RECORD_BYTES,
+        description="raw bytes of fetched records waiting to be folded: faust's stream "
+        "buffer holds at most this many maximum-size records",
+    )
+    compaction_request_max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=1000,
+        description="emissions of a request before the projector refuses it on `events` "
+        "and the session decides again over a new window",
+    )
+    liveness_timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="/healthz fails when records wait to be folded and no batch finished "
+        "for this long, or when the folding task has died",
     )
     gc_threshold: tuple[int, int, int] | None = Field(
         default=(50_000, 20, 100),
@@ -58,6 +85,15 @@ class ProjectorSettings(KafkaSettings):
     )
     metrics_port: int = Field(default=6066, ge=0, le=65535, description="0: no metrics server")
     metrics_bind: str = "127.0.0.1"
+
+    @property
+    def stream_buffer_records(self) -> int:
+        """The size of faust's stream buffer: :attr:`inflight_max_bytes` of maximum-size records.
+
+        The buffer is bounded in records, so the byte ceiling holds whatever
+        their size; at least 64, so small records still flow in batches.
+        """
+        return max(64, self.inflight_max_bytes // MAX_RECORD_BYTES)
 
     def tune_gc(self) -> None:
         """Apply :attr:`gc_threshold` to this process.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import NoReturn
 
@@ -25,4 +26,12 @@ def run_worker(settings: ProjectorSettings, *, log_level: str = "INFO") -> NoRet
         settings.batch_size,
     )
     worker = Worker(projector.app, loglevel=log_level.lower(), quiet=True, redirect_stdouts=False)
+
+    crashing: set[asyncio.Future[None]] = set()
+
+    def crash(exc: BaseException) -> None:
+        # The worker stops and re-raises `exc` once stopped: a non-zero exit status.
+        crashing.add(asyncio.ensure_future(worker.crash(exc)))
+
+    projector.folding.on_failure = crash
     worker.execute_from_commandline()  # exits the process when the worker stops

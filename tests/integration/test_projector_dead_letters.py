@@ -11,7 +11,6 @@ import pytest
 
 from schemas.codec import MAX_RECORD_BYTES, decode_dead_letter, encode
 from schemas.keys import SessionKey
-from streams.project_batch import MAX_DEAD_LETTER_VALUE_BYTES
 from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import unique_topic
@@ -93,10 +92,14 @@ async def test_bad_records_are_dead_lettered_and_the_rest_applied(
         assert letter.source_topic == events
         assert letter.source_partition == 0
         assert letter.original_key == key
-        if len(value) > MAX_DEAD_LETTER_VALUE_BYTES:
-            assert letter.original_value == value[:MAX_DEAD_LETTER_VALUE_BYTES]
-            assert "cut to its first" in letter.reason
+        assert letter.original_size == len(value)
+        assert letter.stage == "decode"
+        if len(value) > MAX_RECORD_BYTES:  # the oversized record: a prefix, and said so
+            assert letter.truncated
+            assert 0 < len(letter.original_value) < len(value)
+            assert letter.original_value == value[: len(letter.original_value)]
         else:
+            assert not letter.truncated
             assert letter.original_value == value
         assert phrase in letter.reason, letter.reason
     # the good records after the bad ones were applied

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schemas.codec import encode
+from schemas.codec import decode_envelope_sized, encode
 from schemas.keys import SessionKey
 from streams.project_batch import (
     BatchOutcome,
@@ -46,7 +46,7 @@ class Table:
 
 def test_a_batch_writes_one_chunk_the_request_and_the_header_and_one_snapshot() -> None:
     table = Table()
-    projector = BatchProjector(SETTINGS, SessionCache(1_000))
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
     outcome = projector.project(_records(1, 3, 0), table.read)
     table.apply(outcome)
     assert [w.key for w in outcome.writes] == [chunk_key(KEY, 0), request_key(KEY), header_key(KEY)]
@@ -60,7 +60,7 @@ def test_a_batch_writes_one_chunk_the_request_and_the_header_and_one_snapshot() 
 
 def test_redelivered_records_change_nothing_and_write_their_entries_again() -> None:
     table = Table()
-    projector = BatchProjector(SETTINGS, SessionCache(1_000))
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
     table.apply(projector.project(_records(1, 3, 0), table.read))
     before = dict(table.values)
     mixed = _records(1, 3, 0)[8:] + _records(4, 1, 12)
@@ -77,13 +77,13 @@ def test_redelivered_records_change_nothing_and_write_their_entries_again() -> N
 
 def test_a_rebuilt_session_equals_the_cached_one() -> None:
     table = Table()
-    projector = BatchProjector(SETTINGS, SessionCache(1_000))
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
     for batch in (_records(1, 3, 0), _records(4, 2, 12)):
         table.apply(projector.project(batch, table.read))
-    cached = SessionCache(1_000)
-    warm = BatchProjector(SETTINGS, cached)
+    cached = SessionCache(1 << 30)
+    warm = BatchProjector(SETTINGS, cached, partitions=1)
     warm.project(_records(1, 1, 0), table.read)  # redelivered: loads the session
-    session = cached.get(KEY)
+    session = cached.get((0, KEY))
     assert session is not None
     rebuilt = rebuild_session(SETTINGS, KEY, 0, table.read)
     assert rebuilt.projection.last_offset == session.projection.last_offset == 19
@@ -92,24 +92,41 @@ def test_a_rebuilt_session_equals_the_cached_one() -> None:
     assert rebuilt.chunks == 2
 
 
-def test_the_cache_drops_least_recently_used_sessions_beyond_its_events() -> None:
+def _session_bytes(records: list[SourceRecord]) -> int:
+    return sum(decode_envelope_sized(r.value)[1] for r in records)
+
+
+def test_the_cache_drops_least_recently_used_sessions_beyond_its_bytes() -> None:
     table = Table()
-    cache = SessionCache(15)
-    projector = BatchProjector(SETTINGS, cache)
     two = scripted_sessions(2, 3)  # 12 events each, interleaved by invocation
     records = [
         SourceRecord("events", 0, n, e.session_key.encode(), encode(e)) for n, e in enumerate(two)
     ]
+    one_session = _session_bytes([r for r in records if r.key == KEY.encode()])
+    cache = SessionCache(one_session + one_session // 2)
+    projector = BatchProjector(SETTINGS, cache, partitions=1)
     table.apply(projector.project(records, table.read))
-    assert len(cache) == 1  # 24 events > 15: the least recently used went
+    assert len(cache) == 1  # two sessions' bytes > 1.5 sessions': the least recently used went
+    assert cache.bytes <= one_session + one_session // 2
     other = SessionKey("tenant1/support/u1/s1")
-    assert cache.get(other) is not None
-    assert cache.get(KEY) is None
+    assert cache.get((0, other)) is not None
+    assert cache.get((0, KEY)) is None
     more = _records(4, 1, len(records))
     outcome = projector.project(more, table.read)  # KEY is rebuilt from the table
     table.apply(outcome)
     assert outcome.applied == 4
     assert outcome.redelivered == 0
-    rebuilt = cache.get(KEY)
+    rebuilt = cache.get((0, KEY))
     assert rebuilt is not None
     assert rebuilt.events == 16
+    assert rebuilt.size == _session_bytes(_records(1, 3, 0) + more)
+    assert cache.bytes == rebuilt.size  # the other session was dropped to make room
+
+
+def test_the_session_being_folded_stays_even_beyond_the_bound() -> None:
+    table = Table()
+    cache = SessionCache(1)
+    projector = BatchProjector(SETTINGS, cache, partitions=1)
+    table.apply(projector.project(_records(1, 3, 0), table.read))
+    assert len(cache) == 1
+    assert cache.get((0, KEY)) is not None

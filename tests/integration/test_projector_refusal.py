@@ -1,0 +1,132 @@
+"""M2: a request no summary answers is emitted at most `compaction_request_max_attempts` times,
+then refused on `events`; folding the refusal ends the session's wait, and the session decides
+again over a new window. Everything the worker published equals a clean fold of the log."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from projections.summary_request import refused_request_id
+from schemas.codec import decode_envelope, encode
+from schemas.compaction_request import CompactionRequest
+from streams.projector import build_projector
+from streams.projector_settings import ProjectorSettings
+from streams.topics import topic_name
+from tests.conftest import unique_topic
+from tests.integration.projector_support import (
+    clean_fold,
+    create_deployment_topics,
+    expected_snapshots,
+    produce,
+    projector_settings,
+    read_all,
+    read_log,
+    requests_on,
+    scripted_sessions,
+    wait_for,
+    wait_for_snapshots,
+)
+
+pytestmark = pytest.mark.integration
+
+STARTUP_TIMEOUT_S = 60.0
+TIMEOUT_S = 90.0
+MAX_ATTEMPTS = 2
+
+
+async def _refusals(bootstrap: str, topic: str) -> dict[str, str]:
+    """Refused request id -> the session whose `events` record refuses it."""
+    refused: dict[str, str] = {}
+    for record in await read_all(bootstrap, topic):
+        envelope = decode_envelope(record.value, record_key=record.key)
+        request_id = refused_request_id(envelope.event)
+        if request_id is not None:
+            refused[request_id] = envelope.session_key
+    return refused
+
+
+async def test_an_unanswered_request_is_refused_after_its_last_attempt_and_decided_anew(
+    tmp_path: Path,
+    kafka_bootstrap: str,
+) -> None:
+    settings = projector_settings(
+        kafka_bootstrap,
+        unique_topic("refusal"),
+        data_dir=tmp_path / "data",
+        events_partitions=1,
+        compaction_request_timeout_s=1.0,
+        request_check_interval_s=0.25,
+        compaction_request_max_attempts=MAX_ATTEMPTS,
+    )
+    await create_deployment_topics(settings)
+    events = topic_name(settings, "events")
+    requests_topic = topic_name(settings, "compaction-requests")
+    await produce(
+        kafka_bootstrap,
+        events,
+        [(e.session_key.encode(), encode(e)) for e in scripted_sessions(3, 4)],
+    )
+    projector = build_projector(settings)
+    await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
+    try:
+        first = {r.request_id for r in await _wait_requests(settings, requests_topic)}
+
+        async def all_refused() -> bool:
+            return first <= set(await _refusals(kafka_bootstrap, events))
+
+        await wait_for("a refusal of every first request", all_refused, TIMEOUT_S)
+        # The sessions decide again once the refusal is folded: more invocations
+        # bring requests over new windows.
+        await produce(
+            kafka_bootstrap,
+            events,
+            [
+                (e.session_key.encode(), encode(e))
+                for e in scripted_sessions(3, 3, first_invocation=5)
+            ],
+        )
+
+        async def decided_again() -> bool:
+            ids = {r.request_id for r in await requests_on(kafka_bootstrap, requests_topic)}
+            return len(ids - first) >= len(first)
+
+        await wait_for("new requests after the refusals", decided_again, TIMEOUT_S)
+        log = await read_log(kafka_bootstrap, events)
+        folded = clean_fold(settings, log)
+        await wait_for_snapshots(settings, expected_snapshots(folded), TIMEOUT_S)
+    finally:
+        await projector.app.stop()
+
+    refusals = await _refusals(kafka_bootstrap, events)
+    emitted = await requests_on(kafka_bootstrap, requests_topic)
+    attempts = Counter(r.request_id for r in emitted)
+    for request_id in first:
+        assert refusals[request_id]  # keyed by its session
+        assert attempts[request_id] <= MAX_ATTEMPTS
+        assert {r.attempt for r in emitted if r.request_id == request_id} <= set(
+            range(1, MAX_ATTEMPTS + 1)
+        )
+    decided = {r.request_id for _, requests in folded.values() for r in requests}
+    assert {r.request_id for r in emitted} <= decided  # nothing the core did not decide
+    assert first < decided  # and the core decided anew after the refusals too
+    assert all(
+        refusals[rid] == next(r.session_key for r in emitted if r.request_id == rid)
+        for rid in first
+    )
+
+
+async def _wait_requests(settings: ProjectorSettings, topic: str) -> list[CompactionRequest]:
+    found: list[CompactionRequest] = []
+
+    async def some() -> bool:
+        nonlocal found
+        found = await requests_on(settings.kafka_bootstrap, topic)
+        return bool(found)
+
+    await wait_for("a first request", some, TIMEOUT_S)
+    await asyncio.sleep(0.5)  # the batch's other sessions' requests
+    return await requests_on(settings.kafka_bootstrap, topic)
