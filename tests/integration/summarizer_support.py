@@ -125,9 +125,9 @@ async def create_deployment_topics(
 
 
 async def append(
-    bootstrap: str, topic: str, records: Sequence[tuple[bytes, bytes]]
+    bootstrap: str, topic: str, records: Sequence[tuple[bytes, bytes | None]]
 ) -> list[tuple[int, int]]:
-    """Produce (key, value) records in order; their (partition, offset)s."""
+    """Produce (key, value) records in order (None: a tombstone); their (partition, offset)s."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
     await producer.start()
     try:
@@ -276,13 +276,19 @@ def answered(
     return done
 
 
+#: How the worker is started: ``ctxstream summarizer``, or its module.
+CLI_COMMAND: Final = ("streams.cli", "summarizer")
+MODULE_COMMAND: Final = ("summarizer_worker",)
+
+
 @dataclass
 class WorkerProcess:
-    """``ctxstream summarizer`` as a child process, its log in a file."""
+    """``ctxstream summarizer`` (or `command`) as a child process, its log in a file."""
 
     env: Mapping[str, str]
     log_path: Path
     process: asyncio.subprocess.Process | None = None
+    command: Sequence[str] = CLI_COMMAND
     _log_offset: int = 0
 
     async def start(self) -> None:
@@ -292,8 +298,7 @@ class WorkerProcess:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "streams.cli",
-                "summarizer",
+                *self.command,
                 env={**os.environ, **self.env},
                 stdout=log,
                 stderr=log,
@@ -321,6 +326,14 @@ class WorkerProcess:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         await asyncio.wait_for(self.process.wait(), WORKER_STOP_TIMEOUT_S)
+
+    async def exited(self, timeout_s: float) -> int | None:
+        """The exit status once the worker exits by itself within `timeout_s`, else None."""
+        assert self.process is not None
+        try:
+            return await asyncio.wait_for(self.process.wait(), timeout_s)
+        except TimeoutError:
+            return None
 
     async def stop(self) -> int:
         """Stop the worker cleanly (SIGTERM); its exit status. Kills it if it hangs."""
