@@ -43,12 +43,5 @@ class RequestOutcome:
     kind: OutcomeKind
     records: tuple[OutputRecord, ...] = ()
 
-    @classmethod
-    def writing(
-        cls, kind: OutcomeKind, *, topic: str, key: bytes | None, record: BaseModel
-    ) -> RequestOutcome:
-        """An outcome that writes `record`, encoded, to `topic` under `key`."""
-        return cls(kind, (OutputRecord.encoded(topic, key, record),))
-
 
 SKIPPED = RequestOutcome("skipped")

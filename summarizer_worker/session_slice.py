@@ -31,8 +31,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.partitioner import DefaultPartitioner
 
 from schemas.codec import decode_envelope
-from schemas.errors import DecodeError
 from schemas.keys import Offset
+from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
 from summarizer_worker.errors import SliceTooLargeError
 
@@ -248,10 +248,13 @@ async def _read_until(
                 )
             try:
                 envelope = decode_envelope(record.value, record_key=record.key)
-            except DecodeError as exc:
+            except Exception as exc:  # noqa: BLE001 - DecodeError, or what a hostile record provokes
                 # The projector dead-letters it; here it is simply not an event.
                 logger.debug(
-                    "skipped offset=%d partition=%d reason=%s", record.offset, tp.partition, exc
+                    "skipped offset=%d partition=%d reason=%s",
+                    record.offset,
+                    tp.partition,
+                    shown(exc),
                 )
                 continue
             records.append(LoggedEvent(Offset(record.offset), envelope))
