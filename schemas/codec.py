@@ -30,6 +30,7 @@ from schemas.upcasters import RecordKind, upcast
 __all__ = [
     "MAX_RECORD_BYTES",
     "RETAINED_BYTES_PER_NODE",
+    "RETAINED_BYTES_PER_RECORD",
     "decode_compaction_request",
     "decode_dead_letter",
     "decode_envelope",
@@ -38,14 +39,21 @@ __all__ = [
     "encode",
 ]
 
-#: Bytes a decoded envelope keeps in memory per JSON value, on top of the
-#: record's own length: the Python objects (model instances, dicts, strings)
-#: a value becomes. Calibrated with tracemalloc against decode_envelope
-#: (tests/unit/test_codec_hostile.py holds the shapes): a function-call part
-#: costs ~240 bytes per value, a state-delta entry ~120, a small event's
-#: values ~300-360 (its fixed models spread over few values); 200 keeps each
-#: of these within a factor of 2.
-RETAINED_BYTES_PER_NODE: Final = 200
+# The retained-size estimate, calibrated with tracemalloc against
+# decode_envelope (tests/unit/test_codec_hostile.py measures the shapes and
+# holds the estimate to a factor of 2 of them). Measured on CPython 3.11,
+# pydantic 2.13: a small event retains ~6.6-7.6 KB beyond its bytes
+# (~4.6 KB of it the models every envelope has: Envelope, Event, NodeInfo,
+# EventActions and its four dicts) plus ~120 bytes per value; 9,000
+# function-call parts (63,000 values) retain ~240 bytes per value, a state
+# delta of 40,000 keys ~116. Records of bare empty objects cost more per
+# value (200,000 empty parts: ~830 bytes each) and are underestimated
+# up to ~4x; the node cap bounds what one such record can hold.
+#: Bytes every decoded envelope retains whatever it carries.
+RETAINED_BYTES_PER_RECORD: Final = 4_500
+#: Bytes a decoded envelope retains per JSON value, on top of the record's
+#: length: the model instances, dicts and strings a value becomes.
+RETAINED_BYTES_PER_NODE: Final = 170
 _MAX_SHOWN_ERRORS: Final = 5
 _MAX_SHOWN_INPUT: Final = 60
 _MAX_SHOWN_MESSAGE: Final = 200
@@ -82,12 +90,13 @@ def decode_envelope(raw: bytes, *, record_key: bytes | None = None) -> Envelope:
 def decode_envelope_sized(raw: bytes, *, record_key: bytes | None = None) -> tuple[Envelope, int]:
     """Decode like :func:`decode_envelope`, with an estimate of the bytes the envelope retains.
 
-    The estimate is computed from the record alone: its length plus
-    :data:`RETAINED_BYTES_PER_NODE` per JSON value in it. It is what a
-    byte-accounted cache charges for keeping the envelope.
+    The estimate is computed from the record alone: its length, plus
+    :data:`RETAINED_BYTES_PER_RECORD`, plus :data:`RETAINED_BYTES_PER_NODE`
+    per JSON value in it. It is what a byte-accounted cache charges for
+    keeping the envelope.
 
     Example: a 0.9 MB text event -> ~0.9 MB; 9,000 function-call parts in
-    0.85 MB (~63,000 values) -> ~13.5 MB, where tracemalloc measures ~16 MB.
+    0.74 MB (~63,000 values) -> ~11.5 MB, where tracemalloc measures ~15.8 MB.
 
     Raises:
         DecodeError: the reason the record is unusable.
@@ -95,7 +104,16 @@ def decode_envelope_sized(raw: bytes, *, record_key: bytes | None = None) -> tup
     envelope, nodes = _decode(raw, "envelope", _ENVELOPE)
     if record_key is not None:
         _check_record_key(record_key, envelope)
-    return envelope, len(raw) + nodes * RETAINED_BYTES_PER_NODE
+    return envelope, _retained_bytes(len(raw), nodes)
+
+
+def _retained_bytes(record_bytes: int, nodes: int) -> int:
+    """The bytes a decoded envelope of `record_bytes` holding `nodes` JSON values retains.
+
+    Example: a 300-byte event of 16 values -> 300 + 4,500 + 16 * 170 = 7,520
+    (tracemalloc: ~6,900).
+    """
+    return record_bytes + RETAINED_BYTES_PER_RECORD + nodes * RETAINED_BYTES_PER_NODE
 
 
 def _check_record_key(record_key: bytes, envelope: Envelope) -> None:

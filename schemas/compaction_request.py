@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 from typing import Annotated, Final, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_serializer, model_validator
 
 from schemas.envelope import ValidSessionKey
-from schemas.event import Content
+from schemas.event import Content, JsonObject, content_as_given
 from schemas.keys import Offset, SessionKey, TenantId, check_tenant_owns_session
 from schemas.numbers import FiniteFloat, LogOffset
 
@@ -76,6 +76,10 @@ class SummarySeed(BaseModel):
         if (problem := seed_problem(self.content)) is not None:
             raise ValueError(f"seed content too large: {problem}")
         return self
+
+    @field_serializer("content")
+    def _content_as_given(self, content: Content) -> JsonObject:
+        return content_as_given(content)
 
 
 class CompactionRequest(BaseModel):

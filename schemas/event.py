@@ -172,6 +172,16 @@ def event_to_json(event: Event) -> JsonObject:
     return event.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
+def content_as_given(content: Content) -> JsonObject:
+    """A content as camelCase JSON, exactly the fields that were set (as :func:`event_to_json`).
+
+    What a record that carries a content on (a compaction request's seed)
+    writes, so that it reads back equal: an explicit ``null`` the producer
+    wrote, extra fields included, is kept rather than dropped.
+    """
+    return content.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
 def content_to_json(content: Content) -> JsonObject:
     """A content as genai dumps it: camelCase, ``None`` fields omitted."""
     return content.model_dump(mode="json", by_alias=True, exclude_none=True)

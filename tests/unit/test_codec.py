@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from schemas.codec import (
     MAX_RECORD_BYTES,
     RETAINED_BYTES_PER_NODE,
+    RETAINED_BYTES_PER_RECORD,
     decode_compaction_request,
     decode_dead_letter,
     decode_envelope,
@@ -121,7 +122,7 @@ def test_the_sized_decode_charges_the_record_and_its_values() -> None:
     envelope, size = decode_envelope_sized(raw, record_key=b"acme/app/u1/s1")
     assert envelope == decode_envelope(raw)
     # root, 5 envelope fields, event and its 3 fields
-    assert size == len(raw) + 10 * RETAINED_BYTES_PER_NODE
+    assert size == len(raw) + RETAINED_BYTES_PER_RECORD + 10 * RETAINED_BYTES_PER_NODE
 
 
 def test_the_sized_decode_checks_the_record_key_too() -> None:

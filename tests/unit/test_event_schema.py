@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 import pytest
+from pydantic import ValidationError
 
 from schemas.codec import decode_envelope, encode
 from schemas.envelope import Envelope
@@ -69,3 +70,45 @@ def test_snake_case_names_are_accepted_too() -> None:
 def test_unknown_adk_fields_are_kept_verbatim() -> None:
     raw = {"author": "a", "timestamp": 1.0, "groundingMetadata": {"webSearchQueries": ["q"]}}
     assert event_to_json(Event.model_validate(raw)) == raw
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"timestamp": "1.5"}, "timestamp\n  Input should be a valid number"),
+        ({"timestamp": True}, "timestamp\n  Input should be a valid number"),
+        ({"timestamp": float("inf")}, "timestamp\n  Input should be a finite number"),
+        ({"partial": "true"}, "partial\n  Input should be a valid boolean"),
+        ({"turnComplete": 1}, "turnComplete\n  Input should be a valid boolean"),
+        ({"usageMetadata": {"promptTokenCount": "12"}}, "Input should be a valid integer"),
+        ({"usageMetadata": {"totalTokenCount": 12.0}}, "Input should be a valid integer"),
+        ({"usageMetadata": {"candidatesTokenCount": -1}}, "greater than or equal to 0"),
+        ({"actions": {"artifactDelta": {"a.txt": -1}}}, "greater than or equal to 0"),
+        ({"actions": {"artifactDelta": {"a.txt": "2"}}}, "Input should be a valid integer"),
+        ({"actions": {"escalate": "yes"}}, "Input should be a valid boolean"),
+        (
+            {"actions": {"compaction": {"startTimestamp": "-inf", "endTimestamp": 1}}},
+            "startTimestamp\n  Input should be a valid number",
+        ),
+    ],
+    ids=lambda value: None if isinstance(value, dict) else value.split("\n")[0],
+)
+def test_numbers_and_booleans_are_strict(changes: dict[str, Any], reason: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Event.model_validate({"author": "a", "timestamp": 1.0, **changes})
+    assert reason in str(caught.value)
+
+
+def test_an_integer_timestamp_reads_as_a_float_and_lists_as_tuples() -> None:
+    event = Event.model_validate(
+        {"author": "a", "timestamp": 7, "longRunningToolIds": ["c1", "c2"], "partial": False}
+    )
+    assert event.timestamp == 7.0
+    assert isinstance(event.timestamp, float)
+    assert event.long_running_tool_ids == ("c1", "c2")
+    assert event_to_json(event) == {
+        "author": "a",
+        "timestamp": 7.0,
+        "longRunningToolIds": ["c1", "c2"],
+        "partial": False,
+    }
