@@ -43,9 +43,11 @@ class Cluster:
 def cluster() -> Iterator[Cluster]:
     """A cluster in a folder the postgres user can reach, so start does not move it elsewhere."""
     parent = Path(tempfile.mkdtemp(prefix="ctxstream-test-pg-", dir="/var/tmp"))
-    parent.chmod(0o711)  # traversable, not listable: the postgres user must reach its folder
     folder = parent / AWKWARD_NAME / "postgres"
-    folder.parent.mkdir(mode=0o711)
+    folder.parent.mkdir()
+    # Traversable, not listable, whatever the umask: the postgres user must reach the folder.
+    for path in (parent, folder.parent):
+        path.chmod(0o711)
     (port,) = free_ports(1)
     env = {"CTXSTREAM_POSTGRES_DIR": str(folder), "CTXSTREAM_POSTGRES_PORT": str(port)}
     try:
