@@ -46,9 +46,9 @@ __all__ = [
 # (~4.6 KB of it the models every envelope has: Envelope, Event, NodeInfo,
 # EventActions and its four dicts) plus ~120 bytes per value; 9,000
 # function-call parts (63,000 values) retain ~240 bytes per value, a state
-# delta of 40,000 keys ~116. Records of bare empty objects cost more per
-# value (200,000 empty parts: ~830 bytes each) and are underestimated
-# up to ~4x; the node cap bounds what one such record can hold.
+# delta of 40,000 keys ~116. Records of bare empty parts cost ~830 bytes
+# per value and are underestimated ~5x; the caps bound the worst one: 125,000
+# empty parts in 375 KB retain ~104 MB, estimated at ~21.6 MB.
 #: Bytes every decoded envelope retains whatever it carries.
 RETAINED_BYTES_PER_RECORD: Final = 4_500
 #: Bytes a decoded envelope retains per JSON value, on top of the record's

@@ -99,8 +99,9 @@ def check_json_bounds(value: object) -> int:
     """The number of JSON values in `value`, once it keeps every bound.
 
     `value` is what ``orjson.loads`` returns: dicts, lists, strings, numbers,
-    booleans and ``None``. Object keys are not counted; their size is bounded
-    by the record's.
+    booleans and ``None`` (exactly these types; subclasses are not walked
+    into). Object keys are not counted; their size is bounded by the
+    record's.
 
     Raises:
         DecodeError: deeper than :data:`MAX_DEPTH`, more than
@@ -131,9 +132,12 @@ def check_json_bounds(value: object) -> int:
             container.items() if isinstance(container, dict) else enumerate(container)
         )
         for key, item in items:
-            if isinstance(item, dict | list):
-                stack.append((item, depth + 1, (key, path)))
-            elif (problem := _scalar_problem(item)) is not None:
+            # Exact types: orjson makes no subclasses, and text (the commonest
+            # value) is then passed over without a call.
+            kind = type(item)
+            if kind is dict or kind is list:
+                stack.append((item, depth + 1, (key, path)))  # type: ignore[arg-type]  # dict or list
+            elif kind is not str and (problem := _scalar_problem(item)) is not None:
                 # The path is built only for a value that fails.
                 raise DecodeError(f"{_where((key, path))}: {problem}")
     return nodes

@@ -19,7 +19,7 @@ from typing import Annotated, Final
 
 from pydantic import AllowInfNan, Field, Strict
 
-from schemas.json_bounds import INT64_MAX, INT64_MIN
+from schemas.json_bounds import INT64_MAX
 from schemas.keys import Offset
 
 #: The most tokens one model call may report: genai's ``UsageMetadata``
@@ -29,9 +29,6 @@ MAX_TOKEN_COUNT: Final = 2**31 - 1
 
 FiniteFloat = Annotated[float, Strict(), AllowInfNan(False)]
 """A finite float (ADK's timestamps are float seconds); an integer is read as a float."""
-
-Int64 = Annotated[int, Strict(), Field(ge=INT64_MIN, le=INT64_MAX)]
-"""A signed 64-bit integer, never a string or a boolean."""
 
 Count = Annotated[int, Strict(), Field(ge=0, le=INT64_MAX)]
 """A non-negative 64-bit integer: how many of something (versions, invocations, items)."""
