@@ -11,6 +11,9 @@ it decides:
   duplicated request, a retry, or a redelivery after a crash between the
   commit of the summary and the commit of the request's offset), so a second
   one must not be appended;
+* **refused**: a live refusal in the tail already names the request (this
+  worker gave it up before a crash kept its offset from being committed, or
+  the projector stopped waiting for it), so the session has moved on;
 * **covered**: a live summary in the tail already spans the whole range;
 * otherwise the window is summarized.
 
@@ -32,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from projections.rewind import drop_rewound
-from projections.summary_request import summary_request_id
+from projections.summary_request import refused_request_id, summary_request_id
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from schemas.keys import Offset
@@ -104,6 +107,9 @@ def request_status(
     for record in tail:
         if summary_request_id(record.envelope.event) == request.request_id:
             return Answered(record.offset)
+    for record in tail:
+        if refused_request_id(record.envelope.event) == request.request_id:
+            return Superseded(f"refused by the refusal at offset {record.offset}")
     for record in tail:
         if _contains(record.envelope.event, request.start_timestamp, request.end_timestamp):
             return Superseded(f"covered by the summary at offset {record.offset}")

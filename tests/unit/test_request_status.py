@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 
 from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
-from projections.summary_request import with_summary_request_id
+from projections.summary_request import refusal_event, with_summary_request_id
 from schemas.event import Event
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
@@ -66,6 +66,23 @@ def test_an_answering_summary_that_a_rewind_annulled_does_not_count() -> None:
     # inv1 is rewound together with the summary appended inside it.
     rest = [record.envelope.event for record in log[6:]]
     log = _after(log[:6], summary, *rest, rewind_event("w", "inv1", 300.0))
+    assert isinstance(request_status(request, log, _stable(log)), Summarize)
+
+
+def test_a_refusal_naming_the_request_after_the_range_drops_it() -> None:
+    log = session(2)
+    request = request_for(log[:4])
+    refusal = refusal_event(request.request_id, "read: too large", event_id="f", timestamp=200.0)
+    log = _after(log, refusal)
+    assert request_status(request, log, _stable(log)) == Superseded(
+        f"refused by the refusal at offset {log[-1].offset}"
+    )
+
+
+def test_a_refusal_of_another_request_does_not_drop_it() -> None:
+    log = session(2)
+    request = request_for(log[:4])
+    log = _after(log, refusal_event("another", "check", event_id="f", timestamp=200.0))
     assert isinstance(request_status(request, log, _stable(log)), Summarize)
 
 
