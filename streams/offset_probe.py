@@ -23,6 +23,7 @@ import time
 from typing import Any, Final
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import OffsetOutOfRangeError
 
 logger = logging.getLogger(__name__)
@@ -75,22 +76,27 @@ class OffsetProbe:
                 await reader.stop()
 
     async def partition_count(self) -> int:
-        """How many partitions the broker reports for the topic (connects on first use).
+        """How many partitions the broker reports for the topic.
+
+        Asks the cluster's metadata once, through an admin client of its own
+        (the probe's reader has no subscription that would load the topic's).
 
         Raises:
             ProbeTimeout: The broker named no partitions within the probe's timeout.
         """
         deadline = time.monotonic() + self._timeout_s
-        async with self._lock:
-            reader = await self._started()
+        admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap)
+        await admin.start()
+        try:
             while True:
-                await reader.topics()  # refreshes the cluster metadata
-                partitions: set[int] | None = reader.partitions_for_topic(self._topic)
-                if partitions:
-                    return len(partitions)
+                (described,) = await admin.describe_topics([self._topic])
+                if described.get("error_code") == 0 and described.get("partitions"):
+                    return len(described["partitions"])
                 if time.monotonic() >= deadline:
                     raise ProbeTimeout(f"no partitions of {self._topic} in {self._timeout_s:.0f} s")
                 await asyncio.sleep(0.1)
+        finally:
+            await admin.close()
 
     async def first_record(self, partition: int, start: int, end: int) -> int | None:
         """The offset of the first committed record of `partition` in ``[start, end)``.

@@ -12,9 +12,10 @@ Per session touched, in the batch's order:
    (:mod:`streams.session_table`) on a miss;
 2. each record whose offset is not above ``last_offset`` is redelivered
    and skipped; each other record is folded with ``step``;
-3. one chunk with the new records, the request key (set when a request was
-   decided, deleted when a summary answered the in-flight one) and the
-   header are written, in that order;
+3. one chunk with the new records (several when together they would not fit
+   one changelog record), the request key (set when a request was decided,
+   deleted when a summary answered the in-flight one) and the header are
+   written, in that order;
 4. the session's projection is listed for a snapshot if it changed *or*
    records were redelivered (the shell assembles the snapshots after sending
    the batch's requests).
@@ -73,6 +74,7 @@ from streams.session_table import (
     SessionHeader,
     StoredRecord,
     chunk_key,
+    chunked,
     decode_chunk,
     decode_header,
     encode_chunk,
@@ -490,10 +492,11 @@ class BatchProjector:
         outcome.requests.extend((request, partition) for request, _ in requests)
         outcome.writes.extend(writes)
         if new:
-            outcome.writes.append(
-                TableWrite(partition, chunk_key(key, session.chunks), encode_chunk(new))
-            )
-            session.chunks += 1
+            for records in chunked(new):  # each fits one changelog record
+                outcome.writes.append(
+                    TableWrite(partition, chunk_key(key, session.chunks), encode_chunk(records))
+                )
+                session.chunks += 1
             session.events += len(new)
             session.projection = projection
             self._cache.grew(session, added)

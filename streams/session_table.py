@@ -11,9 +11,10 @@ key                            value                                            
 =============================  ================================================  ===================
 ``h:<session_key>``            header: ``last_offset``, ``chunks``, ``events``   once per session
                                (orjson, ~60 bytes)                               per batch
-``c:<session_key>:<n>``        chunk ``n``: the session's records of one batch,  once per session
-                               each ``offset`` (8 bytes) + length (4 bytes) +    per batch, never
-                               the original envelope bytes                       rewritten
+``c:<session_key>:<n>``        chunk ``n``: the session's records of one batch   once per session
+                               (split to fit one changelog record), each         per batch (more if
+                               ``offset`` (8 bytes) + length (4 bytes) + the     split), never
+                               original envelope bytes                           rewritten
 ``p:<partition>``              the next `events` offset the projector expects    once per partition
                                in that partition (decimal)                       per batch, last
 ``r:<session_key>``            the in-flight compaction request (codec JSON)     when decided;
@@ -103,6 +104,33 @@ def decode_header(raw: bytes) -> SessionHeader:
     """The header written by :func:`encode_header`."""
     data = orjson.loads(raw)
     return SessionHeader(Offset(data["last_offset"]), data["chunks"], data["events"])
+
+
+#: Bytes of one chunk value: what a changelog record may carry (Kafka's default
+#: ``max.message.bytes`` and aiokafka's ``max_request_size`` are 1 MiB) less
+#: headroom for the key and the record's framing. One record of the largest
+#: size the codec accepts always fits alone.
+MAX_CHUNK_BYTES: Final = 1_040_000
+
+
+def chunked(records: list[StoredRecord]) -> list[list[StoredRecord]]:
+    """`records` in order, split so that every :func:`encode_chunk` fits :data:`MAX_CHUNK_BYTES`.
+
+    A batch's records of one session are one chunk unless they are too large
+    together; a single record larger than the bound still gets a chunk of its
+    own (the codec refuses records that large before they get here).
+    """
+    chunks: list[list[StoredRecord]] = []
+    size = 0
+    for record in records:
+        framed = _RECORD_HEAD.size + len(record.envelope)
+        if chunks and size + framed <= MAX_CHUNK_BYTES:
+            chunks[-1].append(record)
+            size += framed
+        else:
+            chunks.append([record])
+            size = framed
+    return chunks
 
 
 def encode_chunk(records: list[StoredRecord]) -> bytes:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 from typing import NoReturn
 
 from faust.worker import Worker
@@ -29,9 +31,16 @@ def run_worker(settings: ProjectorSettings, *, log_level: str = "INFO") -> NoRet
 
     crashing: set[asyncio.Future[None]] = set()
 
+    async def crash_and_stop(exc: BaseException) -> None:
+        # Recorded as the worker's crash reason, `exc` is raised again once the
+        # worker has stopped, so the process exits with a non-zero status; the
+        # stop itself is the worker's own on SIGTERM (a crash alone leaves the
+        # process waiting).
+        await worker.crash(exc)
+        os.kill(os.getpid(), signal.SIGTERM)
+
     def crash(exc: BaseException) -> None:
-        # The worker stops and re-raises `exc` once stopped: a non-zero exit status.
-        crashing.add(asyncio.ensure_future(worker.crash(exc)))
+        crashing.add(asyncio.ensure_future(crash_and_stop(exc)))
 
     projector.folding.on_failure = crash
     worker.execute_from_commandline()  # exits the process when the worker stops

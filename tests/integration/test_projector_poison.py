@@ -64,11 +64,9 @@ def _event_record(number: int, **changes: object) -> tuple[bytes, dict[str, obje
     return good.session_key.encode(), data
 
 
-def _nested(depth: int) -> object:
-    value: object = {}
-    for _ in range(depth):
-        value = {"x": value}
-    return value
+def _nested(depth: int) -> bytes:
+    """A JSON object `depth` levels deep (orjson would refuse to write it)."""
+    return b'{"x":' * depth + b"{}" + b"}" * depth
 
 
 def _poisons() -> list[Poison]:
@@ -76,8 +74,9 @@ def _poisons() -> list[Poison]:
     key1, tokens = _event_record(1, usageMetadata={"promptTokenCount": 18_446_744_073_709_551_615})
     key2, deep_extra = _event_record(
         2,
-        content={"role": "user", "parts": [{"text": "hi", "videoMetadata": _nested(300)}]},
+        content={"role": "user", "parts": [{"text": "hi", "videoMetadata": "DEEP"}]},
     )
+    deep_extra_raw = orjson.dumps(deep_extra).replace(b'"DEEP"', _nested(300))
     deep_tenant = (
         b'{"schema_version":2,"tenant":'
         + b"[" * 1000
@@ -97,7 +96,7 @@ def _poisons() -> list[Poison]:
         Poison("H1 deep tenant", b"acme/app/u/s", deep_tenant, "decode"),
         Poison("H2 inf timestamp", key0, orjson.dumps(inf), "decode"),
         Poison("H2 u64 token count", key1, orjson.dumps(tokens), "decode"),
-        Poison("H2 300-deep extra", key2, orjson.dumps(deep_extra), "decode"),
+        Poison("H2 300-deep extra", key2, deep_extra_raw, "decode"),
         Poison(
             "H3 misrouted",
             stray_key,

@@ -7,9 +7,11 @@ from hypothesis import strategies as st
 
 from schemas.keys import Offset, SessionKey
 from streams.session_table import (
+    MAX_CHUNK_BYTES,
     SessionHeader,
     StoredRecord,
     chunk_key,
+    chunked,
     decode_chunk,
     decode_header,
     encode_chunk,
@@ -40,3 +42,15 @@ def test_keys_of_one_session_are_distinct_and_request_keys_parse_back() -> None:
     assert len(keys) == 4
     assert session_of_request_key(request_key(KEY)) == KEY
     assert session_of_request_key(header_key(KEY)) is None
+
+
+def test_chunks_split_a_batch_so_that_each_fits_one_changelog_record() -> None:
+    big = [StoredRecord(Offset(n), bytes([n]) * 600_000) for n in range(5)]
+    small = [StoredRecord(Offset(10 + n), b"x" * 100) for n in range(3)]
+    chunks = chunked([*big[:2], *small, *big[2:]])
+    assert [r.offset for chunk in chunks for r in chunk] == [0, 1, 10, 11, 12, 2, 3, 4]
+    assert all(len(encode_chunk(chunk)) <= MAX_CHUNK_BYTES for chunk in chunks)
+    assert [len(chunk) for chunk in chunks] == [1, 4, 1, 1, 1]  # greedy, order kept
+    assert [list(decode_chunk(encode_chunk(c))) for c in chunks] == chunks
+    assert chunked(small) == [small]
+    assert chunked([]) == []

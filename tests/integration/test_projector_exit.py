@@ -1,0 +1,72 @@
+"""A projector worker whose folding dies exits with a non-zero status (so its supervisor
+restarts it) instead of staying up while it processes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schemas.codec import encode
+from streams.topics import topic_name
+from tests.conftest import unique_topic
+from tests.integration.projector_support import (
+    REPO,
+    create_deployment_topics,
+    produce,
+    projector_settings,
+    scripted_sessions,
+    settings_env,
+)
+
+pytestmark = pytest.mark.integration
+
+EXIT_TIMEOUT_S = 90.0
+
+# The worker process with one fault injected: every batch fails as a failed send would.
+WORKER = """
+import streams.projector as projector
+from streams.projector_settings import ProjectorSettings
+from streams.worker import run_worker
+
+
+async def failing_batch(self, events):
+    raise RuntimeError("injected: the broker refused the batch's outputs")
+
+
+projector.ProjectorShell.project = failing_batch
+run_worker(ProjectorSettings())
+"""
+
+
+async def test_a_worker_whose_folding_dies_exits_non_zero(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    settings = projector_settings(
+        kafka_bootstrap, unique_topic("exit"), data_dir=tmp_path / "data", events_partitions=1
+    )
+    await create_deployment_topics(settings)
+    events = scripted_sessions(1, 1)
+    await produce(
+        kafka_bootstrap,
+        topic_name(settings, "events"),
+        [(e.session_key.encode(), encode(e)) for e in events],
+    )
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        worker = subprocess.run(  # noqa: ASYNC221 - the test waits for the process on purpose
+            [sys.executable, "-c", WORKER],
+            cwd=REPO,
+            env={**os.environ, **settings_env(settings)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=EXIT_TIMEOUT_S,
+            check=False,
+        )
+    text = log.read_text()
+    assert worker.returncode != 0, text[-3000:]
+    assert "folding events failed; the worker stops" in text
+    assert "injected: the broker refused" in text
