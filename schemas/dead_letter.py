@@ -19,6 +19,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from schemas.log_text import shown
+from schemas.numbers import Count
 
 #: Kafka's default ``max.message.bytes`` (1 MiB plus framing), which is also
 #: aiokafka's default ``max_request_size``.
@@ -45,13 +46,13 @@ class DeadLetter(BaseModel):
     schema_version: Literal[1] = 1
     reason: str = Field(min_length=1)
     source_topic: str
-    source_partition: int = Field(ge=0)
-    source_offset: int = Field(ge=0)
+    source_partition: Count
+    source_offset: Count
     original_key: bytes | None = None
     original_value: bytes
     stage: str = Field(default="decode", description="which step rejected the record")
-    original_size: int | None = Field(
-        default=None, ge=0, description="bytes of the original value (None: letters before it)"
+    original_size: Count | None = Field(
+        default=None, description="bytes of the original value (None: letters before it)"
     )
     truncated: bool = Field(
         default=False, description="the reason, key or value was cut to fit the topic"

@@ -1,11 +1,11 @@
-"""Untrusted text made safe for one log line or one error reason. Pure.
+r"""Untrusted text made safe for one log line or one error reason. Pure.
 
 Anything that came from input (field names, request ids, session keys,
 reasons quoting a record) may hold newlines, terminal escapes, bidi overrides
 or megabytes. :func:`shown` renders such a value so that it stays on one line,
 shows its control characters as escapes and is bounded in length.
 
-Example: ``shown("x\\nFORGED\\x1b[2J")`` -> ``'x\\\\nFORGED\\\\x1b[2J'``.
+Example: ``shown("x\nFORGED\x1b[2J")`` -> ``x\x0aFORGED\x1b[2J`` (one line).
 """
 
 from __future__ import annotations

@@ -14,7 +14,13 @@ from summarizer_worker.settings import SummarizerSettings
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("SUMMARIZER", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+    for name in (
+        "SUMMARIZER",
+        "OPENAI_MODEL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "KAFKA_BOOTSTRAP",
+    ):
         monkeypatch.delenv(f"CTXSTREAM_{name}", raising=False)
 
 
