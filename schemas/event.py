@@ -14,7 +14,7 @@ not coerced, so what decodes is what ADK wrote and can be written again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from pydantic.alias_generators import to_camel
@@ -22,6 +22,9 @@ from pydantic.alias_generators import to_camel
 from schemas.numbers import Count, FiniteFloat, TokenCount
 
 JsonObject = dict[str, Any]
+
+#: Characters of an event id or invocation id (ADK writes 36-character uuids).
+MAX_ID_CHARS: Final = 256
 
 
 class AdkModel(BaseModel):
@@ -143,8 +146,10 @@ class EventActions(AdkModel):
 class Event(AdkModel):
     """One ADK session event: an LLM-response-shaped record plus bookkeeping."""
 
-    id: str = ""
-    invocation_id: str = ""
+    # Ids are uuids in ADK; the bound keeps a compaction request (which lists
+    # its window's event ids) far below the topic's message limit.
+    id: str = Field(default="", max_length=MAX_ID_CHARS)
+    invocation_id: str = Field(default="", max_length=MAX_ID_CHARS)
     author: str
     branch: str | None = None
     isolation_scope: str | None = None

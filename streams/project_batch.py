@@ -61,7 +61,12 @@ from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import step
 from projections.projection import SessionProjection, apply, empty_projection, note_request
 from projections.snapshot import to_snapshot
-from schemas.codec import decode_compaction_request, decode_envelope_sized, encode
+from schemas.codec import (
+    MAX_RECORD_BYTES,
+    decode_compaction_request,
+    decode_envelope_sized,
+    encode,
+)
 from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import DeadLetter, build_dead_letter
 from schemas.errors import DecodeError
@@ -471,6 +476,11 @@ class BatchProjector:
             if folded.request is not None:
                 try:
                     encoded = encode(folded.request)
+                    if len(encoded) > MAX_RECORD_BYTES:
+                        raise ValueError(  # noqa: TRY301 - the same refusal as a failed encode
+                            f"the compaction request it decides takes {len(encoded)} bytes, "
+                            f"over the record limit of {MAX_RECORD_BYTES}"
+                        )
                 except Exception as exc:  # noqa: BLE001 - an unencodable request refuses its record
                     letters.append(dead_letter(source, "encode", _failure(exc)))
                     continue

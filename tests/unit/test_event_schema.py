@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from schemas.codec import decode_envelope, encode
 from schemas.envelope import Envelope
-from schemas.event import Event, event_to_json
+from schemas.event import MAX_ID_CHARS, Event, event_to_json
 from schemas.keys import SessionKey, TenantId
 from tests.vectors import CONFORMANCE_DIR, load_vectors
 
@@ -112,3 +112,12 @@ def test_an_integer_timestamp_reads_as_a_float_and_lists_as_tuples() -> None:
         "longRunningToolIds": ["c1", "c2"],
         "partial": False,
     }
+
+
+def test_event_ids_longer_than_the_bound_are_refused() -> None:
+    for field in ("id", "invocationId"):
+        Event.model_validate({"author": "user", "timestamp": 1.0, field: "i" * MAX_ID_CHARS})
+        with pytest.raises(ValidationError, match="at most 256 characters"):
+            Event.model_validate(
+                {"author": "user", "timestamp": 1.0, field: "i" * (MAX_ID_CHARS + 1)}
+            )

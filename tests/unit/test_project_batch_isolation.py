@@ -8,10 +8,13 @@ import orjson
 import pytest
 
 from projections import compaction_decision
+from projections.compaction_config import CompactionConfig
 from projections.snapshot import to_snapshot as real_to_snapshot
 from schemas.codec import decode_envelope_sized, encode
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES, DeadLetter
-from schemas.keys import SessionKey
+from schemas.envelope import Envelope
+from schemas.event import MAX_ID_CHARS, Event
+from schemas.keys import SessionKey, TenantId
 from streams import project_batch
 from streams.project_batch import (
     BatchOutcome,
@@ -259,3 +262,50 @@ def test_poison_records_are_dead_lettered_fitting_the_topic_and_the_rest_applied
     assert "\n" not in letter.reason
     assert _summary(outcome) == _summary(_fold(good))
     assert orjson.loads(encode(letter))["stage"] == "decode"
+
+
+def _envelope(key: SessionKey, event: dict[str, object]) -> Envelope:
+    return Envelope(
+        tenant=TenantId(key.split("/")[0]),
+        session_key=key,
+        producer_id="test",
+        idempotency_key=f"e{event['timestamp']}",
+        event=Event.model_validate(event),
+    )
+
+
+def test_a_decision_whose_request_would_not_fit_a_record_refuses_its_record() -> None:
+    # 4,200 events with ids of the longest length: a window naming them all is over 1 MB.
+    key = SessionKey("acme/app/u1/s1")
+    events = [
+        _envelope(
+            key,
+            {
+                "id": f"{n:06d}" + "i" * (MAX_ID_CHARS - 6),
+                "invocationId": "inv1",
+                "author": "user",
+                "timestamp": 1.0 + n,
+                "content": {"role": "user", "parts": [{"text": "hello there"}]},
+            },
+        )
+        for n in range(4_200)
+    ]
+    nxt = _envelope(
+        key,
+        {
+            "id": "next",
+            "invocationId": "inv2",
+            "author": "user",
+            "timestamp": 10_000.0,
+            "content": {"role": "user", "parts": [{"text": "more"}]},
+        },
+    )
+    settings = SETTINGS.model_copy(
+        update={"compaction": CompactionConfig(compaction_interval=1, overlap_size=0)}
+    )
+    records = _routed([(key.encode(), encode(e)) for e in [*events, nxt]])
+    outcome = _fold(records, settings)
+    assert _stages(outcome.dead_letters) == [("encode", records[-1].partition, records[-1].offset)]
+    assert "over the record limit" in outcome.dead_letters[0].reason
+    assert outcome.requests == []
+    assert outcome.applied == len(events)
