@@ -46,6 +46,8 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
         compaction={"compaction_interval": 3, "overlap_size": 1},
         compaction_overrides={},
         compaction_request_timeout_s=TIMEOUT_S,
+        # Retries only here: the refusal after the last attempt has its own test.
+        compaction_request_max_attempts=1000,
         request_check_interval_s=0.2,
         metrics_port=port,
     )
