@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from projections.compaction_config import CompactionConfig
 from projections.compaction_window import CompactionWindow, Trigger
 from projections.rewind import drop_rewound
+from projections.size_gate import EventSizes
 from projections.sliding_window import select_sliding_window
 from projections.token_threshold import POST_INVOCATION, select_token_threshold_window
 from schemas.event import Event
@@ -20,6 +21,7 @@ def select_post_invocation_window(
     *,
     seed_invocation_id: str = "seed",
     skip_token_threshold: bool = False,
+    sizes: EventSizes | None = None,
 ) -> CompactionWindow | None:
     """The window the runner's post-invocation hook summarizes, or None.
 
@@ -35,16 +37,19 @@ def select_post_invocation_window(
         seed_invocation_id: Fresh invocation id for a token-threshold seed.
         skip_token_threshold: Skip the token trigger (it already ran and its
             summarizer returned nothing).
+        sizes: Per-event sizes for the size gate
+            (:func:`~projections.size_gate.worth_compacting`); None runs the
+            reference gate, which serializes the live events.
     """
     live = [event for event in drop_rewound(events) if event.isolation_scope is None]
     if not live:
         return None
     if config.has_token_threshold and not skip_token_threshold:
         window = select_token_threshold_window(
-            events, config, POST_INVOCATION, seed_invocation_id=seed_invocation_id
+            events, config, POST_INVOCATION, seed_invocation_id=seed_invocation_id, sizes=sizes
         )
         if window is not None:
             return window
     if config.has_sliding_window:
-        return select_sliding_window(events, config)
+        return select_sliding_window(events, config, sizes=sizes)
     return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from schemas.event import Event
 
@@ -25,7 +25,8 @@ def is_summary(event: Event) -> bool:
     return event.actions.compaction is not None
 
 
-def _range(event: Event) -> tuple[float, float]:
+def summary_range(event: Event) -> tuple[float, float]:
+    """The ``(start_timestamp, end_timestamp)`` of a summary event."""
     compaction = event.actions.compaction
     assert compaction is not None  # noqa: S101 - callers filter with is_summary
     return compaction.start_timestamp, compaction.end_timestamp
@@ -50,7 +51,7 @@ def surviving_summary_positions(events: Sequence[Event]) -> list[int]:
     for position, event in enumerate(events):
         if not is_summary(event):
             continue
-        start, end = _range(event)
+        start, end = summary_range(event)
         if math.isnan(start) or math.isnan(end):
             survivors.append(position)
         else:
@@ -77,7 +78,7 @@ def latest_summary(events: Sequence[Event]) -> Event | None:
 def latest_summary_end(events: Sequence[Event]) -> float:
     """The end timestamp of :func:`latest_summary`, ``0.0`` when there is none."""
     summary = latest_summary(events)
-    return _range(summary)[1] if summary is not None else 0.0
+    return summary_range(summary)[1] if summary is not None else 0.0
 
 
 def materialize_summary(summary: Event, agent_name: str) -> Event:
@@ -87,10 +88,14 @@ def materialize_summary(summary: Event, agent_name: str) -> Event:
     the compacted content as stored (ADK's summarizer writes role ``model``; a
     summary of another shape is shown as it is, as ADK does); id, branch,
     isolation scope, invocation id and actions are copied from the summary event.
+
+    Built from values the summary already validated, so it is not validated
+    again: a summary end that is not finite (ADK's NaN edge cases; the codec
+    refuses them, the core keeps ADK's behaviour) stays the turn's timestamp.
     """
     compaction = summary.actions.compaction
     assert compaction is not None  # noqa: S101 - callers filter with is_summary
-    return Event(
+    return Event.model_construct(
         id=summary.id,
         invocation_id=summary.invocation_id,
         author=agent_name or "model",
@@ -102,8 +107,12 @@ def materialize_summary(summary: Event, agent_name: str) -> Event:
     )
 
 
-def _coverage(ranges: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
-    """Union of the non-inverted ranges, merged where they overlap or touch."""
+def coverage(ranges: Iterable[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    """Union of the non-inverted ranges, merged where they overlap or touch.
+
+    Ranges with a NaN bound cover nothing. Returns the sorted starts and ends
+    of the disjoint closed intervals, for :func:`is_covered`.
+    """
     starts: list[float] = []
     ends: list[float] = []
     for start, end in sorted(r for r in ranges if r[0] <= r[1]):  # NaN compares False
@@ -115,7 +124,7 @@ def _coverage(ranges: list[tuple[float, float]]) -> tuple[list[float], list[floa
     return starts, ends
 
 
-def _is_covered(timestamp: float, starts: list[float], ends: list[float]) -> bool:
+def is_covered(timestamp: float, starts: list[float], ends: list[float]) -> bool:
     """Whether `timestamp` lies in one of the sorted, disjoint closed intervals."""
     slot = bisect.bisect_right(starts, timestamp) - 1  # last interval starting <= ts
     return slot >= 0 and timestamp <= ends[slot]
@@ -145,7 +154,7 @@ def mask_compacted(events: Sequence[Event], agent_name: str) -> list[Event]:
     survivors = surviving_summary_positions(events)
     if not survivors:  # no summary at all: every summary event survives or is contained
         return list(events)
-    starts, ends = _coverage([_range(events[p]) for p in survivors])
+    starts, ends = coverage([summary_range(events[p]) for p in survivors])
     # Summaries first, then raw events, as ADK lists them before sorting: the
     # keys are a total order except for a NaN end, which the stable sort then
     # leaves where this initial order put it.
@@ -154,7 +163,7 @@ def mask_compacted(events: Sequence[Event], agent_name: str) -> list[Event]:
         shown = materialize_summary(events[position], agent_name)
         items.append((shown.timestamp, position, shown))
     for position, event in enumerate(events):
-        if not is_summary(event) and not _is_covered(event.timestamp, starts, ends):
+        if not is_summary(event) and not is_covered(event.timestamp, starts, ends):
             items.append((event.timestamp, position, event))
     items.sort(key=lambda item: (item[0], item[1]))
     return [event for _, _, event in items]

@@ -5,9 +5,15 @@ and a rewind can bring back events that an earlier rewind annulled, so the
 live list cannot be folded forward alone: the whole applied log is kept, and
 the live list is recomputed from it when a rewind takes effect.
 
+Each record's size for the compaction size gate (what its event adds to a
+request, :func:`~projections.size_gate.event_json_size`) is measured once,
+when it is appended, and kept beside it, so the gate never serializes the
+live events again.
+
 Memory: two persistent vectors over the session's applied records (the live
-one shares its records with the log), plus one entry per invocation id: O(events)
-per session. A rewind costs O(events); every other record costs O(log events).
+one shares its records with the log) and two of their sizes, plus one entry
+per invocation id: O(events) per session. A rewind costs O(events); every
+other record costs O(log events) plus measuring its own event.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass, field
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from projections.rewind import drop_rewound
+from projections.size_gate import event_json_size
 from schemas.event import Event
 from schemas.logged_event import LoggedEvent
 
@@ -35,12 +42,16 @@ class SessionLog:
             :func:`~projections.rewind.drop_rewound` computes it.
         stored_by_id: Event id -> the latest applied event with that id (ids
             that are empty are not indexed): what :func:`is_stored` compares.
+        sizes: The size-gate size of each record of `records`, same positions.
+        live_sizes: The size-gate size of each record of `live`, same positions.
     """
 
     records: PVector[LoggedEvent] = field(default_factory=pvector)
     live: PVector[LoggedEvent] = field(default_factory=pvector)
     first_positions: PMap[str, int] = field(default_factory=pmap)
     stored_by_id: PMap[str, Event] = field(default_factory=pmap)
+    sizes: PVector[int] = field(default_factory=pvector)
+    live_sizes: PVector[int] = field(default_factory=pvector)
 
 
 def is_stored(log: SessionLog, event: Event) -> bool:
@@ -67,27 +78,38 @@ def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, boo
     event = record.envelope.event
     position = len(log.records)
     records = log.records.append(record)
+    size = event_json_size(event)
+    sizes = log.sizes.append(size)
     first_positions = log.first_positions
     if event.invocation_id not in first_positions:
         first_positions = first_positions.set(event.invocation_id, position)
     stored = log.stored_by_id.set(event.id, event) if event.id else log.stored_by_id
     target = event.actions.rewind_before_invocation_id
     if not target:
-        return SessionLog(records, log.live.append(record), first_positions, stored), False
+        live, live_sizes = log.live.append(record), log.live_sizes.append(size)
+        return SessionLog(records, live, first_positions, stored, sizes, live_sizes), False
     if target not in log.first_positions:
-        return SessionLog(records, log.live, first_positions, stored), False
-    return SessionLog(records, live_records(records), first_positions, stored), True
+        return (
+            SessionLog(records, log.live, first_positions, stored, sizes, log.live_sizes),
+            False,
+        )
+    live, live_sizes = live_records(records, sizes)
+    return SessionLog(records, live, first_positions, stored, sizes, live_sizes), True
 
 
-def live_records(records: PVector[LoggedEvent]) -> PVector[LoggedEvent]:
-    """The records of `records` that rewinds leave, stream order."""
+def live_records(
+    records: PVector[LoggedEvent], sizes: PVector[int]
+) -> tuple[PVector[LoggedEvent], PVector[int]]:
+    """The records of `records` that rewinds leave, stream order, and their `sizes`."""
     kept = drop_rewound([record.envelope.event for record in records])
     live: list[LoggedEvent] = []
+    live_sizes: list[int] = []
     # drop_rewound returns a subsequence of its input, the same objects in the
     # same order, so one forward walk pairs every kept event with its record.
     index = 0
-    for record in records:
+    for record, size in zip(records, sizes, strict=True):
         if index < len(kept) and record.envelope.event is kept[index]:
             live.append(record)
+            live_sizes.append(size)
             index += 1
-    return pvector(live)
+    return pvector(live), pvector(live_sizes)

@@ -9,7 +9,7 @@ from projections.compaction_window import CompactionWindow
 from projections.masking import is_summary
 from projections.obligations import self_contained_prefix
 from projections.rewind import drop_rewound
-from projections.size_gate import is_worth_compacting
+from projections.size_gate import EventSizes, passes_size_gate
 from schemas.event import Event
 
 
@@ -28,7 +28,7 @@ def previous_sliding_end(live: Sequence[Event]) -> float:
 
 
 def select_sliding_window(
-    events: Sequence[Event], config: CompactionConfig
+    events: Sequence[Event], config: CompactionConfig, *, sizes: EventSizes | None = None
 ) -> CompactionWindow | None:
     """The sliding window after an invocation, or None if it does not fire.
 
@@ -50,6 +50,9 @@ def select_sliding_window(
     Args:
         events: The whole session, stream order.
         config: The app's compaction config.
+        sizes: Per-event sizes for the size gate
+            (:func:`~projections.size_gate.worth_compacting`); None runs the
+            reference gate, which serializes the live events.
 
     Returns:
         The window to summarize, or None.
@@ -82,6 +85,6 @@ def select_sliding_window(
     end_invocation = order[new[-1]]
     span = live[first[start_invocation] : last[end_invocation] + 1]
     window = self_contained_prefix([e for e in span if not is_summary(e)], live)
-    if not window or not is_worth_compacting(live, window):
+    if not window or not passes_size_gate(live, window, sizes):
         return None
     return CompactionWindow.of("sliding_window", tuple(window), seed=None)

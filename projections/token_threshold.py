@@ -13,7 +13,7 @@ from projections.compaction_window import CompactionWindow
 from projections.masking import is_summary, latest_summary
 from projections.obligations import call_ids, response_ids, self_contained_prefix
 from projections.rewind import drop_rewound
-from projections.size_gate import is_worth_compacting
+from projections.size_gate import EventSizes, passes_size_gate
 from projections.token_count import observed_prompt_token_count
 from schemas.event import Event
 
@@ -106,6 +106,7 @@ def evaluate_token_threshold(
     hook: TokenHook = POST_INVOCATION,
     *,
     seed_invocation_id: str = "seed",
+    sizes: EventSizes | None = None,
 ) -> TokenThresholdOutcome:
     """Run the token trigger and report what it saw and chose.
 
@@ -120,6 +121,9 @@ def evaluate_token_threshold(
         config: The app's compaction config.
         hook: Which hook runs the check.
         seed_invocation_id: Fresh invocation id for the seed event.
+        sizes: Per-event sizes for the size gate
+            (:func:`~projections.size_gate.worth_compacting`); None runs the
+            reference gate, which serializes the live events.
 
     Returns:
         The outcome; its window is None when nothing is to be summarized.
@@ -149,7 +153,7 @@ def evaluate_token_threshold(
         return outcome
     seed = None if previous is None else seed_event(previous, invocation_id=seed_invocation_id)
     items = window if seed is None else [seed, *window]
-    if not is_worth_compacting(scoped, items):
+    if not passes_size_gate(scoped, items, sizes):
         return outcome
     chosen = CompactionWindow.of("token_threshold", tuple(items), seed)
     return TokenThresholdOutcome(count, previous_end, candidates, chosen)
@@ -161,6 +165,7 @@ def select_token_threshold_window(
     hook: TokenHook = POST_INVOCATION,
     *,
     seed_invocation_id: str = "seed",
+    sizes: EventSizes | None = None,
 ) -> CompactionWindow | None:
     """The token-threshold window, or None if the trigger does not fire.
 
@@ -168,5 +173,5 @@ def select_token_threshold_window(
     pre-request hook gets the hook's isolation scope and is appended at once.
     """
     return evaluate_token_threshold(
-        events, config, hook, seed_invocation_id=seed_invocation_id
+        events, config, hook, seed_invocation_id=seed_invocation_id, sizes=sizes
     ).window

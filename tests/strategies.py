@@ -24,7 +24,7 @@ from typing import Any, Final
 from hypothesis import strategies as st
 
 from projections.contents import ContentsRequest
-from projections.summary_request import with_summary_request_id
+from projections.summary_request import refusal_event, summary_request_id, with_summary_request_id
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import Offset, SessionKey, TenantId
@@ -399,20 +399,33 @@ def session_events(draw: st.DrawFn, max_invocations: int = 6) -> list[Event]:
 
 
 @st.composite
-def sessions(draw: st.DrawFn, max_invocations: int = 6) -> list[LoggedEvent]:
+def sessions(
+    draw: st.DrawFn, max_invocations: int = 6, *, refusals: bool = False
+) -> list[LoggedEvent]:
     """One generated session as logged records, offsets rising with gaps.
 
     Now and then a producer retries (an equal event at a new offset) or a
     streaming chunk (a partial event) reaches the topic: neither is stored.
+    With `refusals`, now and then the pipeline refuses a request (one a
+    summary names, or another): a bookkeeping record that is never stored.
     """
     events: list[Event] = []
+    named: list[str] = []
     for event in draw(session_events(max_invocations)):
         events.append(event)
+        if (request_id := summary_request_id(event)) is not None:
+            named.append(request_id)
         noise = draw(st.integers(0, 19))
         if noise == 0:
             events.append(event.model_copy())
         elif noise == 1 and event.content is not None:
             events.append(event.model_copy(update={"partial": True, "id": f"{event.id}-chunk"}))
+        elif noise in (2, 3) and refusals:
+            refused = draw(st.sampled_from([*named, "req-never-named"]))
+            refusal = refusal_event(
+                refused, "gave up", event_id=f"refusal-{len(events)}", timestamp=event.timestamp
+            )
+            events.append(refusal)
     offsets: list[int] = []
     offset = draw(st.integers(0, 50))
     for _ in events:
@@ -431,3 +444,144 @@ def view_requests() -> st.SearchStrategy[ContentsRequest]:
         include_thoughts_from_other_agents=st.booleans(),
         isolation_scope=st.sampled_from((None, None, None, SCOPE)),
     )
+
+
+ARMED_THRESHOLD: Final = 100
+"""The token threshold :func:`armed_sessions` report prompt tokens around."""
+
+_ARMED_KINDS: Final = (
+    ("none",) * 10
+    + ("crumb",) * 4
+    + ("tiny",) * 2
+    + ("large", "call", "open_call", "scoped", "old_invocation", "no_invocation")
+)
+#: Contents of 2, 15 and 26 characters of JSON: below the gate's 27 alone, not together.
+_CRUMBS: Final[tuple[Json, ...]] = ({}, {"role": "user"}, {"role": "user", "parts": []})
+
+
+@st.composite
+def armed_sessions(draw: st.DrawFn, max_invocations: int = 20) -> list[Event]:
+    """Sessions whose compaction triggers stay armed while their windows are rarely worth it.
+
+    Invocations of one to three events, mostly content-less (a state delta
+    only), some with crumbs of content (2 to 26 characters of JSON, under the
+    gate's 27 alone), some with a one-character text, a few large (40 to 400
+    characters), tool call pairs, long-running calls left open, scoped
+    events, events of an older invocation or of none. Timestamps mostly rise;
+    some tie, some come a little late and some far back. Half the events
+    report prompt tokens just below, at or just above :data:`ARMED_THRESHOLD`.
+    Between invocations, now and then a summary over an earlier range (tiny
+    or large, named or not) or a rewind (to an earlier or an unknown
+    invocation).
+    """
+    events: list[Event] = []
+    invocations: list[str] = []
+    clock = 100.0
+    for number in range(1, draw(st.integers(1, max_invocations)) + 1):
+        invocation = f"inv{number}"
+        invocations.append(invocation)
+        for _ in range(draw(st.integers(1, 3))):
+            clock += 1.0
+            how = draw(st.sampled_from(("next",) * 7 + ("tie", "late", "far_back")))
+            timestamp = {
+                "next": clock,
+                "tie": events[-1].timestamp if events else clock,
+                "late": clock - draw(st.integers(2, 6)),
+                "far_back": clock - draw(st.integers(20, 60)),
+            }[how]
+            kind = draw(st.sampled_from(_ARMED_KINDS))
+            events.append(_armed_event(draw, kind, len(events), invocation, invocations, timestamp))
+        between = draw(st.integers(0, 19))
+        if between < 2 and events:
+            clock += 1.0
+            events.append(_armed_summary(draw, events, clock))
+        elif between == 2:
+            clock += 1.0
+            target = draw(st.sampled_from([*invocations, "inv-unknown"]))
+            events.append(
+                Event.model_validate(
+                    {
+                        "id": f"rw{len(events)}",
+                        "invocation_id": f"rw-inv{len(events)}",
+                        "author": "user",
+                        "timestamp": clock,
+                        "actions": {"rewind_before_invocation_id": target},
+                    }
+                )
+            )
+    return events
+
+
+def _armed_event(
+    draw: st.DrawFn,
+    kind: str,
+    serial: int,
+    invocation: str,
+    invocations: list[str],
+    timestamp: float,
+) -> Event:
+    data: Json = {
+        "id": f"e{serial}",
+        "invocation_id": invocation,
+        "author": draw(st.sampled_from(("user", "root"))),
+        "timestamp": timestamp,
+        "actions": {"state_delta": {"n": serial}},
+    }
+    call_id = f"c{serial}"
+    match kind:
+        case "crumb":
+            data["content"] = draw(st.sampled_from(_CRUMBS))
+        case "tiny":
+            data["content"] = {"role": "user", "parts": [{"text": "k"}]}
+        case "large":
+            text = "x" * draw(st.integers(40, 400))
+            data["content"] = {"role": "model", "parts": [{"text": text}]}
+        case "call":
+            data["content"] = {"role": "model", "parts": [_call(call_id, "search")]}
+        case "open_call":
+            data["content"] = {"role": "model", "parts": [_call(call_id, "ask_manager")]}
+            data["long_running_tool_ids"] = [call_id]
+        case "scoped":
+            data["content"] = {"role": "model", "parts": [{"text": "task note"}]}
+            data["isolation_scope"] = SCOPE
+        case "old_invocation":
+            data["invocation_id"] = draw(st.sampled_from(invocations))
+        case "no_invocation":
+            data["invocation_id"] = ""
+    if draw(st.booleans()):
+        tokens = ARMED_THRESHOLD + draw(st.integers(-3, 3))
+        data["usage_metadata"] = {"prompt_token_count": tokens}
+    return Event.model_validate(data)
+
+
+def _armed_summary(draw: st.DrawFn, events: list[Event], timestamp: float) -> Event:
+    """A summary over about the range of two earlier events (some inverted), tiny or large.
+
+    Its bounds fall on or half a second beside an event's timestamp, so some
+    events next to a range stay uncovered; its invocation id is sometimes one
+    a later invocation takes (``inv<n>``).
+    """
+    jitter = st.sampled_from((0.0, 0.0, -0.5, 0.5))
+    first = draw(st.sampled_from(events)).timestamp + draw(jitter)
+    last = draw(st.sampled_from(events)).timestamp + draw(jitter)
+    start, end = sorted((first, last)) if draw(st.integers(0, 5)) else (last, first)
+    text = "s" if draw(st.booleans()) else "s" * draw(st.integers(40, 400))
+    invocation = draw(st.sampled_from((f"cmp-{len(events)}", f"inv{len(events) // 2}")))
+    event = Event.model_validate(
+        {
+            "id": f"s{len(events)}",
+            "invocation_id": invocation,
+            "author": "user",
+            "timestamp": timestamp,
+            "actions": {
+                "compaction": {
+                    "start_timestamp": start,
+                    "end_timestamp": end,
+                    "compacted_content": {"role": "model", "parts": [{"text": text}]},
+                }
+            },
+        }
+    )
+    if draw(st.booleans()):
+        event = with_summary_request_id(event, f"req-s{len(events)}")
+    return event

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from schemas.event import Event
@@ -32,7 +33,13 @@ def text_event(
 def summary_event(
     event_id: str, start: float, end: float, timestamp: float, text: str = "sum", **fields: Any
 ) -> Event:
-    """A summary event shaped like ADK's: author user, no content."""
+    """A summary event shaped like ADK's: author user, no content.
+
+    A NaN or infinite bound is set after validation: the schema refuses
+    non-finite numbers, so none comes through the codec, but the core still
+    treats them as ADK does and its tests build them.
+    """
+    finite = math.isfinite(start) and math.isfinite(end)
     data: dict[str, Any] = {
         "id": event_id,
         "invocation_id": f"cmp-{event_id}",
@@ -40,14 +47,20 @@ def summary_event(
         "timestamp": timestamp,
         "actions": {
             "compaction": {
-                "start_timestamp": start,
-                "end_timestamp": end,
+                "start_timestamp": start if finite else 0.0,
+                "end_timestamp": end if finite else 0.0,
                 "compacted_content": {"role": "model", "parts": [{"text": text}]},
             }
         },
     }
     data.update(fields)
-    return Event.model_validate(data)
+    event = Event.model_validate(data)
+    compaction = event.actions.compaction
+    if finite or compaction is None:
+        return event
+    bounds = {"start_timestamp": start, "end_timestamp": end}
+    actions = event.actions.model_copy(update={"compaction": compaction.model_copy(update=bounds)})
+    return event.model_copy(update={"actions": actions})
 
 
 def rewind_event(event_id: str, target: str, timestamp: float) -> Event:

@@ -1,7 +1,24 @@
 from __future__ import annotations
 
-from projections.size_gate import content_json_size, event_json_size, is_worth_compacting
+import math
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from projections.masking import is_summary
+from projections.rewind import drop_rewound
+from projections.size_gate import (
+    content_json_size,
+    event_json_size,
+    is_worth_compacting,
+    removable_size,
+    worth_compacting,
+)
+from projections.token_threshold import seed_event
 from schemas.event import Content, Event
+from schemas.logged_event import LoggedEvent
+from tests.strategies import armed_sessions, sessions
 from tests.unit.builders import summary_event, text_event
 
 
@@ -61,3 +78,100 @@ def test_window_range_is_min_to_max_timestamp() -> None:
     # Stream order 105, 100: the weightless summary still spans [100, 105].
     assert is_worth_compacting(live, live)
     assert is_worth_compacting(live, [live[1], live[0]])
+
+
+# -- the running-sum gate against the reference ----------------------------------------
+
+EXAMPLES = 150
+
+
+def _cached(live: list[Event]) -> Callable[[Event], int]:
+    """Sizes measured once, looked up by identity, as the projection keeps them."""
+    table = {id(event): event_json_size(event) for event in live}
+    return lambda event: table[id(event)]
+
+
+def _unscoped_live(log: list[LoggedEvent]) -> list[Event]:
+    events = [record.envelope.event for record in log if not record.envelope.event.partial]
+    return [event for event in drop_rewound(events) if event.isolation_scope is None]
+
+
+@st.composite
+def _windows(draw: st.DrawFn, live: list[Event]) -> list[Event]:
+    """A window of raw live events (a slice or any subset), sometimes behind a seed."""
+    raw = [event for event in live if not is_summary(event)]
+    as_slice: bool = draw(st.booleans())
+    if raw and as_slice:
+        start = draw(st.integers(0, len(raw) - 1))
+        window = raw[start : draw(st.integers(start + 1, len(raw)))]
+    elif raw:
+        window = draw(st.lists(st.sampled_from(raw), min_size=1, max_size=6))
+    else:
+        window = []
+    summaries = [event for event in live if is_summary(event)]
+    if summaries and (not window or draw(st.booleans())):
+        previous = draw(st.sampled_from(summaries))
+        window = [seed_event(previous, invocation_id="seed"), *window]
+    if not window:
+        window = [text_event("w", "i", draw(st.floats(90, 200)))]
+    return window
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(sessions(), st.data())
+def test_running_gate_equals_the_reference_on_generated_sessions(
+    log: list[LoggedEvent], data: st.DataObject
+) -> None:
+    live = _unscoped_live(log)
+    window = data.draw(_windows(live))
+    assert worth_compacting(live, window, _cached(live)) == is_worth_compacting(live, window)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(armed_sessions(), st.data())
+def test_running_gate_equals_the_reference_on_armed_sessions(
+    events: list[Event], data: st.DataObject
+) -> None:
+    live = [event for event in drop_rewound(events) if event.isolation_scope is None]
+    window = data.draw(_windows(live))
+    assert worth_compacting(live, window, _cached(live)) == is_worth_compacting(live, window)
+
+
+_TIMES = st.sampled_from((0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0))
+
+
+@st.composite
+def _dense_lists(draw: st.DrawFn) -> list[Event]:
+    """Few timestamps, many summaries: identical, nested, touching and inverted ranges."""
+    events: list[Event] = []
+    for serial in range(draw(st.integers(1, 12))):
+        timestamp = draw(_TIMES)
+        text = draw(st.sampled_from(("", "k", "k" * 30, "k" * 300)))
+        if draw(st.integers(0, 2)) == 0:
+            start, end = draw(_TIMES), draw(_TIMES)
+            events.append(summary_event(f"s{serial}", start, end, timestamp, text=text or "k"))
+        elif text:
+            events.append(text_event(f"e{serial}", f"i{serial}", timestamp, text))
+        else:
+            events.append(Event(id=f"e{serial}", author="a", timestamp=timestamp))
+    return events
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(_dense_lists(), st.data())
+def test_running_gate_equals_the_reference_on_dense_summaries(
+    live: list[Event], data: st.DataObject
+) -> None:
+    window = data.draw(_windows(live))
+    assert worth_compacting(live, window, _cached(live)) == is_worth_compacting(live, window)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(_dense_lists(), _TIMES, _TIMES, _TIMES, _TIMES)
+def test_removable_size_grows_with_the_range(
+    live: list[Event], a: float, b: float, c: float, d: float
+) -> None:
+    low, high = sorted((a, b))
+    wider_low, wider_high = min(low, c), max(high, d)
+    assert removable_size(live, low, high) <= removable_size(live, wider_low, wider_high)
+    assert removable_size(live, low, high) <= removable_size(live, low, math.inf)
