@@ -71,9 +71,39 @@ def content_json_size(content: Content) -> int:
     Snake_case field names, ``None`` fields omitted, compact separators and
     non-ASCII characters kept unescaped (pydantic's JSON serializer), e.g.
     ``{"parts":[{"text":"hi"}],"role":"user"}`` -> 39.
+
+    A content whose every key is a model field name (no extra fields, no
+    free-form object but call arguments and responses, whose keys are kept
+    anyway) is serialized directly; any other goes through the renaming
+    walk. Both give the same JSON (a property test holds them equal).
     """
+    if _model_fields_only(content):
+        return len(content.model_dump_json(exclude_none=True))
+    return renamed_content_json_size(content)
+
+
+def renamed_content_json_size(content: Content) -> int:
+    """:func:`content_json_size` through the walk that renames every key genai would rename."""
     data = _genai_field_names(content.model_dump(mode="json", exclude_none=True))
     return len(pydantic_core.to_json(data).decode())
+
+
+def _model_fields_only(content: Content) -> bool:
+    """Whether no key of `content`'s JSON would be renamed: model fields and free-form args only."""
+    if content.model_extra:
+        return False
+    for part in content.parts or ():
+        if part.model_extra or (
+            part.executable_code is not None
+            or part.code_execution_result is not None
+            or part.tool_call is not None
+            or part.tool_response is not None
+        ):
+            return False
+        for inner in (part.function_call, part.function_response, part.inline_data, part.file_data):
+            if inner is not None and inner.model_extra:
+                return False
+    return True
 
 
 def event_json_size(event: Event) -> int:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from projections.size_gate import (
     event_json_size,
     is_worth_compacting,
     removable_size,
+    renamed_content_json_size,
     worth_compacting,
 )
 from projections.token_threshold import seed_event
@@ -175,3 +177,74 @@ def test_removable_size_grows_with_the_range(
     wider_low, wider_high = min(low, c), max(high, d)
     assert removable_size(live, low, high) <= removable_size(live, wider_low, wider_high)
     assert removable_size(live, low, high) <= removable_size(live, low, math.inf)
+
+
+# -- the direct serialization against the renaming walk ---------------------------------
+
+_KEYS = st.sampled_from(("q", "maxResults", "max_results", "Deep", "x-y", "é"))
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
+_JSON = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=3)),
+    max_leaves=8,
+)
+_OBJECTS = st.dictionaries(_KEYS, _JSON, max_size=3)
+
+
+def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), strategy)
+
+
+_PARTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "text": st.text(max_size=12),
+        "thought": st.booleans(),
+        "functionCall": st.fixed_dictionaries(
+            {"name": st.text(max_size=5), "args": _maybe(_OBJECTS)},
+            optional={"id": st.text(max_size=4), "willContinue": st.booleans()},
+        ),
+        "functionResponse": st.fixed_dictionaries(
+            {"name": st.text(max_size=5), "response": _maybe(_OBJECTS)},
+            optional={"id": st.text(max_size=4), "scheduling": st.just("WHEN_IDLE")},
+        ),
+        "inlineData": st.fixed_dictionaries(
+            {"mimeType": st.just("image/png"), "data": st.just("aGk=")},
+            optional={"videoMetadata": st.fixed_dictionaries({"fps": st.integers(1, 60)})},
+        ),
+        "fileData": st.fixed_dictionaries({"fileUri": st.just("gs://b/f")}),
+        "executableCode": _OBJECTS,
+        "toolCall": _OBJECTS,
+        "partMetadata": _OBJECTS,
+    },
+)
+_CONTENTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "role": st.sampled_from(("user", "model")),
+        "parts": st.lists(_PARTS, max_size=3),
+        "extraNote": st.text(max_size=4),
+    },
+)
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(_CONTENTS)
+def test_direct_serialization_equals_the_renaming_walk(data: dict[str, Any]) -> None:
+    content = Content.model_validate(data)
+    assert content_json_size(content) == renamed_content_json_size(content)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(sessions())
+def test_direct_serialization_equals_the_renaming_walk_on_sessions(log: list[LoggedEvent]) -> None:
+    for record in log:
+        content = record.envelope.event.content
+        if content is not None:
+            assert content_json_size(content) == renamed_content_json_size(content)
