@@ -24,9 +24,20 @@ calls report no usage is therefore compacted by the sliding window only: the
 characters/4 estimate ADK falls back to is read when the sliding pre-check
 lets the hook run, never on its own.)
 
+An armed trigger whose windows are not worth compacting stays armed, and
+ADK selects again at every hook. The projector remembers why nothing can
+pass the size gate (:mod:`projections.gate_memo`) and skips the selection
+while that stays true, so an armed but quiet trigger costs O(1) per event;
+the same O(1) facts skip a trigger whose own count says it cannot fire
+(``since_compaction`` below the interval, a recorded prompt-token count
+below the threshold). The decisions are exactly those of the plain
+selection: ``use_memo=False`` runs it alone, and a property test holds the
+two equal.
+
 Never two in flight: nothing is decided while the projection waits on a
-request. A request whose id a live summary already answers is not emitted
-again. The request id is
+request. A request whose id a live summary already answers, or that a
+refusal named, is not emitted again; a refusal is not itself a trigger. The
+request id is
 :func:`~schemas.compaction_request.compaction_request_id` of the session,
 the trigger and the window's offsets, so the same log always yields the same
 requests: :func:`replay_decisions` is what the projector must emit for a log.
@@ -39,19 +50,22 @@ inv2 (2, 3); the first event of inv3 (offset 4) completes inv2 and decides
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
 from projections.compaction_window import CompactionWindow
+from projections.gate_memo import gate_memo
 from projections.masking import is_summary
 from projections.projection import (
     SessionProjection,
     apply,
+    live_event_sizes,
     live_events,
     note_request,
 )
+from projections.summary_request import refused_request_id
 from projections.token_threshold import POST_INVOCATION, select_token_threshold_window
 from schemas.compaction_request import CompactionRequest, SummarySeed, compaction_request_id
 from schemas.keys import Offset, SessionKey, parse_session_key
@@ -116,6 +130,8 @@ def decide_compaction(
     after: SessionProjection,
     record: LoggedEvent,
     config: CompactionConfig,
+    *,
+    use_memo: bool = True,
 ) -> CompactionRequest | None:
     """The request the projector emits after applying `record`, or None.
 
@@ -124,27 +140,106 @@ def decide_compaction(
         after: ``apply(before, record)``.
         record: The event just applied.
         config: The compaction config of the session's app.
+        use_memo: Skip selections that :func:`_quiet_after_invocation` and
+            :func:`_quiet_token_check` prove empty; False runs every selection
+            (the plain rule the memo must agree with).
     """
+    return _decide(before, after, record, config, use_memo=use_memo).request
+
+
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    """A decision and whether a selection ran for it (then the gate memo is out of date)."""
+
+    request: CompactionRequest | None
+    selected: bool
+
+
+def _decide(
+    before: SessionProjection,
+    after: SessionProjection,
+    record: LoggedEvent,
+    config: CompactionConfig,
+    *,
+    use_memo: bool,
+) -> _Decision:
     if after.in_flight is not None or after.last_offset != record.offset:
-        return None  # waiting on a request, or `record` was redelivered
-    if before.last_offset >= record.offset:
-        return None
-    request = None
-    if completes_invocation(before, record) and _hook_may_fire(before, config):
+        return _Decision(None, selected=False)  # waiting on a request, or nothing applied
+    if before.last_offset >= record.offset or refused_request_id(record.envelope.event):
+        return _Decision(None, selected=False)  # redelivered, or a refusal: no trigger
+    request, selected = None, False
+    hook = completes_invocation(before, record) and _hook_may_fire(before, config)
+    if hook and not (use_memo and _quiet_after_invocation(before, config)):
+        selected = True
         window = select_post_invocation_window(
-            live_events(before), config, seed_invocation_id=SEED_INVOCATION_ID
+            live_events(before),
+            config,
+            seed_invocation_id=SEED_INVOCATION_ID,
+            sizes=live_event_sizes(before) if use_memo else None,
         )
         if window is not None:
             request = compaction_request(before, window, decided_at_offset=record.offset)
-    if request is None and reports_threshold(record, config):
+    token_check = request is None and reports_threshold(record, config)
+    if token_check and not (use_memo and _quiet_token_check(after)):
+        selected = True
         window = select_token_threshold_window(
-            live_events(after), config, POST_INVOCATION, seed_invocation_id=SEED_INVOCATION_ID
+            live_events(after),
+            config,
+            POST_INVOCATION,
+            seed_invocation_id=SEED_INVOCATION_ID,
+            sizes=live_event_sizes(after) if use_memo else None,
         )
         if window is not None:
             request = compaction_request(after, window, decided_at_offset=record.offset)
-    if request is None or after.summaries.answers(request.request_id):
-        return None
-    return request
+    if request is None or not _may_emit(after, request):
+        return _Decision(None, selected)
+    return _Decision(request, selected)
+
+
+def _may_emit(projection: SessionProjection, request: CompactionRequest) -> bool:
+    """Neither answered by a live summary nor refused before."""
+    request_id = request.request_id
+    return not (
+        projection.summaries.answers(request_id) or request_id in projection.refused_requests
+    )
+
+
+def _quiet_after_invocation(before: SessionProjection, config: CompactionConfig) -> bool:
+    """Whether the post-invocation hook on `before` selects nothing, from O(1) facts.
+
+    Token threshold: a recorded prompt-token count below the threshold (the
+    count the trigger reads is the recorded one whenever there is one), or
+    the memo's token bound. Sliding window: fewer new invocations than the
+    interval, or the memo's sliding bound (computed for this overlap).
+    """
+    memo = before.gate_memo
+    token_quiet = True
+    if config.has_token_threshold and config.token_threshold is not None:
+        last = before.tokens.last_prompt_tokens
+        token_quiet = (last is not None and last < config.token_threshold) or (
+            memo is not None and memo.token is not None
+        )
+    sliding_quiet = True
+    if config.has_sliding_window and config.compaction_interval is not None:
+        sliding_quiet = before.invocations.since_compaction < config.compaction_interval or (
+            memo is not None
+            and memo.sliding is not None
+            and memo.overlap_size == config.overlap_size
+        )
+    return token_quiet and sliding_quiet
+
+
+def _quiet_token_check(after: SessionProjection) -> bool:
+    """Whether the token check on `after` selects nothing: the memo's token bound holds."""
+    memo = after.gate_memo
+    return memo is not None and memo.token is not None
+
+
+def _remembered(projection: SessionProjection, config: CompactionConfig) -> SessionProjection:
+    """`projection` with the gate memo of its live events (after a selection found nothing)."""
+    live = [event for event in live_events(projection) if event.isolation_scope is None]
+    memo = gate_memo(live, live_event_sizes(projection), config)
+    return replace(projection, gate_memo=memo)
 
 
 def compaction_request(
@@ -202,14 +297,29 @@ class Step:
     request: CompactionRequest | None
 
 
-def step(projection: SessionProjection, record: LoggedEvent, config: CompactionConfig) -> Step:
-    """Apply `record`, decide, and record the decision: what the projector does per event."""
+def step(
+    projection: SessionProjection,
+    record: LoggedEvent,
+    config: CompactionConfig,
+    *,
+    use_memo: bool = True,
+) -> Step:
+    """Apply `record`, decide, and record the decision: what the projector does per event.
+
+    After a selection that emits nothing, the projection remembers why no
+    window can pass the size gate (its gate memo); after a request, it waits
+    and remembers nothing. With ``use_memo=False`` every selection runs and
+    no memo is kept.
+    """
     after = apply(projection, record)
     if after is projection:
         return Step(projection, None)
-    request = decide_compaction(projection, after, record, config)
+    decision = _decide(projection, after, record, config, use_memo=use_memo)
+    request = decision.request
     if request is not None:
-        after = note_request(after, request)
+        after = replace(note_request(after, request), gate_memo=None)
+    elif decision.selected and use_memo:
+        after = _remembered(after, config)
     return Step(after, request)
 
 
@@ -218,12 +328,14 @@ def replay_decisions(
     records: Iterable[LoggedEvent],
     config: CompactionConfig,
     start: SessionProjection | None = None,
+    *,
+    use_memo: bool = True,
 ) -> tuple[SessionProjection, list[CompactionRequest]]:
     """Fold `records` with :func:`step`: the final projection and every request decided."""
     projection = start if start is not None else SessionProjection(session_key)
     requests: list[CompactionRequest] = []
     for record in records:
-        folded = step(projection, record, config)
+        folded = step(projection, record, config, use_memo=use_memo)
         projection = folded.projection
         if folded.request is not None:
             requests.append(folded.request)

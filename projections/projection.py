@@ -15,6 +15,9 @@ part                   what                                         memory per s
 ``tokens``             last observed prompt tokens, totals          O(1)
 ``summaries``          compaction boundary, applied request ids     O(live summaries)
 ``in_flight``          the request being summarized                 O(1)
+``refused_requests``   ids of the requests the pipeline refused     O(refusals)
+``gate_memo``          why no compaction window can pass the size   O(1)
+                       gate yet (set by the decision, optional)
 ``view``               the incremental context view                 O(visible + covered
                                                                     tool events)
 =====================  ===========================================  ==================
@@ -30,6 +33,17 @@ Idempotence: a record whose offset is not above ``last_offset`` is
 redelivered and returns the very same projection; a summary for a request
 that a live summary already answers is ignored, only its offset is recorded
 (:mod:`projections.summary_ledger`).
+
+A *refusal* (:func:`~projections.summary_request.refused_request_id`) is the
+pipeline's own bookkeeping record: it is never stored, never part of the
+context or of the invocation counts. Folding it records the refused request
+id for good (a rewind does not bring a refused request back) and ends the
+wait when it names the in-flight request.
+
+The gate memo (:mod:`projections.gate_memo`) is derived, never folded from
+records: the compaction decision sets it after a selection found nothing to
+summarize, :func:`apply` keeps it true or drops it, and a projection rebuilt
+without it only selects once more.
 """
 
 from __future__ import annotations
@@ -37,6 +51,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+
+from pyrsistent import PSet, pset
 
 from projections.contents import ContentsRequest, build_contents
 from projections.context_view import (
@@ -46,19 +62,21 @@ from projections.context_view import (
     rebuild_view,
     view_contents,
 )
+from projections.gate_memo import GateMemo, after_live_event
 from projections.in_flight import InFlightRequest
 from projections.invocations import InvocationCounts, count_invocations
 from projections.invocations import note_live_event as note_invocation
 from projections.masking import is_summary
 from projections.scoped_state import ScopedState, apply_state_delta
 from projections.session_log import SessionLog, append_record, is_stored
+from projections.size_gate import EventSizes, event_json_size
 from projections.summary_ledger import (
     SummaryLedger,
     is_duplicate_summary,
     note_summary,
     summary_ledger,
 )
-from projections.summary_request import summary_request_id
+from projections.summary_request import refused_request_id, summary_request_id
 from projections.token_usage import TokenTally, add_reported, observe_live, recount_last
 from schemas.compaction_request import CompactionRequest
 from schemas.errors import SessionMismatchError
@@ -83,6 +101,10 @@ class SessionProjection:
         tokens: Token usage.
         summaries: The compaction boundary and the applied request ids.
         in_flight: The compaction request being summarized, if any.
+        refused_requests: Ids of the compaction requests a refusal named; none
+            of them is ever asked for again.
+        gate_memo: Why no compaction window can pass the size gate yet, when
+            the decision found out (None: not known, select again).
         view: The incremental context view.
     """
 
@@ -94,6 +116,8 @@ class SessionProjection:
     tokens: TokenTally = field(default_factory=TokenTally)
     summaries: SummaryLedger = field(default_factory=SummaryLedger)
     in_flight: InFlightRequest | None = None
+    refused_requests: PSet[str] = field(default_factory=pset)
+    gate_memo: GateMemo | None = None
     view: ContextView = field(default_factory=ContextView)
 
 
@@ -121,6 +145,9 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
     if record.offset <= projection.last_offset:
         return projection  # redelivered: applied before
     event = record.envelope.event
+    refused = refused_request_id(event)
+    if refused is not None:
+        return _refused(projection, record.offset, refused)
     if event.partial or is_stored(projection.log, event):
         # What ADK's session service never stores (reference §11.1): streaming
         # chunks, and an event equal to a stored one (a producer's retry).
@@ -133,22 +160,52 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
     if rewound:
         return _recomputed(projection, record.offset, log, state, tokens)
     if event.actions.rewind_before_invocation_id:  # to an unknown invocation: only itself goes
-        return replace(projection, last_offset=record.offset, log=log, state=state, tokens=tokens)
+        return replace(
+            projection,
+            last_offset=record.offset,
+            log=log,
+            state=state,
+            tokens=tokens,
+            gate_memo=None,
+        )
     summaries, in_flight = projection.summaries, projection.in_flight
     if is_summary(event):
         summaries = note_summary(summaries, record)
         if in_flight is not None and summary_request_id(event) == in_flight.request_id:
             in_flight = None
+    invocations = note_invocation(projection.invocations, event)
     return SessionProjection(
         session_key=projection.session_key,
         last_offset=record.offset,
         log=log,
         state=state,
-        invocations=note_invocation(projection.invocations, event),
+        invocations=invocations,
         tokens=observe_live(tokens, event),
         summaries=summaries,
         in_flight=in_flight,
+        refused_requests=projection.refused_requests,
+        gate_memo=after_live_event(
+            projection.gate_memo,
+            event,
+            log.live_sizes[-1],
+            projection.invocations,
+            invocations,
+            projection.log.first_positions,
+        ),
         view=note_live_event(projection.view, record, log.live),
+    )
+
+
+def _refused(projection: SessionProjection, offset: Offset, request_id: str) -> SessionProjection:
+    """The projection after a refusal of `request_id`: only the request bookkeeping moves."""
+    in_flight = projection.in_flight
+    if in_flight is not None and in_flight.request_id == request_id:
+        in_flight = None
+    return replace(
+        projection,
+        last_offset=offset,
+        in_flight=in_flight,
+        refused_requests=projection.refused_requests.add(request_id),
     )
 
 
@@ -170,6 +227,8 @@ def _recomputed(
         tokens=recount_last(tokens, live),
         summaries=summary_ledger(log.live),
         in_flight=projection.in_flight,
+        refused_requests=projection.refused_requests,
+        gate_memo=None,
         view=rebuild_view(projection.view.request, log.live),
     )
 
@@ -187,8 +246,9 @@ def project(
 def note_request(projection: SessionProjection, request: CompactionRequest) -> SessionProjection:
     """The projection waiting on `request`, as the projector records its own decision.
 
-    A request that a live summary already answers changes nothing; a retry of
-    the in-flight request (a higher attempt) replaces it.
+    A request that a live summary already answers, or that a refusal named,
+    changes nothing; a retry of the in-flight request (a higher attempt)
+    replaces it.
 
     Raises:
         SessionMismatchError: `request` is for another session (a bug).
@@ -197,7 +257,10 @@ def note_request(projection: SessionProjection, request: CompactionRequest) -> S
         raise SessionMismatchError(
             projection_key=projection.session_key, event_key=request.session_key
         )
-    if projection.summaries.answers(request.request_id):
+    if (
+        projection.summaries.answers(request.request_id)
+        or request.request_id in projection.refused_requests
+    ):
         return projection
     return replace(projection, in_flight=InFlightRequest.of(request))
 
@@ -213,6 +276,25 @@ def forget_request(projection: SessionProjection, request_id: str) -> SessionPro
 def live_events(projection: SessionProjection) -> list[Event]:
     """The live events (rewinds applied), stream order: what compaction selection reads. O(n)."""
     return [record.envelope.event for record in projection.log.live]
+
+
+def live_event_sizes(projection: SessionProjection) -> EventSizes:
+    """The size-gate sizes of the live events, measured when they were applied. O(n).
+
+    The lookup goes by object identity, so it answers for the very event
+    objects :func:`live_events` returns; any other event is measured.
+    """
+    log = projection.log
+    table = {
+        id(record.envelope.event): size
+        for record, size in zip(log.live, log.live_sizes, strict=True)
+    }
+
+    def size_of(event: Event) -> int:
+        size = table.get(id(event))
+        return size if size is not None else event_json_size(event)
+
+    return size_of
 
 
 def context_contents(

@@ -5,6 +5,9 @@ read, so that tests and benchmarks can hold the two together:
 
 * a record whose offset is not above every earlier offset is redelivered and
   dropped;
+* a refusal (:func:`~projections.summary_request.refused_request_id`) is
+  the pipeline's bookkeeping, never an event of the session: dropped, and
+  the request it names is refused for good (:func:`refused_requests`);
 * a partial event, and an event equal (same id, every field) to one kept
   before, is what ADK's session service never stores, and dropped;
 * a summary event naming a compaction request that a summary among the live
@@ -20,13 +23,13 @@ from collections.abc import Iterable
 
 from projections.contents import ContentsRequest, build_contents
 from projections.rewind import drop_rewound
-from projections.summary_request import summary_request_id
+from projections.summary_request import refused_request_id, summary_request_id
 from schemas.event import Content, Event
 from schemas.logged_event import LoggedEvent
 
 
 def effective_records(records: Iterable[LoggedEvent]) -> list[LoggedEvent]:
-    """`records` without redelivered records and duplicate summaries, stream order.
+    """`records` without redelivered records, refusals and what is never stored, stream order.
 
     Example (offset:event): ``0:a 1:S(r1) 1:S(r1) 2:S'(r1) 3:b`` -> ``0:a 1:S(r1) 3:b``.
     """
@@ -39,6 +42,8 @@ def effective_records(records: Iterable[LoggedEvent]) -> list[LoggedEvent]:
             continue
         last_offset = record.offset
         event = record.envelope.event
+        if refused_request_id(event) is not None:
+            continue
         if event.partial or (event.id and stored.get(event.id) == event):
             continue
         request_id = summary_request_id(event)
@@ -52,6 +57,23 @@ def effective_records(records: Iterable[LoggedEvent]) -> list[LoggedEvent]:
         if event.actions.rewind_before_invocation_id:
             answered = _answered_requests(kept)
     return kept
+
+
+def refused_requests(records: Iterable[LoggedEvent]) -> set[str]:
+    """Ids of the requests that refusals among `records` name (redelivered records skipped).
+
+    Example (offset:event): ``0:a 1:refuse(r1) 1:refuse(r2) 2:b`` -> ``{"r1"}``.
+    """
+    refused: set[str] = set()
+    highest: int | None = None
+    for record in records:
+        if highest is not None and record.offset <= highest:
+            continue
+        highest = record.offset
+        request_id = refused_request_id(record.envelope.event)
+        if request_id is not None:
+            refused.add(request_id)
+    return refused
 
 
 def _answered_requests(records: list[LoggedEvent]) -> set[str]:

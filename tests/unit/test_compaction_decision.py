@@ -14,7 +14,7 @@ from projections.compaction_decision import (
     step,
 )
 from projections.projection import SessionProjection, apply, live_events, project
-from projections.summary_request import with_summary_request_id
+from projections.summary_request import refusal_event, with_summary_request_id
 from schemas.compaction_request import compaction_request_id
 from schemas.event import Event
 from schemas.keys import Offset
@@ -150,3 +150,52 @@ def test_replay_is_deterministic_and_redelivery_changes_nothing(
     redelivered = [r for r in log for _ in range(2)]
     assert replay_decisions(SESSION, redelivered, config)[1] == once[1]
     assert replay_decisions(SESSION, log, config)[1] == once[1]
+
+
+# -- refusals --------------------------------------------------------------------------
+
+
+def _refusal(request_id: str, serial: int) -> Event:
+    return refusal_event(request_id, "gave up", event_id=f"no{serial}", timestamp=999.0)
+
+
+def test_a_refusal_ends_the_wait_and_the_next_trigger_decides_a_new_window() -> None:
+    events = _invocations(5)
+    _, requests = replay_decisions(SESSION, _log(events), SLIDING)
+    first = requests[0]  # decided by inv3's first event, in flight while inv4 starts
+    refused = _log([*events[:6], _refusal(first.request_id, 1), *events[6:]])
+    projection, requests = replay_decisions(SESSION, refused, SLIDING)
+    assert len(requests) == 2
+    assert requests[0] == first
+    # inv4's first event completes inv3: the window now reaches it.
+    assert requests[1].event_ids == ("u1", "a1", "u2", "a2", "u3", "a3")
+    assert requests[1].decided_at_offset == 70  # u4, after the refusal at 60
+    assert set(projection.refused_requests) == {first.request_id}
+    assert projection.in_flight is not None
+    assert projection.in_flight.request_id == requests[1].request_id
+
+
+def test_a_refused_window_is_never_asked_for_again() -> None:
+    events = _invocations(3)
+    log = _log(events)
+    _, requests = replay_decisions(SESSION, log, SLIDING)
+    (request,) = requests
+    # The refusal arrives before the window is even chosen (a replay of a log
+    # in which it was refused): choosing the same window emits nothing.
+    refused = [log[0], *logged([_refusal(request.request_id, 1)], [1]), *log[1:]]
+    projection, requests = replay_decisions(SESSION, refused, SLIDING)
+    assert requests == []
+    assert projection.in_flight is None
+    # The next invocation widens the window: a new request.
+    more = [*refused, *logged(_invocations(4)[6:], [100, 110])]
+    _, requests = replay_decisions(SESSION, more, SLIDING)
+    assert len(requests) == 1
+    assert requests[0].request_id != request.request_id
+
+
+def test_a_refusal_is_not_a_trigger() -> None:
+    log = _log(_invocations(2))
+    before = project(SESSION, log)
+    refusal = logged([_refusal("r0", 1).model_copy(update={"invocation_id": "inv9"})], [100])[0]
+    assert completes_invocation(before, refusal)  # it names a new invocation id ...
+    assert decide_compaction(before, apply(before, refusal), refusal, SLIDING) is None  # ... no

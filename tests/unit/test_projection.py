@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,7 +19,14 @@ from projections.projection import (
     project,
 )
 from projections.rebuild import rebuild_contents
-from projections.summary_request import summary_request_id, with_summary_request_id
+from projections.snapshot import to_snapshot
+from projections.summary_request import (
+    refusal_event,
+    summary_request_id,
+    with_summary_request_id,
+)
+from projections.token_usage import MAX_TOKEN_TOTAL, TokenTally, add_reported
+from schemas.codec import decode_projection_snapshot, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.errors import SessionMismatchError
 from schemas.event import Content, Event, content_to_json
@@ -267,6 +275,100 @@ def test_a_request_of_another_session_is_refused() -> None:
     )
     with pytest.raises(SessionMismatchError):
         note_request(SessionProjection(SESSION), request)
+
+
+# -- refusals -----------------------------------------------------------------
+
+
+def _refusal(request_id: str, event_id: str = "no1", invocation_id: str = "") -> Event:
+    refusal = refusal_event(request_id, "summarizer gave up", event_id=event_id, timestamp=150.0)
+    return refusal.model_copy(update={"invocation_id": invocation_id})
+
+
+def test_a_refusal_of_the_in_flight_request_ends_the_wait() -> None:
+    waiting = note_request(
+        project(SESSION, _log(text_event("e1", "i1", 100))), _request("r1", (10,), 10)
+    )
+    refused = apply(waiting, _at(20, _refusal("r1")))
+    assert refused.in_flight is None
+    assert set(refused.refused_requests) == {"r1"}
+    assert refused.last_offset == 20
+    assert replace(
+        refused, last_offset=Offset(10), refused_requests=waiting.refused_requests
+    ) == replace(waiting, in_flight=None)
+
+
+def test_a_refusal_of_another_request_is_remembered_and_the_wait_goes_on() -> None:
+    waiting = note_request(SessionProjection(SESSION), _request("r1", (10,), 10))
+    refused = apply(waiting, _at(20, _refusal("r0")))
+    assert refused.in_flight == waiting.in_flight
+    assert set(refused.refused_requests) == {"r0"}
+
+
+def test_a_refusal_is_never_stored_nor_seen_in_the_context() -> None:
+    events = [
+        text_event("e1", "i1", 100),
+        _refusal("r1", invocation_id="i9"),
+        text_event("e2", "i2", 101),
+    ]
+    with_refusal = project(SESSION, _log(*events))
+    without = project(SESSION, [*_log(events[0]), _at(30, events[2])])
+    assert replace(with_refusal, refused_requests=without.refused_requests) == without
+    assert [event.id for event in live_events(with_refusal)] == ["e1", "e2"]
+    assert with_refusal.invocations.total == 2
+
+
+def test_a_refused_request_stays_refused_across_a_rewind_and_is_not_noted_again() -> None:
+    log = _log(text_event("e1", "i1", 100), _refusal("r1"), rewind_event("rw", "i1", 102))
+    projection = project(SESSION, log)
+    assert set(projection.refused_requests) == {"r1"}
+    assert note_request(projection, _request("r1", (10,), 10)) is projection
+    assert note_request(projection, _request("r2", (10,), 10)).in_flight is not None
+
+
+def test_a_redelivered_refusal_changes_nothing() -> None:
+    refused = project(SESSION, [_at(20, _refusal("r1"))])
+    assert apply(refused, _at(20, _refusal("r2"))) is refused
+
+
+# -- token totals --------------------------------------------------------------
+
+
+def _usage(event_id: str, prompt: int, candidates: int) -> Event:
+    usage = {"prompt_token_count": prompt, "candidates_token_count": candidates}
+    return text_event(event_id, "i1", 100, author="agent", usage_metadata=usage)
+
+
+#: The largest count the event schema accepts (int32); the totals are int64.
+COUNT = 2**31 - 1
+
+
+def _near_the_top(prompt_gap: int, candidates_gap: int) -> SessionProjection:
+    """A projection whose totals are that far below int64's maximum (as after ~2**32 reports)."""
+    tokens = TokenTally(
+        total_prompt_tokens=MAX_TOKEN_TOTAL - prompt_gap,
+        total_candidates_tokens=MAX_TOKEN_TOTAL - candidates_gap,
+    )
+    return replace(SessionProjection(SESSION), tokens=tokens)
+
+
+def test_token_totals_saturate_at_the_largest_int64() -> None:
+    start = _near_the_top(10, COUNT + 1)
+    projection = project(SESSION, _log(_usage("a", COUNT, COUNT), _usage("b", 7, 0)), start=start)
+    assert projection.tokens.total_prompt_tokens == MAX_TOKEN_TOTAL == 2**63 - 1
+    assert projection.tokens.total_candidates_tokens == MAX_TOKEN_TOTAL - 1  # not reached
+    assert projection.tokens.last_prompt_tokens == 7
+    tally = add_reported(TokenTally(total_prompt_tokens=MAX_TOKEN_TOTAL), _usage("c", 1, 1))
+    assert tally.total_prompt_tokens == MAX_TOKEN_TOTAL
+    assert tally.total_candidates_tokens == 1
+
+
+def test_saturated_totals_encode_in_a_snapshot() -> None:
+    projection = project(SESSION, _log(_usage("a", COUNT, COUNT)), start=_near_the_top(1, 1))
+    snapshot = to_snapshot(projection)
+    assert decode_projection_snapshot(encode(snapshot)) == snapshot
+    assert snapshot.token_usage.total_prompt_tokens == MAX_TOKEN_TOTAL
+    assert snapshot.token_usage.total_candidates_tokens == MAX_TOKEN_TOTAL
 
 
 # -- the incremental view -----------------------------------------------------

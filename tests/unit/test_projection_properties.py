@@ -2,11 +2,13 @@
 
 The incremental fold is held against plain rebuilds written from the rules:
 the contents against ``build_contents`` of the effective records, the
-counters against the definitions in the reference.
+counters against the definitions in the reference, the refused requests
+against :func:`~projections.rebuild.refused_requests`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
@@ -22,12 +24,13 @@ from projections.projection import (
     live_events,
     project,
 )
-from projections.rebuild import effective_records, rebuild_contents
+from projections.rebuild import effective_records, rebuild_contents, refused_requests
 from projections.rewind import drop_rewound
 from projections.sliding_window import previous_sliding_end
 from projections.state import SessionStores, append_event
-from projections.summary_request import summary_request_id
+from projections.summary_request import refused_request_id, summary_request_id
 from projections.token_count import recorded_prompt_token_count
+from projections.token_usage import MAX_TOKEN_TOTAL
 from schemas.event import Content, content_to_json
 from schemas.logged_event import LoggedEvent
 from tests.strategies import SESSION, sessions, view_requests
@@ -42,7 +45,7 @@ def _json(contents: list[Content]) -> list[dict[str, Any]]:
 
 
 @settings(max_examples=PREFIX_EXAMPLES, deadline=None)
-@given(sessions(), view_requests())
+@given(sessions(refusals=True), view_requests())
 def test_incremental_view_equals_full_rebuild_after_every_prefix(
     log: list[LoggedEvent], request: ContentsRequest
 ) -> None:
@@ -54,7 +57,7 @@ def test_incremental_view_equals_full_rebuild_after_every_prefix(
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(), st.data())
+@given(sessions(refusals=True), st.data())
 def test_redelivered_records_change_nothing(log: list[LoggedEvent], data: st.DataObject) -> None:
     # After each record, sometimes deliver an earlier one (or the same one) again.
     redelivered: list[LoggedEvent] = []
@@ -69,7 +72,7 @@ def test_redelivered_records_change_nothing(log: list[LoggedEvent], data: st.Dat
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(), st.data())
+@given(sessions(refusals=True), st.data())
 def test_resuming_from_a_saved_projection_equals_one_pass(
     log: list[LoggedEvent], data: st.DataObject
 ) -> None:
@@ -100,16 +103,22 @@ def _expected_counters(records: list[LoggedEvent]) -> dict[str, Any]:
         "last_prompt_tokens": recorded_prompt_token_count(
             live, agent_name="", isolation_scope=None
         ),
-        "total_prompt_tokens": sum(
-            e.usage_metadata.prompt_token_count or 0 for e in effective if e.usage_metadata
+        # Counts are never negative, so saturating each step equals capping the sum.
+        "total_prompt_tokens": min(
+            MAX_TOKEN_TOTAL,
+            sum(e.usage_metadata.prompt_token_count or 0 for e in effective if e.usage_metadata),
         ),
-        "total_candidates_tokens": sum(
-            e.usage_metadata.candidates_token_count or 0 for e in effective if e.usage_metadata
+        "total_candidates_tokens": min(
+            MAX_TOKEN_TOTAL,
+            sum(
+                e.usage_metadata.candidates_token_count or 0 for e in effective if e.usage_metadata
+            ),
         ),
         "boundary": boundary.id if boundary is not None else None,
         "request_ids": {r for e in live if (r := summary_request_id(e))},
         "state": (dict(stores.app_state), dict(stores.user_state), dict(stores.session_state)),
         "live_ids": [e.id for e in live],
+        "refused": refused_requests(records),
     }
 
 
@@ -126,11 +135,12 @@ def _counters(projection: SessionProjection) -> dict[str, Any]:
         "request_ids": set(projection.summaries.request_ids),
         "state": (dict(state.app), dict(state.user), dict(state.session)),
         "live_ids": [e.id for e in live_events(projection)],
+        "refused": set(projection.refused_requests),
     }
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions())
+@given(sessions(refusals=True))
 def test_counters_equal_a_rebuild_after_every_prefix(log: list[LoggedEvent]) -> None:
     projection = SessionProjection(SESSION)
     for length, record in enumerate(log, start=1):
@@ -138,3 +148,20 @@ def test_counters_equal_a_rebuild_after_every_prefix(log: list[LoggedEvent]) -> 
         assert _counters(projection) == _expected_counters(log[:length]), f"after {length}"
         assert projection.last_offset == record.offset
     assert len(projection.log.records) == len(effective_records(log))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(sessions(refusals=True))
+def test_refusals_change_nothing_but_the_request_bookkeeping(log: list[LoggedEvent]) -> None:
+    without = [r for r in log if refused_request_id(r.envelope.event) is None]
+    folded, plain = project(SESSION, log), project(SESSION, without)
+    assert (
+        replace(
+            folded,
+            last_offset=plain.last_offset,
+            refused_requests=plain.refused_requests,
+        )
+        == plain
+    )
+    assert _json(context_contents(folded)) == _json(context_contents(plain))
+    assert folded.last_offset == log[-1].offset
