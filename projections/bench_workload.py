@@ -14,6 +14,11 @@ invocations of raw events) however long the session grows.
 
 Choices that vary (how many calls, whether a delta) come from a hash of the
 seed and the position, so the same arguments always give the same session.
+
+:func:`quiet_session` is the armed-trigger workload of the security review's
+M1 probe: invocations of one state-only event each, so a sliding window with
+``compaction_interval=2`` is armed from the third invocation on and never
+worth compacting.
 """
 
 from __future__ import annotations
@@ -70,6 +75,38 @@ def bench_session(
         )
         records.append(LoggedEvent(Offset(len(records)), envelope))
     return records
+
+
+def quiet_session(events: int, *, session_key: SessionKey = BENCH_SESSION) -> list[LoggedEvent]:
+    """`events` content-less invocations, one state-only event each, offsets 0, 1, 2, ...
+
+    Raises:
+        ValueError: `events` is negative.
+    """
+    if events < 0:
+        raise ValueError(f"need events >= 0, got {events}")
+    tenant = parse_session_key(session_key).tenant
+    return [
+        LoggedEvent(
+            Offset(serial),
+            Envelope(
+                tenant=tenant,
+                session_key=session_key,
+                producer_id="bench",
+                idempotency_key=f"q{serial}",
+                event=Event.model_validate(
+                    {
+                        "id": f"q{serial}",
+                        "invocation_id": f"inv{serial}",
+                        "author": "user",
+                        "timestamp": FIRST_TIMESTAMP + serial,
+                        "actions": {"state_delta": {"turn": serial}},
+                    }
+                ),
+            ),
+        )
+        for serial in range(events)
+    ]
 
 
 def _events(seed: int, summary_every: int) -> Iterator[Event]:

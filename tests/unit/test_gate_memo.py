@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from projections.bench_workload import BENCH_SESSION, quiet_session
 from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import replay_decisions, step
@@ -325,3 +326,16 @@ def test_the_memo_decides_exactly_as_the_plain_selection_on_rich_sessions(
     # Tool traffic, branches, transfers, scopes, duplicates and partial chunks.
     memo, plain, _ = _lockstep([record.envelope.event for record in log], config, data.draw)
     assert replace(memo, gate_memo=None) == plain
+
+
+def test_the_quiet_bench_session_is_armed_and_never_worth_compacting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _counting(monkeypatch)
+    projection, requests = replay_decisions(BENCH_SESSION, quiet_session(300), SLIDING)
+    assert requests == []
+    assert calls == [1, 0]
+    assert projection.gate_memo is not None
+    assert projection.invocations.since_compaction == 300
+    with pytest.raises(ValueError, match="events >= 0"):
+        quiet_session(-1)
