@@ -69,7 +69,8 @@ def test_answered_and_revoked_requests_are_forgotten() -> None:
     pending.revoked({1})
     assert len(pending) == 0
     due = pending.due(now=1_000.0, timeout_s=1.0, max_attempts=3)
-    assert due.retries == due.refused == []
+    assert due.retries == []
+    assert due.refused == []
 
 
 def test_a_learned_request_does_not_reset_a_known_one() -> None:
