@@ -67,7 +67,12 @@ from projections.projection import (
 )
 from projections.summary_request import refused_request_id
 from projections.token_threshold import POST_INVOCATION, select_token_threshold_window
-from schemas.compaction_request import CompactionRequest, SummarySeed, compaction_request_id
+from schemas.compaction_request import (
+    CompactionRequest,
+    SummarySeed,
+    compaction_request_id,
+    seed_problem,
+)
 from schemas.keys import Offset, SessionKey, parse_session_key
 from schemas.logged_event import LoggedEvent
 
@@ -244,11 +249,18 @@ def _remembered(projection: SessionProjection, config: CompactionConfig) -> Sess
 
 def compaction_request(
     projection: SessionProjection, window: CompactionWindow, *, decided_at_offset: Offset
-) -> CompactionRequest:
+) -> CompactionRequest | None:
     """The request to summarize `window`, chosen from the live events of `projection`.
 
     The window holds the very event objects of the projection's live records,
     so their offsets are found by identity. O(live events).
+
+    None when the window's seed (the previous summary, rolled in) is beyond
+    what a request may carry (:func:`schemas.compaction_request.seed_problem`):
+    only a summary the tenant wrote itself can be that long, since the
+    summarizer clips its own, and no request could name it. That trigger then
+    decides nothing, as if the window were not worth compacting; ADK, which
+    has no such bound, would summarize it.
 
     Raises:
         ValueError: an event of the window is not a live event of `projection` (a bug).
@@ -261,6 +273,8 @@ def compaction_request(
     except KeyError as exc:
         raise ValueError("a window event is not a live event of the projection") from exc
     seed = window.seed
+    if seed is not None and seed.content is not None and seed_problem(seed.content) is not None:
+        return None
     return CompactionRequest(
         request_id=compaction_request_id(projection.session_key, window.trigger, event_offsets),
         tenant=parse_session_key(projection.session_key).tenant,

@@ -15,7 +15,7 @@ from projections.compaction_decision import (
 )
 from projections.projection import SessionProjection, apply, live_events, project
 from projections.summary_request import refusal_event, with_summary_request_id
-from schemas.compaction_request import compaction_request_id
+from schemas.compaction_request import MAX_SEED_TEXT_CHARS, compaction_request_id
 from schemas.event import Event
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
@@ -199,3 +199,38 @@ def test_a_refusal_is_not_a_trigger() -> None:
     refusal = logged([_refusal("r0", 1).model_copy(update={"invocation_id": "inv9"})], [100])[0]
     assert completes_invocation(before, refusal)  # it names a new invocation id ...
     assert decide_compaction(before, apply(before, refusal), refusal, SLIDING) is None  # ... no
+
+
+def _seeded_session(summary_text: str) -> list[LoggedEvent]:
+    """inv1, its summary, then invocations whose replies report tokens over the threshold."""
+    first = _invocations(1)
+    summary = summary_event("s1", 111.0, 112.0, 113.0, summary_text)
+    later = [
+        text_event("u2", "inv2", 120.0, "q2"),
+        text_event(
+            "a2", "inv2", 121.0, "a2", author="agent", usage_metadata={"prompt_token_count": 500}
+        ),
+        text_event("u3", "inv3", 130.0, "q3"),
+        text_event(
+            "a3", "inv3", 131.0, "a3", author="agent", usage_metadata={"prompt_token_count": 900}
+        ),
+    ]
+    return _log([*first, summary, *later])
+
+
+def test_a_token_window_rolls_the_previous_summary_in_as_its_seed() -> None:
+    _, requests = replay_decisions(SESSION, _seeded_session("an earlier summary"), TOKEN)
+    assert requests
+    seed = requests[0].seed
+    assert seed is not None
+    assert seed.content.parts is not None
+    assert seed.content.parts[0].text == "an earlier summary"
+
+
+def test_a_seed_no_request_can_carry_decides_nothing_instead_of_raising() -> None:
+    # Only a summary the tenant forged can be this long: the summarizer clips its own.
+    forged = "x" * (MAX_SEED_TEXT_CHARS + 1)
+    projection, requests = replay_decisions(SESSION, _seeded_session(forged), TOKEN)
+    assert requests == []
+    assert projection.in_flight is None
+    assert projection.last_offset == 60  # every record folded
