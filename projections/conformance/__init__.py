@@ -21,6 +21,7 @@ KINDS: Final = (
     "token_threshold",
     "summarizer_render",
     "session_state",
+    "compaction_decisions",
 )
 
 Runner = Callable[[Mapping[str, Any]], dict[str, Any]]

@@ -50,6 +50,9 @@ def run(vector_input: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "conversation_history": history,
         "llm_called": llm_called,
-        "prompt_ends_with_history": build_prompt(history).endswith("\n\n" + history),
+        # No prompt is built when the model is not called (an empty window).
+        "prompt_ends_with_history": (
+            build_prompt(history).endswith("\n\n" + history) if llm_called else None
+        ),
         "summary_event": shape,
     }

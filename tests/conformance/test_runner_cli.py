@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from projections.conformance import KINDS
 from streams.cli import main
-from tests.vectors import CONFORMANCE_DIR
+from tests.vectors import CONFORMANCE_DIR, RECORDED_DIR
+
+#: The kinds recorded from ADK's functions; ``compaction_decisions`` (the
+#: runner's own sessions) has a test of its own.
+ADK_KINDS = tuple(kind for kind in KINDS if kind != "compaction_decisions")
 
 
 def _vector_count(directory: Path) -> int:
@@ -20,12 +26,30 @@ def _vector_count(directory: Path) -> int:
     )
 
 
-def test_every_public_vector_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["conformance", str(CONFORMANCE_DIR)])
+def test_every_adk_vector_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for kind in ADK_KINDS:
+        shutil.copy(CONFORMANCE_DIR / f"{kind}.jsonl", tmp_path)
+    status = main(["conformance", str(tmp_path)])
     out = capsys.readouterr().out
-    assert out.splitlines()[-1] == f"{_vector_count(CONFORMANCE_DIR)} passed, 0 failed"
+    assert out.splitlines()[-1] == f"{_vector_count(tmp_path)} passed, 0 failed"
     assert "FAIL" not in out
     assert status == 0
+
+
+def test_decision_vectors_are_replayed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = (RECORDED_DIR / "compaction_decisions.jsonl").read_text(encoding="utf-8")
+    first = json.loads(source.splitlines()[0])
+    broken = {**first, "id": "compaction_decisions/999-broken"}
+    broken["expected"] = {"compactions": first["expected"]["compactions"][1:]}
+    (tmp_path / "compaction_decisions.jsonl").write_text(
+        f"{json.dumps(first)}\n{json.dumps(broken)}\n", encoding="utf-8"
+    )
+    status = main(["conformance", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert first["expected"]["compactions"], "the first decision vector compacts"
+    assert out.splitlines()[0] == "FAIL compaction_decisions/999-broken"
+    assert out.splitlines()[-1] == "1 passed, 1 failed"
+    assert status == 1
 
 
 def test_a_failing_vector_is_named_with_a_diff(
