@@ -1,6 +1,6 @@
 """Regression cases found by differential testing of compaction against ADK 2.13.0.
 
-Each case is vector-shaped (``kind`` + ``input`` as in ``../shared/conformance``)
+Each case is vector-shaped (``kind`` + ``input`` as in ``tests/conformance/vectors``)
 and its ``expected`` value is what ADK 2.13.0 produced for that input when run
 locally (recorded data, like the shared vectors). The core must reproduce it
 through :func:`projections.conformance.actual_for`.

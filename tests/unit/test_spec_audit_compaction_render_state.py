@@ -208,7 +208,7 @@ def test_render_vector_shape() -> None:
     assert empty == {
         "conversation_history": "",
         "llm_called": False,
-        "prompt_ends_with_history": True,
+        "prompt_ends_with_history": None,  # no prompt without a call (the vectors' README)
         "summary_event": None,
     }
 
