@@ -1,28 +1,45 @@
 """When the projector asks for a compaction, and which request it emits. Pure: no I/O, no clock.
 
-ADK runs its compaction in the runner's post-invocation hook: after the
-invocation's last event and before the next user message, over the session
-as it is then (reference §6). A stream has no "end of invocation" record, so
-the projector decides at two exact points:
+ADK compacts at two hooks (reference §5.1, §6): the runner's post-invocation
+hook, after an invocation's last event (token threshold first, then the
+sliding window), and the pre-request token check, before every model call
+of an LLM agent (the token threshold alone, reading only that agent's
+recorded counts). A stream has no "end of invocation" and no "model call"
+record, so the projector evaluates each hook while folding the first record
+that shows it ran, on the very events ADK's hook saw:
 
 * **an invocation has completed** when the first event of a *new*
   invocation arrives: a raw event (neither a summary nor a rewind) whose
   non-empty ``invocation_id`` no earlier record of the session carried,
-  after at least one live invocation. The hook is evaluated on the
-  projection *before* that event, which is exactly the list ADK's hook
-  saw: :func:`~projections.compaction.select_post_invocation_window`, token
-  threshold first, then the sliding window;
-* **a model response reports prompt tokens at or over the threshold**: the
-  token trigger alone, on the projection *after* that event.
+  after at least one live invocation. The post-invocation hook
+  (:func:`~projections.compaction.select_post_invocation_window`) is
+  evaluated on the projection *before* that event;
+* **a model call follows** a tool step: after an agent's event that ADK's
+  flow does not treat as a final response and that calls no tool (a tool's
+  function responses, a trailing code-execution result), ADK calls the model
+  again, so the check for the agent that calls it (the author, or the
+  target of ``transfer_to_agent``) is evaluated on the projection *after*
+  that event (:func:`next_model_call`). This is where ADK checks in a tool
+  loop: after the tool responses, with the count of the response that
+  called the tools;
+* **a model call was answered** that the stream has not checked for yet:
+  the first model response of an invocation (the user's message does not
+  say which agent answers it) or of an agent that starts after another
+  one's final reply. The check for the responding agent is evaluated on the
+  projection *before* the response (:func:`answered_model_call`).
+
+The token trigger reads the newest recorded prompt-token count since the
+newest summary event and, when there is none, ADK's characters/4 estimate of
+the request contents (reference §3.6, :mod:`projections.token_count`), so a
+session whose model calls report no usage is compacted by tokens too.
 
 Cheap pre-checks keep the O(history) selection off the hot path: the
 post-invocation hook runs only when ``invocations.since_compaction`` has
-reached ``compaction_interval`` or the last recorded prompt-token count has
-reached ``token_threshold``; the response check only when the event itself
-reports ``prompt_token_count >= token_threshold``. (A session whose model
-calls report no usage is therefore compacted by the sliding window only: the
-characters/4 estimate ADK falls back to is read when the sliding pre-check
-lets the hook run, never on its own.)
+reached ``compaction_interval``, or the last recorded prompt-token count has
+reached ``token_threshold`` or none was recorded since the newest summary;
+a pre-request check reads its agent's recorded count walking back from the
+newest event (a few events: a tool's response follows the call that
+reported it) and selects only at the threshold or without a count.
 
 An armed trigger whose windows are not worth compacting stays armed, and
 ADK selects again at every hook. The projector remembers why nothing can
@@ -32,7 +49,9 @@ the same O(1) facts skip a trigger whose own count says it cannot fire
 (``since_compaction`` below the interval, a recorded prompt-token count
 below the threshold). The decisions are exactly those of the plain
 selection: ``use_memo=False`` runs it alone, and a property test holds the
-two equal.
+two equal. The estimate is not kept incrementally: without a recorded
+count, an armed token check that the memo does not answer assembles the
+contents once (O(history)).
 
 Never two in flight: nothing is decided while the projection waits on a
 request. A request whose id a live summary already answers, or that a
@@ -42,9 +61,34 @@ request id is
 the trigger and the window's offsets, so the same log always yields the same
 requests: :func:`replay_decisions` is what the projector must emit for a log.
 
+**What a stream cannot reproduce.** ADK appends a summary synchronously,
+before the next event; the pipeline appends it after the record that
+decided it, and later still in production. Three consequences, each checked
+against ADK 2.13.0's runner by the ``compaction_decisions`` vectors:
+
+* a post-invocation summary lands after the next invocation's first event,
+  so a rewind to that invocation removes it where ADK's survives; and ADK's
+  summary of the invocation just before a rewind (its hook ran before the
+  rewind was appended) would be decided by the rewind record itself and
+  land after the rewind that removes its events. A rewind record therefore
+  completes no invocation here: the summary would stay live and bring the
+  rewound conversation back into the context. Reproducing ADK needs the
+  fold to place each summary where its decision was taken, which no record
+  carries;
+* when the check before an invocation's first model call compacts, the
+  summary lands after the model's response, so that response's own count
+  (ADK's count of the compacted prompt) is behind the summary and the next
+  check reads the estimate;
+* scoped invocations are not checked before their model calls: the summary
+  the pipeline appends carries no isolation scope.
+
 Example, ``compaction_interval=2, overlap_size=0``: inv1 (offsets 0, 1),
 inv2 (2, 3); the first event of inv3 (offset 4) completes inv2 and decides
-``sliding_window`` over offsets 0..3, ``decided_at_offset=4``.
+``sliding_window`` over offsets 0..3, ``decided_at_offset=4``. Example,
+``token_threshold=500, event_retention_size=0``: ``user`` (0), the agent's
+call reporting 1,000 prompt tokens (1), the tool's response (2): folding
+the response decides ``token_threshold`` over offsets 0..2 before the agent's
+next model call, ``decided_at_offset=2``.
 """
 
 from __future__ import annotations
@@ -66,13 +110,15 @@ from projections.projection import (
     note_request,
 )
 from projections.summary_request import refused_request_id
-from projections.token_threshold import POST_INVOCATION, select_token_threshold_window
+from projections.token_count import newest_recorded_count
+from projections.token_threshold import TokenHook, select_token_threshold_window
 from schemas.compaction_request import (
     CompactionRequest,
     SummarySeed,
     compaction_request_id,
     seed_problem,
 )
+from schemas.event import Event
 from schemas.keys import Offset, SessionKey, parse_session_key
 from schemas.logged_event import LoggedEvent
 
@@ -97,23 +143,105 @@ def completes_invocation(before: SessionProjection, record: LoggedEvent) -> bool
     )
 
 
-def reports_threshold(record: LoggedEvent, config: CompactionConfig) -> bool:
-    """Whether `record` is an unscoped event reporting prompt tokens at or over the threshold."""
-    threshold = config.token_threshold
-    event = record.envelope.event
-    usage = event.usage_metadata
-    return (
-        config.has_token_threshold
-        and threshold is not None
-        and event.isolation_scope is None
-        and usage is not None
-        and usage.prompt_token_count is not None
-        and usage.prompt_token_count >= threshold
-    )
+def next_model_call(event: Event) -> TokenHook | None:
+    """The check ADK runs before the model call that follows `event`, or None if none follows.
+
+    ADK's flow (``BaseLlmFlow.run_async``) runs another step, and so checks
+    and calls the model again, after a step whose last event is not a final
+    response (``Event.is_final_response``): a tool step's function
+    responses, or a trailing code-execution result. So right after such an
+    event of an agent, the next thing in the invocation is the pre-request
+    token check of the agent that calls the model next: the event's author,
+    or the agent a ``transfer_to_agent`` action hands over to. (An
+    invocation aborted or cut at its model-call limit right there makes no
+    call: the stream cannot know, and checks as if it did.)
+
+    None for: the user's events (the agent that answers them is not in the
+    log until it does: :func:`answered_model_call`), a summary, a rewind,
+    a partial chunk, an event with function calls (the tools run next, not
+    the model), a final response (``skip_summarization``, long-running tool
+    ids, an error), an event that asks for a tool confirmation or
+    credentials (the invocation pauses for the user), and a scoped event
+    (the summary the pipeline appends carries no isolation scope, so a
+    scoped hook's summary cannot be asked for).
+
+    Example: ``agent`` answers its call ``c1`` -> the check for ``agent``;
+    ``coordinator`` answers ``transfer_to_agent`` -> the check for the
+    target; ``agent`` calls ``lookup`` -> None.
+    """
+    if (
+        event.author == "user"
+        or event.isolation_scope is not None
+        or event.partial
+        or is_summary(event)
+        or event.actions.rewind_before_invocation_id
+        or event.actions.skip_summarization
+        or event.long_running_tool_ids
+        or event.error_code
+        or event.actions.requested_auth_configs
+        or event.actions.requested_tool_confirmations
+    ):
+        return None
+    parts = event.content.parts if event.content is not None else None
+    if not parts or any(part.function_call is not None for part in parts):
+        return None
+    responds = any(part.function_response is not None for part in parts)
+    trailing_result = parts[-1].code_execution_result is not None
+    if not (responds or trailing_result):
+        return None
+    agent = event.actions.transfer_to_agent or event.author
+    return TokenHook(agent_name=agent, current_branch=event.branch)
+
+
+def answered_model_call(before: SessionProjection, event: Event) -> TokenHook | None:
+    """The check ADK ran before the model call `event` answers, when the stream has not run it.
+
+    A model's response (an agent's event with model content and no function
+    response, or an error) follows a model call, and ADK checked the token
+    threshold for that agent just before the call, on the events before the
+    response. The stream evaluates that check on `before` unless it already
+    did, right after the event before it (:func:`next_model_call`): so, in
+    practice, for the first model call of an invocation (the user's message
+    names no agent) and for an agent that starts after another one's final
+    response.
+
+    Example: ``user "q"``, then ``agent`` calls ``lookup`` -> the check for
+    ``agent`` on ``[user "q"]``; the reply after the tool's response -> None
+    (checked after the response).
+    """
+    if event.author == "user" or event.isolation_scope is not None or event.partial:
+        return None
+    if is_summary(event) or event.actions.rewind_before_invocation_id:
+        return None
+    content = event.content
+    model_content = content is not None and content.role == "model"
+    if not (model_content or event.error_code):
+        return None
+    parts = content.parts if content is not None else None
+    if parts and any(part.function_response is not None for part in parts):
+        return None
+    previous = _previous_raw_event(before)
+    if previous is not None and next_model_call(previous) is not None:
+        return None
+    return TokenHook(agent_name=event.author, current_branch=event.branch)
+
+
+def _previous_raw_event(projection: SessionProjection) -> Event | None:
+    """The newest live event that is not a summary. O(summaries at the end)."""
+    for record in reversed(projection.log.live):
+        event = record.envelope.event
+        if not is_summary(event):
+            return event
+    return None
 
 
 def _hook_may_fire(before: SessionProjection, config: CompactionConfig) -> bool:
-    """The pre-check of the post-invocation hook: O(1)."""
+    """The pre-check of the post-invocation hook: O(1).
+
+    The token trigger may fire when the count it reads is at the threshold,
+    or when no count was recorded since the newest summary (it then reads
+    the characters/4 estimate, reference §3.6).
+    """
     interval, threshold = config.compaction_interval, config.token_threshold
     sliding = (
         config.has_sliding_window
@@ -122,10 +250,7 @@ def _hook_may_fire(before: SessionProjection, config: CompactionConfig) -> bool:
     )
     last = before.tokens.last_prompt_tokens
     token = (
-        config.has_token_threshold
-        and threshold is not None
-        and last is not None
-        and last >= threshold
+        config.has_token_threshold and threshold is not None and (last is None or last >= threshold)
     )
     return sliding or token
 
@@ -154,10 +279,21 @@ def decide_compaction(
 
 @dataclass(frozen=True, slots=True)
 class _Decision:
-    """A decision and whether a selection ran for it (then the gate memo is out of date)."""
+    """A decision, where its window was chosen, and whether a selection ran for it.
+
+    Attributes:
+        request: The request, or None.
+        selected: A selection ran (then the gate memo is out of date).
+        chosen_before: The window was chosen on the projection before the
+            record (ADK's hook ran on the events preceding it).
+    """
 
     request: CompactionRequest | None
     selected: bool
+    chosen_before: bool = False
+
+
+_NOTHING: Final = _Decision(None, selected=False)
 
 
 def _decide(
@@ -169,10 +305,12 @@ def _decide(
     use_memo: bool,
 ) -> _Decision:
     if after.in_flight is not None or after.last_offset != record.offset:
-        return _Decision(None, selected=False)  # waiting on a request, or nothing applied
+        return _NOTHING  # waiting on a request, or nothing applied
     if before.last_offset >= record.offset or refused_request_id(record.envelope.event):
-        return _Decision(None, selected=False)  # redelivered, or a refusal: no trigger
-    request, selected = None, False
+        return _NOTHING  # redelivered, or a refusal: no trigger
+    event = record.envelope.event
+    selected = False
+    # 1. ADK's post-invocation hook, when this record shows the invocation before it ended.
     hook = completes_invocation(before, record) and _hook_may_fire(before, config)
     if hook and not (use_memo and _quiet_after_invocation(before, config)):
         selected = True
@@ -184,21 +322,73 @@ def _decide(
         )
         if window is not None:
             request = compaction_request(before, window, decided_at_offset=record.offset)
-    token_check = request is None and reports_threshold(record, config)
-    if token_check and not (use_memo and _quiet_token_check(after)):
-        selected = True
-        window = select_token_threshold_window(
-            live_events(after),
-            config,
-            POST_INVOCATION,
-            seed_invocation_id=SEED_INVOCATION_ID,
-            sizes=live_event_sizes(after) if use_memo else None,
-        )
-        if window is not None:
-            request = compaction_request(after, window, decided_at_offset=record.offset)
-    if request is None or not _may_emit(after, request):
+            if request is not None:
+                return _emitted(after, request, selected, chosen_before=True)
+    if after.log.records is before.log.records:
+        return _Decision(None, selected)  # not stored: a partial chunk or a producer's retry
+    # 2. The pre-request check before the model call this record answers.
+    answered = answered_model_call(before, event)
+    if answered is not None:
+        request, ran = _token_check(before, config, answered, record.offset, use_memo=use_memo)
+        selected = selected or ran
+        if request is not None:
+            return _emitted(after, request, selected, chosen_before=True)
+    # 3. The pre-request check before the model call that follows this record.
+    upcoming = next_model_call(event)
+    if upcoming is not None:
+        request, ran = _token_check(after, config, upcoming, record.offset, use_memo=use_memo)
+        selected = selected or ran
+        if request is not None:
+            return _emitted(after, request, selected, chosen_before=False)
+    return _Decision(None, selected)
+
+
+def _emitted(
+    after: SessionProjection, request: CompactionRequest, selected: bool, *, chosen_before: bool
+) -> _Decision:
+    """`request` unless a live summary answers it or a refusal named it."""
+    if not _may_emit(after, request):
         return _Decision(None, selected)
-    return _Decision(request, selected)
+    return _Decision(request, selected, chosen_before)
+
+
+def _token_check(
+    projection: SessionProjection,
+    config: CompactionConfig,
+    hook: TokenHook,
+    decided_at_offset: Offset,
+    *,
+    use_memo: bool,
+) -> tuple[CompactionRequest | None, bool]:
+    """ADK's pre-request token check on `projection`: the request, and whether it selected.
+
+    The recorded count of the hook's agent is read walking back from the
+    newest live event to the newest summary; below the threshold the trigger
+    cannot fire. Without a recorded count the selection reads the
+    characters/4 estimate, unless the gate memo proves no window passes.
+    """
+    threshold = config.token_threshold
+    if not config.has_token_threshold or threshold is None:
+        return None, False
+    recorded = newest_recorded_count(
+        (record.envelope.event for record in reversed(projection.log.live)),
+        agent_name=hook.agent_name,
+        isolation_scope=hook.isolation_scope,
+    )
+    if recorded is not None and recorded < threshold:
+        return None, False
+    if use_memo and _quiet_token_check(projection):
+        return None, False
+    window = select_token_threshold_window(
+        live_events(projection),
+        config,
+        hook,
+        seed_invocation_id=SEED_INVOCATION_ID,
+        sizes=live_event_sizes(projection) if use_memo else None,
+    )
+    if window is None:
+        return None, True
+    return compaction_request(projection, window, decided_at_offset=decided_at_offset), True
 
 
 def _may_emit(projection: SessionProjection, request: CompactionRequest) -> bool:
@@ -234,9 +424,9 @@ def _quiet_after_invocation(before: SessionProjection, config: CompactionConfig)
     return token_quiet and sliding_quiet
 
 
-def _quiet_token_check(after: SessionProjection) -> bool:
-    """Whether the token check on `after` selects nothing: the memo's token bound holds."""
-    memo = after.gate_memo
+def _quiet_token_check(projection: SessionProjection) -> bool:
+    """Whether a token check on `projection` selects nothing: the memo's token bound holds."""
+    memo = projection.gate_memo
     return memo is not None and memo.token is not None
 
 
@@ -305,10 +495,16 @@ class Step:
     Attributes:
         projection: The projection after the record (waiting on `request` if any).
         request: The request decided by the record, or None.
+        chosen_before: The request's window was chosen on the projection
+            *before* the record: ADK's hook ran on the events preceding it
+            (the post-invocation hook, or the check before the model call the
+            record answers). False: on the projection after it (the check
+            before the model call that follows the record).
     """
 
     projection: SessionProjection
     request: CompactionRequest | None
+    chosen_before: bool = False
 
 
 def step(
@@ -334,7 +530,7 @@ def step(
         after = replace(note_request(after, request), gate_memo=None)
     elif decision.selected and use_memo:
         after = _remembered(after, config)
-    return Step(after, request)
+    return Step(after, request, decision.chosen_before)
 
 
 def replay_decisions(

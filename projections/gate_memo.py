@@ -1,9 +1,11 @@
 """Proofs that no compaction window can pass the size gate yet. Pure: no I/O, no clock.
 
-Once a trigger is armed (``compaction_interval`` new invocations, or prompt
-tokens at the threshold), ADK selects a window on every later hook; when the
-window is not worth compacting (reference §3.5), nothing happens and the next
-hook selects again, O(history) each time. The projector remembers instead
+Once a trigger is armed (``compaction_interval`` new invocations; prompt
+tokens at the threshold, or no count since the newest summary, when the
+characters/4 estimate decides), ADK selects a window on every later hook,
+after every invocation and before every model call; when the window is not
+worth compacting (reference §3.5), nothing happens and the next hook selects
+again, O(history) each time. The projector remembers instead
 *why nothing can pass* and what would have to change first, so an armed but
 quiet trigger costs O(1) per event.
 
@@ -22,17 +24,20 @@ guess):
   range, so it spends that much budget (content-less events spend nothing);
   the masking, the survivors and the previous summary are those of the
   summaries, which did not change;
-* a scoped event is invisible to both triggers after an invocation (they
-  read unscoped events only): nothing changes;
+* a scoped event is invisible to both triggers (after an invocation they
+  read unscoped events only, and the projector checks only unscoped model
+  calls): nothing changes;
 * a summary or a rewind changes the masking, the bar and which invocations
   are new: the memo is dropped, the next armed hook selects again.
 
 Floors:
 
-* **token threshold**: its candidates are the raw events after the latest
-  summary's end, and its seed is stamped with that summary's start, so every
-  window starts at or after ``min(start, end)`` of the latest summary (after
-  0.0 without one), whatever is appended;
+* **token threshold**: the same for every hook that checks it (the agent a
+  pre-request check reads counts of changes the count, not the window): its
+  candidates are the raw events after the latest summary's end, and its seed
+  is stamped with that summary's start, so every window starts at or after
+  ``min(start, end)`` of the latest summary (after 0.0 without one),
+  whatever is appended;
 * **sliding window**: a window is a slice of the live list starting at the
   first event of the invocation ``overlap_size`` places before the first new
   one. Appending events only adds new invocations after the existing ones,

@@ -8,7 +8,7 @@ build.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from projections.contents import ContentsRequest, build_contents
@@ -26,7 +26,21 @@ def recorded_prompt_token_count(
     only that agent's counts are read (pre-request hook); otherwise any
     author's (post-invocation hook; deliberately different, §14.10).
     """
-    for event in reversed(live):
+    return newest_recorded_count(
+        reversed(live), agent_name=agent_name, isolation_scope=isolation_scope
+    )
+
+
+def newest_recorded_count(
+    newest_first: Iterable[Event], *, agent_name: str, isolation_scope: str | None
+) -> int | None:
+    """:func:`recorded_prompt_token_count` over live events given newest first.
+
+    It reads only as far back as the newest count it may use or the newest
+    summary event, so a caller holding the live list in a persistent vector
+    walks a few events, not the session.
+    """
+    for event in newest_first:
         if event.isolation_scope != isolation_scope:
             continue
         if event.actions.compaction is not None:

@@ -6,8 +6,9 @@ left out), the texts its scripted summarizer answered with, and, as
 ``expected``, every compaction ADK made, in order.
 
 The replay folds the raw events as one session's records (offsets in stream
-order) with :func:`~projections.compaction_decision.replay_decisions` and
-answers each request the core decides the way the pipeline does: a summary
+order) with :func:`~projections.compaction_decision.step`, the step
+:func:`~projections.compaction_decision.replay_decisions` folds, and answers
+each request the core decides the way the pipeline does: a summary
 event of ADK's shape over the request's range
 (:func:`~projections.render.summary_event`) naming the request
 (:func:`~projections.summary_request.with_summary_request_id`), carrying the
@@ -18,20 +19,17 @@ ADK, whose hooks summarize synchronously.
 **Position** (``after_index``). ADK appends a summary after raw event ``i``
 when one of its hooks ran on the events ``0..i``: the post-invocation hook
 after an invocation's last event, the pre-request token check before a model
-call. The core decides while folding a record ``j``:
+call. The core decides while folding a record ``j`` and says on which
+projection it chose the window (``Step.chosen_before``):
 
-* when ``j`` is the first raw event of an invocation the stream has not seen
-  (not a summary or a rewind, after at least one invocation), it evaluates
-  ADK's post-invocation hook on the projection *before* ``j``: the events
-  ``0..j-1``, position ``j - 1``;
-* otherwise it evaluates the token trigger on the projection *after* ``j``:
-  position ``j``. A decision made while folding an appended summary is at
-  the position of the last raw event before it.
+* on the projection *before* ``j`` (the events ``0..j-1``): ADK's
+  post-invocation hook when ``j`` is the first event of a new invocation, or
+  the check before the model call whose response ``j`` is; position ``j - 1``;
+* on the projection *after* ``j``: the check before the model call that
+  follows ``j`` (a tool's response); position ``j``.
 
-A first event of an invocation that itself reports prompt tokens would make
-the position ambiguous (either rule could have decided); ADK's runner never
-writes one (an invocation starts with the user's message), and the replay
-raises on it.
+A decision made while folding an appended summary (none is, today) would be
+at the position of the last raw event before it.
 """
 
 from __future__ import annotations
@@ -41,7 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from projections.compaction_config import CompactionConfig
-from projections.compaction_decision import replay_decisions
+from projections.compaction_decision import step
+from projections.masking import is_summary
 from projections.projection import SessionProjection
 from projections.render import summary_event
 from projections.summary_request import with_summary_request_id
@@ -77,17 +76,21 @@ class _Replay:
     answered: int = 0
     decisions: list[dict[str, Any]] = field(default_factory=list)
 
-    def fold(self, envelope: Envelope, position: int) -> list[CompactionRequest]:
-        """Fold one record; note each request it decided at `position`."""
+    def fold(self, envelope: Envelope, index: int) -> list[CompactionRequest]:
+        """Fold one record; note the request it decided, placed for the last raw event `index`."""
         record = LoggedEvent(Offset(self.next_offset), envelope)
         self.next_offset += 1
-        self.projection, requests = replay_decisions(
-            SESSION, [record], self.config, self.projection
-        )
-        self.decisions.extend(_decision(request, position) for request in requests)
-        return requests
+        folded = step(self.projection, record, self.config)
+        self.projection = folded.projection
+        request = folded.request
+        if request is None:
+            return []
+        raw = not is_summary(envelope.event)
+        position = index - 1 if raw and folded.chosen_before else index
+        self.decisions.append(_decision(request, position))
+        return [request]
 
-    def answer(self, request: CompactionRequest, position: int, fallback_timestamp: float) -> None:
+    def answer(self, request: CompactionRequest, index: int, fallback_timestamp: float) -> None:
         """Append and fold the summary answering `request`, and answer what that decides."""
         scripted = self.script[self.answered] if self.answered < len(self.script) else None
         self.answered += 1
@@ -115,8 +118,8 @@ class _Replay:
             idempotency_key=f"summary:{request.request_id}",
             event=with_summary_request_id(event, request.request_id),
         )
-        for chained in self.fold(envelope, position):
-            self.answer(chained, position, timestamp)
+        for chained in self.fold(envelope, index):
+            self.answer(chained, index, timestamp)
 
 
 def _decision(request: CompactionRequest, position: int) -> dict[str, Any]:
@@ -138,13 +141,6 @@ def _decision(request: CompactionRequest, position: int) -> dict[str, Any]:
     }
 
 
-def _starts_invocation(event: Event, seen: set[str]) -> bool:
-    """First raw event of an invocation not seen before, after at least one invocation."""
-    if event.actions.compaction is not None or event.actions.rewind_before_invocation_id:
-        return False
-    return bool(event.invocation_id) and event.invocation_id not in seen and bool(seen)
-
-
 def _script(summaries: Sequence[Mapping[str, Any]]) -> list[_ScriptedSummary]:
     return [
         _ScriptedSummary(
@@ -161,24 +157,13 @@ def _script(summaries: Sequence[Mapping[str, Any]]) -> list[_ScriptedSummary]:
 
 
 def run(vector_input: Mapping[str, Any]) -> dict[str, Any]:
-    """The core's compactions over the vector's raw events, shaped like ADK's.
-
-    Raises:
-        ValueError: an event starts an invocation and reports prompt tokens.
-    """
+    """The core's compactions over the vector's raw events, shaped like ADK's."""
     replay = _Replay(
         config=CompactionConfig.model_validate(vector_input["config"]),
         script=_script(vector_input.get("summaries", [])),
     )
-    seen: set[str] = set()
     for index, data in enumerate(vector_input["events"]):
         event = Event.model_validate(data)
-        starts = _starts_invocation(event, seen)
-        usage = event.usage_metadata
-        if starts and usage is not None and usage.prompt_token_count is not None:
-            raise ValueError(f"event {event.id} starts an invocation and reports prompt tokens")
-        if event.invocation_id and not event.actions.rewind_before_invocation_id:
-            seen.add(event.invocation_id)
         envelope = Envelope(
             tenant=TENANT,
             session_key=SESSION,
@@ -186,6 +171,6 @@ def run(vector_input: Mapping[str, Any]) -> dict[str, Any]:
             idempotency_key=event.id or f"event-{index}",
             event=event,
         )
-        for request in replay.fold(envelope, index - 1 if starts else index):
+        for request in replay.fold(envelope, index):
             replay.answer(request, index, event.timestamp)
     return {"compactions": replay.decisions}

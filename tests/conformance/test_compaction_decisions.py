@@ -9,36 +9,40 @@ the ids of the events handed to the summarizer, the seed, the range, and
 
 :mod:`projections.conformance.compaction_decisions` folds the raw events as one
 session's records (offsets in stream order) with
-:func:`projections.compaction_decision.replay_decisions` and answers every
+:func:`projections.compaction_decision.step`, the step
+:func:`~projections.compaction_decision.replay_decisions` folds, record by
+record, and answers every
 request the core decides as the pipeline does: a summary event of ADK's shape
 over the request's range, naming the request, with the text and usage of the
 summary ADK made at the same place, appended as the very next record.
 
 **Position.** ADK appends a summary after raw event ``i`` when a hook ran on
-events ``0..i`` (the post-invocation hook after an invocation's last event,
-the pre-request token check before a model call). The core decides while
-folding a record ``j``. When ``j`` is the first raw event of an invocation the
-stream has not seen (not a summary or a rewind, after at least one
-invocation), the core evaluated the post-invocation hook on the projection
-*before* ``j`` (events ``0..j-1``): its position is ``j - 1``. Otherwise it
-evaluated the token trigger on the projection *after* ``j``: position ``j``
-(while folding an appended summary: the last raw event before it). Example,
-``compaction_interval=2``: ADK's hook after inv2's last event ``e4`` appends
-its summary at ``after_index=3``; the core decides it on inv3's first event
-``e5`` (index 4), position 3.
+events ``0..i``: the post-invocation hook after an invocation's last event,
+the pre-request token check before a model call. The core decides while
+folding a record ``j`` and says on which projection it chose the window
+(:attr:`~projections.compaction_decision.Step.chosen_before`): on the one
+*before* ``j`` (the post-invocation hook when ``j`` is the first event of a
+new invocation, or the check before the model call whose response ``j``
+is), position ``j - 1``; on the one *after* ``j`` (the check before the
+model call that follows a tool's response ``j``), position ``j``. Example,
+``compaction_interval=2``: ADK's hook after inv2's last event ``e4``
+appends its summary at ``after_index=3``; the core decides it on inv3's
+first event ``e5`` (index 4), chosen before it: position 3.
 
 The comparison is exact: the whole ordered list of compactions.
 
 **Known divergences.** :data:`KNOWN_DIVERGENCES` lists the vectors where the
-core does not decide what ADK's runner decided today, each with the reason; a
+core does not decide what ADK's runner decided, each with the reason; a
 listed vector must still differ (the test fails once it agrees, so the list
 only shrinks as the core is fixed), and every other vector must agree
-exactly. The three causes: ADK's pre-request token check runs before the next
-model call, after the tool responses, while the core decides on the response
-that reports the count; with no usage reported ADK falls back to its
-characters/4 estimate, which the core's trigger never reads; a summary the
-pipeline appends lands after the next invocation's first event, so a rewind
-to that invocation removes it, where ADK's survives.
+exactly. What is left is a rewind behind a summary: the pipeline's summary
+of an invocation is decided by the first record of the next one, so it
+lands after that record, and a rewind to that invocation removes it where
+ADK's (appended before the record) survives. ADK's summary of the
+invocation before a rewind is decided by the rewind record itself, and the
+pipeline's would land after the rewind that removes its events, where no
+rule of the fold removes it (:mod:`projections.compaction_decision`,
+"What a stream cannot reproduce").
 """
 
 from __future__ import annotations
@@ -53,29 +57,9 @@ from tests.vectors import RECORDED_DIR, Vector, load_vectors, vector_id
 VECTORS = load_vectors("compaction_decisions", RECORDED_DIR)
 
 
-_PRE_REQUEST = "ADK's pre-request token check runs after the tool responses"
-_NO_USAGE = "no usage reported: ADK's characters/4 estimate"
 _REWIND = "a rewind to the next invocation removes the pipeline's later summary"
 KNOWN_DIVERGENCES: dict[str, str] = {
     "compaction_decisions/024-rewind-i2-o0": _REWIND,
-    "compaction_decisions/033-tools-t150-r0": _PRE_REQUEST,
-    "compaction_decisions/034-tools-t200-r2": _PRE_REQUEST,
-    "compaction_decisions/035-tools-t300-r3": _PRE_REQUEST,
-    "compaction_decisions/036-tools-t250-r1": _PRE_REQUEST,
-    "compaction_decisions/037-mixed-t200-r0": _PRE_REQUEST,
-    "compaction_decisions/038-mixed-t250-r2": _PRE_REQUEST,
-    "compaction_decisions/039-mixed-t350-r4": _PRE_REQUEST,
-    "compaction_decisions/040-reports-t250-r1": _PRE_REQUEST,
-    "compaction_decisions/042-jobs-t200-r2": _PRE_REQUEST,
-    "compaction_decisions/044-no-usage-t150-r1": _NO_USAGE,
-    "compaction_decisions/045-no-usage-t300-r2": _NO_USAGE,
-    "compaction_decisions/046-pair-t200-r1": _PRE_REQUEST + "; the target agent has no count",
-    "compaction_decisions/047-pair-t400-r2": _PRE_REQUEST,
-    "compaction_decisions/048-coarse-clock-t200-r2": _PRE_REQUEST,
-    "compaction_decisions/054-tools-i3-o1-t200-r1": _PRE_REQUEST,
-    "compaction_decisions/056-mixed-i4-o1-t220-r2": _PRE_REQUEST,
-    "compaction_decisions/059-minimal-tool-loop-t500-r0": _PRE_REQUEST,
-    "compaction_decisions/060-minimal-no-usage-t30-r0": _NO_USAGE,
     "compaction_decisions/061-minimal-rewind-after-summary-i1-o0": _REWIND,
 }
 

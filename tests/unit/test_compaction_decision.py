@@ -2,28 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import (
+    answered_model_call,
     completes_invocation,
     decide_compaction,
+    next_model_call,
     replay_decisions,
     step,
 )
 from projections.projection import SessionProjection, apply, live_events, project
 from projections.summary_request import refusal_event, with_summary_request_id
+from projections.token_count import estimated_prompt_token_count
+from projections.token_threshold import TokenHook
 from schemas.compaction_request import MAX_SEED_TEXT_CHARS, compaction_request_id
 from schemas.event import Event
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
 from tests.strategies import SESSION, logged, sessions
-from tests.unit.builders import summary_event, text_event
+from tests.unit.builders import call_event, response_event, summary_event, text_event
 
 SLIDING = CompactionConfig(compaction_interval=2, overlap_size=0)
 TOKEN = CompactionConfig(token_threshold=100, event_retention_size=1)
+TOKEN_NO_RETENTION = CompactionConfig(token_threshold=100, event_retention_size=0)
 BOTH = CompactionConfig(
     compaction_interval=2, overlap_size=1, token_threshold=100, event_retention_size=1
 )
@@ -97,11 +105,143 @@ def test_never_two_in_flight_and_a_summary_frees_the_next() -> None:
     assert requests[1].event_ids[0] == "u3"  # after the summary's end
 
 
-def test_token_threshold_fires_on_the_reporting_response() -> None:
+def test_a_reply_over_the_threshold_is_compacted_when_its_invocation_completes() -> None:
+    # ADK checks after the invocation (and before the next model call), never on
+    # the response that reports the count: vectors 027-032 put the summary after
+    # the reply, 033 after the tool's response, never after the reporting event.
     log = _log(_invocations(2, tokens=150))
-    _, requests = replay_decisions(SESSION, log, TOKEN)
-    assert [r.trigger for r in requests] == ["token_threshold"]
-    assert requests[0].decided_at_offset == 10  # a1 reported 150 >= 100
+    projection = SessionProjection(SESSION)
+    decided = []
+    for record in log:
+        folded = step(projection, record, TOKEN)
+        projection = folded.projection
+        if folded.request is not None:
+            decided.append((record.offset, folded.chosen_before, folded.request.event_ids))
+    # u2 (offset 20) completes inv1, whose reply a1 reported 150 >= 100; the hook
+    # ran on u1, a1 (chosen before u2), retention 1 keeps a1.
+    assert decided == [(20, True, ("u1",))]
+
+
+def _tool_loop(prompt_tokens: int, **response_fields: Any) -> list[Event]:
+    """u1, the agent's call reporting `prompt_tokens`, the tool's response, the reply."""
+    usage = {"usage_metadata": {"prompt_token_count": prompt_tokens}}
+    return [
+        text_event("u1", "inv1", 110.0, "look up the tides"),
+        call_event("c1", "inv1", 111.0, "k1", "lookup", **usage),
+        response_event("r1", "inv1", 112.0, "k1", "lookup", **response_fields),
+        text_event("a1", "inv1", 113.0, "the moon", author="agent", **usage),
+    ]
+
+
+def test_a_tool_loop_is_checked_after_the_tools_respond() -> None:
+    # Vector 059: ADK's check before the second model call sees the tool's
+    # response; the call that reported the count decides nothing.
+    projection = SessionProjection(SESSION)
+    decided = []
+    for record in _log(_tool_loop(1_000)):
+        folded = step(projection, record, TOKEN_NO_RETENTION)
+        projection = folded.projection
+        if folded.request is not None:
+            decided.append((record.offset, folded.chosen_before, folded.request.event_ids))
+    assert decided == [(20, False, ("u1", "c1", "r1"))]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"actions": {"skip_summarization": True}},
+        {"long_running_tool_ids": ["k1"]},
+        {"actions": {"requested_tool_confirmations": {"k1": {"hint": "ok?"}}}},
+        {"actions": {"requested_auth_configs": {"k1": {}}}},
+        {"error_code": "TOOL_FAILED"},
+    ],
+    ids=["skip-summarization", "long-running", "confirmation", "credentials", "error"],
+)
+def test_no_check_after_a_response_that_ends_the_agents_turn(fields: dict[str, Any]) -> None:
+    # A final response (ADK's Event.is_final_response) or one that pauses for the
+    # user: ADK calls no model after it, so nothing is checked before one.
+    response = _tool_loop(1_000, **fields)[2]
+    assert next_model_call(response) is None
+    _, requests = replay_decisions(SESSION, _log(_tool_loop(1_000, **fields)[:3]), TOKEN)
+    assert requests == []
+
+
+def test_the_check_after_a_transfer_is_the_target_agents() -> None:
+    # Vector 046: the coordinator's count is not the researcher's.
+    transfer = response_event(
+        "r1",
+        "inv1",
+        112.0,
+        "k1",
+        "transfer_to_agent",
+        author="coordinator",
+        actions={"transfer_to_agent": "researcher"},
+    )
+    assert next_model_call(transfer) == TokenHook(agent_name="researcher")
+    assert next_model_call(_tool_loop(1)[2]) == TokenHook(agent_name="agent")
+    assert next_model_call(_tool_loop(1)[1]) is None  # a call: the tool runs next
+    assert next_model_call(_tool_loop(1)[3]) is None  # a final reply
+
+
+def test_the_count_read_before_a_model_call_is_that_agents_own() -> None:
+    # Another agent's count over the threshold does not arm this agent's check
+    # (reference §5.1), and this agent's count below it skips the selection.
+    config = CompactionConfig(token_threshold=500, event_retention_size=0)
+    events = _tool_loop(5_000)
+    other = events[1].model_copy(update={"author": "helper"})
+    log = _log([events[0], other, events[2]])
+    before = project(SESSION, log[:2])
+    # "agent" has no count: the estimate of u1 and helper's call, quoted as
+    # another agent's message, is what the check reads.
+    estimate = estimated_prompt_token_count(
+        live_events(before), agent_name="agent", current_branch=None, isolation_scope=None
+    )
+    assert estimate is not None
+    assert 0 < estimate < 500
+    _, requests = replay_decisions(SESSION, log, config)
+    assert requests == []
+    _, requests = replay_decisions(SESSION, _log(_tool_loop(499)[:3]), config)
+    assert requests == []
+    _, requests = replay_decisions(SESSION, _log(_tool_loop(500)[:3]), config)
+    assert [request.decided_at_offset for request in requests] == [20]
+
+
+def test_the_first_model_call_is_checked_on_the_events_before_its_response() -> None:
+    # Vector 045: the user's message names no agent; the check before the first
+    # model call is evaluated when the response shows which agent made it.
+    question = text_event("u1", "inv1", 110.0, "q" * 600)
+    reply = text_event("a1", "inv1", 111.0, "a", author="agent")
+    before = project(SESSION, _log([question]))
+    assert answered_model_call(before, reply) == TokenHook(agent_name="agent")
+    folded = step(before, _log([question, reply])[1], TOKEN_NO_RETENTION)
+    assert folded.request is not None
+    assert folded.chosen_before
+    assert folded.request.event_ids == ("u1",)  # 600 characters // 4 = 150 >= 100
+    assert folded.request.decided_at_offset == 10
+
+
+def test_a_response_after_a_checked_tool_response_is_not_checked_again() -> None:
+    events = _tool_loop(1)
+    before = project(SESSION, _log(events[:3]))
+    assert answered_model_call(before, events[3]) is None  # checked after r1
+    assert answered_model_call(project(SESSION, _log(events[:1])), events[1]) is not None
+
+
+def test_without_usage_the_post_invocation_hook_reads_the_estimate() -> None:
+    # Vectors 044, 060: no model call reports usage; ADK compares characters / 4.
+    events = [
+        text_event("u1", "inv1", 110.0, "q1"),
+        text_event("a1", "inv1", 111.0, "a" * 600, author="agent"),
+        text_event("u2", "inv2", 120.0, "q2"),
+    ]
+    projection = SessionProjection(SESSION)
+    decided = []
+    for record in _log(events):
+        folded = step(projection, record, TOKEN)
+        projection = folded.projection
+        if folded.request is not None:
+            decided.append((record.offset, folded.chosen_before, folded.request.event_ids))
+    assert decided == [(20, True, ("u1",))]
 
 
 def test_token_threshold_below_the_bar_decides_nothing() -> None:

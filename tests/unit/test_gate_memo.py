@@ -96,6 +96,38 @@ def test_without_the_memo_every_invocation_selects(monkeypatch: pytest.MonkeyPat
     assert projection.gate_memo is None
 
 
+def _failing_model(serial: int) -> list[Event]:
+    """Invocation ``inv<serial>``: a state-only user event, then a model error reporting tokens."""
+    error = Event.model_validate(
+        {
+            "id": f"x{serial}",
+            "invocation_id": f"inv{serial}",
+            "author": "agent",
+            "timestamp": 100.5 + serial,
+            "error_code": "UNAVAILABLE",
+            "usage_metadata": {"prompt_token_count": 2 * ARMED_THRESHOLD},
+        }
+    )
+    return [_quiet(serial), error]
+
+
+def test_the_checks_before_model_calls_hold_the_memo_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each invocation's model call reports twice the threshold and adds nothing to
+    # a request: the check before the first call (no count yet: the estimate, of
+    # nothing) selects once; every later check and hook is answered by the memo.
+    calls = _counting(monkeypatch)
+    events = [event for serial in range(100) for event in _failing_model(serial)]
+    projection, requests = replay_decisions(SESSION, _log(events), TOKEN)
+    assert requests == []
+    assert calls == [0, 1]
+    assert projection.gate_memo == GateMemo(GateBound(0.0, 27), None, None)
+    _, plain = replay_decisions(SESSION, _log(events), TOKEN, use_memo=False)
+    assert plain == []
+    assert calls[0] + calls[1] > 100  # without the memo, every check selects
+
+
 def test_content_beyond_the_budget_selects_again_and_compacts() -> None:
     quiet = [_quiet(n) for n in range(10)]
     before, _ = replay_decisions(SESSION, _log(quiet), SLIDING)

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from projections.token_count import (
     content_characters,
+    newest_recorded_count,
     observed_prompt_token_count,
     recorded_prompt_token_count,
 )
-from schemas.event import Content
+from schemas.event import Content, Event
 from tests.unit.builders import summary_event, text_event
 
 
@@ -52,3 +55,24 @@ def test_no_countable_characters_gives_no_count() -> None:
 def test_estimate_is_characters_floor_divided_by_four() -> None:
     events = [text_event("e1", "i", 1, "x" * 7)]
     assert observed_prompt_token_count(events) == 1
+
+
+def test_the_newest_first_walk_reads_no_further_than_it_needs() -> None:
+    events = [
+        text_event("e1", "i", 100, usage_metadata={"prompt_token_count": 5}),
+        text_event("e2", "i", 101, author="a", usage_metadata={"prompt_token_count": 7}),
+        text_event("e3", "i", 102, author="b", usage_metadata={"prompt_token_count": 9}),
+    ]
+    read: list[str] = []
+
+    def newest_first() -> Iterator[Event]:
+        for event in reversed(events):
+            read.append(event.id)
+            yield event
+
+    assert newest_recorded_count(newest_first(), agent_name="a", isolation_scope=None) == 7
+    assert read == ["e3", "e2"]
+    for agent in ("", "a", "b", "c"):
+        assert newest_recorded_count(
+            reversed(events), agent_name=agent, isolation_scope=None
+        ) == recorded_prompt_token_count(events, agent_name=agent, isolation_scope=None)
