@@ -8,6 +8,21 @@ cannot start fails the tests that need it; nothing is ever skipped.
 
 ``CTXSTREAM_KAFKA_LAUNCHER=docker`` starts the broker with testcontainers
 instead (the optional ``docker`` extra; never the default).
+
+Hypothesis profiles (the core's main properties take their example counts
+from the loaded one):
+
+* ``default``: what the test command runs, hypothesis' own defaults
+  (:data:`DEFAULT_EXAMPLES` examples per property). With ``CI`` set,
+  hypothesis loads its own ``ci`` profile instead: the same counts,
+  derandomized, no deadline.
+* ``deep``: :data:`DEEP_EXAMPLES` examples, no deadline, large generated
+  sessions mixed in (:func:`tests.strategies.core_sessions`); derandomized
+  like the rest when ``CI`` is set. ``tests/deep`` runs the core's main
+  properties under it.
+
+``CTXSTREAM_HYPOTHESIS_PROFILE=deep`` selects one (hypothesis' own
+``--hypothesis-profile deep`` too, and wins).
 """
 
 from __future__ import annotations
@@ -23,6 +38,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"
@@ -32,6 +48,30 @@ START_TIMEOUT_S = 300.0  # a first run also fetches the broker's jars from Maven
 STOP_TIMEOUT_S = 60.0  # SIGTERM, up to 30 s of clean shutdown, then SIGKILL
 DOCKER_KAFKA_IMAGE = "confluentinc/cp-kafka:7.9.0"  # Confluent Platform 7.9 = Kafka 3.9
 DOCKER_START_TIMEOUT_S = 120
+
+
+#: The environment variable naming the hypothesis profile to load.
+PROFILE_VARIABLE = "CTXSTREAM_HYPOTHESIS_PROFILE"
+#: Examples per core property under ``default`` (hypothesis' own default count).
+DEFAULT_EXAMPLES = 100
+#: Examples per core property under ``deep``.
+DEEP_EXAMPLES = 3_000
+
+# Profiles are registered before any test module is imported: a property's
+# settings take what they leave unset from the profile loaded at that moment.
+settings.register_profile("default", settings.get_profile("default"), max_examples=DEFAULT_EXAMPLES)
+settings.register_profile(
+    "deep",
+    # The profile hypothesis chose ("ci" when CI is set, else "default").
+    settings.get_profile(settings.get_current_profile_name()),
+    max_examples=DEEP_EXAMPLES,
+    deadline=None,
+    # Large sessions take long to generate and fill much of an example's budget.
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+if profile := os.environ.get(PROFILE_VARIABLE):
+    settings.load_profile(profile)
 
 
 class ServiceError(RuntimeError):

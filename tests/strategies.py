@@ -15,12 +15,18 @@ Offsets rise with gaps, as in a partition shared with other sessions.
 
 Timestamps are finite: with NaN, sorting by timestamp (which ADK's masking
 does) depends on the list it is given, and no incremental view can match it.
+
+:func:`large_sessions` are the same made long (hundreds of records), with a
+third agent and tool events that arrive late, inside a range a summary
+already masks; :func:`core_sessions` mixes them in under the ``deep``
+hypothesis profile (see ``tests/conftest.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from projections.contents import ContentsRequest
@@ -33,7 +39,11 @@ from schemas.logged_event import LoggedEvent
 TENANT: Final = TenantId("acme")
 SESSION: Final = SessionKey("acme/support/u1/s1")
 AGENTS: Final = ("root", "helper")
-AGENT_BRANCHES: Final = {"root": "root", "helper": "root.helper"}
+#: The agents of :func:`large_sessions`.
+LARGE_AGENTS: Final = ("root", "helper", "critic")
+AGENT_BRANCHES: Final = {"root": "root", "helper": "root.helper", "critic": "root.critic"}
+#: The hypothesis profile under which :func:`core_sessions` adds large sessions.
+DEEP_PROFILE: Final = "deep"
 SCOPE: Final = "task-1"
 
 Json = dict[str, Any]
@@ -60,13 +70,25 @@ _STEPS: Final = (
     "idless",
     "progress_first",
 )
+#: Steps of large sessions: every step above, and tool events that arrive late.
+_LARGE_STEPS: Final = (*_STEPS, "late_call", "late_call", "late_call", "late_answer", "late_answer")
 
 
 class _SessionWriter:
     """Writes one generated session event by event (mutable; used inside a draw only)."""
 
-    def __init__(self, draw: st.DrawFn) -> None:
+    def __init__(
+        self,
+        draw: st.DrawFn,
+        *,
+        agents: tuple[str, ...] = AGENTS,
+        steps: tuple[str, ...] = _STEPS,
+        max_steps: int = 4,
+    ) -> None:
         self.draw = draw
+        self.agents = agents
+        self.steps = steps
+        self.max_steps = max_steps
         self.events: list[Event] = []
         self.clock = 100.0
         self.serial = 0
@@ -75,6 +97,8 @@ class _SessionWriter:
         # (call id, tool name, calling agent) of calls still waiting for an answer.
         self.open_calls: list[tuple[str, str, str]] = []
         self.summary_starts: list[float] = []
+        # (start, end) of every summary written, in order.
+        self.summary_ranges: list[tuple[float, float]] = []
         self.request_ids: list[str] = []
 
     # -- primitives ---------------------------------------------------------
@@ -87,6 +111,14 @@ class _SessionWriter:
         if how == "late":
             return self.clock - self.draw(st.integers(2, 6))
         return self.clock
+
+    def late_timestamp(self) -> float:
+        """A timestamp far back: inside a summarized range when there is one."""
+        if self.summary_ranges and self.draw(st.integers(0, 3)) > 0:
+            start, end = self.draw(st.sampled_from(self.summary_ranges[-3:]))
+            inside = [e.timestamp for e in self.events if start <= e.timestamp <= end]
+            return self.draw(st.sampled_from([start, end, *inside[-5:]]))
+        return self.clock - self.draw(st.integers(5, 30))
 
     def new_id(self, prefix: str) -> str:
         self.serial += 1
@@ -120,7 +152,7 @@ class _SessionWriter:
     def invocation(self) -> None:
         invocation = f"inv{len(self.invocations) + 1}"
         self.invocations.append(invocation)
-        agent = self.draw(st.sampled_from(AGENTS))
+        agent = self.draw(st.sampled_from(self.agents))
         branch = self.draw(st.sampled_from((None, AGENT_BRANCHES[agent])))
         delta = self.state_delta()
         self.add(
@@ -129,8 +161,9 @@ class _SessionWriter:
             [{"text": self.draw(st.sampled_from(("hi", "next", "why?", "go on")))}],
             actions={"state_delta": delta},
         )
-        for _ in range(self.draw(st.integers(0, 4))):
-            agent, branch = self.step(self.draw(st.sampled_from(_STEPS)), invocation, agent, branch)
+        for _ in range(self.draw(st.integers(0, self.max_steps))):
+            kind = self.draw(st.sampled_from(self.steps))
+            agent, branch = self.step(kind, invocation, agent, branch)
 
     def step(
         self, kind: str, invocation: str, agent: str, branch: str | None
@@ -178,7 +211,7 @@ class _SessionWriter:
             case "auth":
                 self.auth(invocation, agent, where)
             case "transfer":
-                target = self.draw(st.sampled_from([a for a in AGENTS if a != agent]))
+                target = self.draw(st.sampled_from([a for a in self.agents if a != agent]))
                 call_id = self.call_id()
                 self.add(agent, invocation, [_call(call_id, "transfer_to_agent")], **where)
                 self.add_user_role(
@@ -202,6 +235,15 @@ class _SessionWriter:
                 progress = f"{branch or 'root'}.wf_tool@{call_id}"
                 self.add("inner", invocation, [{"text": "step"}], branch=progress)
                 self.tool_pair(invocation, agent, branch, [call_id], name="wf_tool")
+            case "late_call":
+                self.late_call(invocation, agent, where)
+            case "late_answer":
+                # An open call answered with a timestamp far back (often masked).
+                if self.open_calls:
+                    index = self.draw(st.integers(0, len(self.open_calls) - 1))
+                    call_id, name, _caller = self.open_calls.pop(index)
+                    late = {**where, "timestamp": self.late_timestamp()}
+                    self.add_user_role(agent, invocation, [_response(call_id, name)], late)
             case _:
                 raise AssertionError(kind)
         return agent, branch
@@ -255,6 +297,27 @@ class _SessionWriter:
         else:
             for call_id in answered:
                 self.add_user_role(agent, invocation, [_response(call_id, name)], where)
+
+    def late_call(self, invocation: str, agent: str, where: Json) -> None:
+        """A call event that arrives late, inside a summarized range when there is one.
+
+        Its calls (one or two, parallel) are each answered now (a fresh
+        timestamp, so the response stays visible and §8.4 restores the
+        masked call), answered late too, or left open for a later step.
+        """
+        call_ids = [self.call_id() for _ in range(self.draw(st.integers(1, 2)))]
+        name = "late_lookup"
+        late = {**where, "timestamp": self.late_timestamp()}
+        self.add(agent, invocation, [_call(i, name) for i in call_ids], **late)
+        for call_id in call_ids:
+            match self.draw(st.sampled_from(("now", "now", "late", "open"))):
+                case "now":
+                    self.add_user_role(agent, invocation, [_response(call_id, name)], where)
+                case "late":
+                    late = {**where, "timestamp": self.late_timestamp()}
+                    self.add_user_role(agent, invocation, [_response(call_id, name)], late)
+                case _:
+                    self.open_calls.append((call_id, name, agent))
 
     def confirmation(self, invocation: str, agent: str, where: Json) -> None:
         """ADK's confirmation shape: call, confirmation request, placeholder, answers."""
@@ -311,6 +374,7 @@ class _SessionWriter:
             start = raw[self.draw(st.integers(0, last))].timestamp
         end = raw[last].timestamp
         self.summary_starts.append(start)
+        self.summary_ranges.append((start, end))
         fields: Json = {
             "id": self.new_id("s"),
             "invocation_id": self.new_id("cmp-"),
@@ -385,17 +449,37 @@ def logged(events: list[Event], offsets: list[int]) -> list[LoggedEvent]:
     ]
 
 
-@st.composite
-def session_events(draw: st.DrawFn, max_invocations: int = 6) -> list[Event]:
-    """The events of one generated session, stream order."""
-    writer = _SessionWriter(draw)
-    for _ in range(draw(st.integers(1, max_invocations))):
+def _write_session(draw: st.DrawFn, writer: _SessionWriter, invocations: int) -> list[Event]:
+    """`invocations` invocations, each followed now and then by a summary and a rewind."""
+    for _ in range(invocations):
         writer.invocation()
         if draw(st.integers(0, 9)) < 4:
             writer.summary()
         if draw(st.integers(0, 19)) < 3:
             writer.rewind()
     return writer.events
+
+
+@st.composite
+def session_events(draw: st.DrawFn, max_invocations: int = 6) -> list[Event]:
+    """The events of one generated session, stream order."""
+    return _write_session(draw, _SessionWriter(draw), draw(st.integers(1, max_invocations)))
+
+
+@st.composite
+def large_session_events(
+    draw: st.DrawFn, min_invocations: int = 25, max_invocations: int = 50
+) -> list[Event]:
+    """The events of one long session, stream order: about 100 to 400 events.
+
+    Three agents (:data:`LARGE_AGENTS`, transfers between them on their
+    branches), up to six steps per invocation, every step kind of
+    :func:`session_events` plus tool calls and responses that arrive late
+    (timestamps inside a range a summary already masks), and the summaries
+    and rewinds between invocations.
+    """
+    writer = _SessionWriter(draw, agents=LARGE_AGENTS, steps=_LARGE_STEPS, max_steps=6)
+    return _write_session(draw, writer, draw(st.integers(min_invocations, max_invocations)))
 
 
 @st.composite
@@ -409,9 +493,34 @@ def sessions(
     With `refusals`, now and then the pipeline refuses a request (one a
     summary names, or another): a bookkeeping record that is never stored.
     """
+    return _as_records(draw, draw(session_events(max_invocations)), refusals=refusals)
+
+
+@st.composite
+def large_sessions(draw: st.DrawFn, *, refusals: bool = False) -> list[LoggedEvent]:
+    """One long session (:func:`large_session_events`) as logged records, as :func:`sessions`."""
+    return _as_records(draw, draw(large_session_events()), refusals=refusals)
+
+
+def core_sessions(*, refusals: bool = False) -> st.SearchStrategy[list[LoggedEvent]]:
+    """The sessions the core's main properties run on, by the loaded hypothesis profile.
+
+    :func:`sessions` under every profile; under :data:`DEEP_PROFILE` one
+    example in five is a :func:`large_sessions` instead. Read when a test
+    module is imported, after ``tests/conftest.py`` loaded the profile.
+    """
+    small = sessions(refusals=refusals)
+    if settings.get_current_profile_name() != DEEP_PROFILE:
+        return small
+    large = large_sessions(refusals=refusals)
+    return st.integers(0, 4).flatmap(lambda pick: large if pick == 4 else small)
+
+
+def _as_records(draw: st.DrawFn, generated: list[Event], *, refusals: bool) -> list[LoggedEvent]:
+    """`generated` with producer retries, chunks and refusals, at rising offsets with gaps."""
     events: list[Event] = []
     named: list[str] = []
-    for event in draw(session_events(max_invocations)):
+    for event in generated:
         events.append(event)
         if (request_id := summary_request_id(event)) is not None:
             named.append(request_id)

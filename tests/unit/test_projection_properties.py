@@ -33,10 +33,12 @@ from projections.token_count import recorded_prompt_token_count
 from projections.token_usage import MAX_TOKEN_TOTAL
 from schemas.event import Content, content_to_json
 from schemas.logged_event import LoggedEvent
-from tests.strategies import SESSION, sessions, view_requests
+from tests.strategies import SESSION, core_sessions, sessions, view_requests
 
-# Every example folds and rebuilds each prefix: keep the counts moderate (CI has 2 cores).
-PREFIX_EXAMPLES = 120
+# The core's main properties (the fold equals the rebuild, redelivery changes
+# nothing) take their example counts from the hypothesis profile
+# (tests/conftest.py: 100 by default, thousands under "deep", with large
+# sessions); the others keep a moderate count of their own (CI has 2 cores).
 EXAMPLES = 60
 
 
@@ -44,8 +46,8 @@ def _json(contents: list[Content]) -> list[dict[str, Any]]:
     return [content_to_json(content) for content in contents]
 
 
-@settings(max_examples=PREFIX_EXAMPLES, deadline=None)
-@given(sessions(refusals=True), view_requests())
+@settings(deadline=None)
+@given(core_sessions(refusals=True), view_requests())
 def test_incremental_view_equals_full_rebuild_after_every_prefix(
     log: list[LoggedEvent], request: ContentsRequest
 ) -> None:
@@ -56,8 +58,8 @@ def test_incremental_view_equals_full_rebuild_after_every_prefix(
         assert _json(context_contents(projection)) == _json(rebuilt), f"after {length} records"
 
 
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True), st.data())
+@settings(deadline=None)
+@given(core_sessions(refusals=True), st.data())
 def test_redelivered_records_change_nothing(log: list[LoggedEvent], data: st.DataObject) -> None:
     # After each record, sometimes deliver an earlier one (or the same one) again.
     redelivered: list[LoggedEvent] = []
@@ -139,8 +141,8 @@ def _counters(projection: SessionProjection) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True))
+@settings(deadline=None)
+@given(core_sessions(refusals=True))
 def test_counters_equal_a_rebuild_after_every_prefix(log: list[LoggedEvent]) -> None:
     projection = SessionProjection(SESSION)
     for length, record in enumerate(log, start=1):
