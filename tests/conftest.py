@@ -17,7 +17,7 @@ from the loaded one):
   hypothesis loads its own ``ci`` profile instead: the same counts,
   derandomized, no deadline.
 * ``deep``: :data:`DEEP_EXAMPLES` examples, no deadline, large generated
-  sessions mixed in (:func:`tests.strategies.core_sessions`); derandomized
+  sessions mixed in (:func:`tests.support.strategies.core_sessions`); derandomized
   like the rest when ``CI`` is set. ``tests/deep`` runs the core's main
   properties under it.
 

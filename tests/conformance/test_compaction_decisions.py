@@ -50,7 +50,7 @@ from __future__ import annotations
 import pytest
 
 from projections.conformance import actual_for
-from tests.vectors import RECORDED_DIR, Vector, load_vectors, vector_id
+from tests.support.vectors import RECORDED_DIR, Vector, load_vectors, vector_id
 
 # The project's own kind: always the recorded vectors inside the checkout, also
 # when CTXSTREAM_CONFORMANCE_DIR points the ADK kinds at another folder.

@@ -10,7 +10,7 @@ import pytest
 
 from projections.conformance import KINDS
 from streams.cli import main
-from tests.vectors import CONFORMANCE_DIR, RECORDED_DIR
+from tests.support.vectors import CONFORMANCE_DIR, RECORDED_DIR
 
 #: The kinds recorded from ADK's functions; ``compaction_decisions`` (the
 #: runner's own sessions) has a test of its own.

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from projections.conformance import actual_for
-from tests.vectors import Vector, load_vectors, vector_id
+from tests.support.vectors import Vector, load_vectors, vector_id
 
 
 @pytest.mark.parametrize("vector", load_vectors("sliding_window"), ids=vector_id)

@@ -37,7 +37,7 @@ from summarizer_worker.settings import SummarizerSettings
 from summarizer_worker.stage_pause import StagePause
 from summarizer_worker.summarizers import SummaryResult
 from summarizer_worker.summary_room import ELLIPSIS
-from tests.strategies import SESSION
+from tests.support.events import SESSION
 from tests.unit.worker_requests import request_for, request_with, session
 
 PREFIX = "t"

@@ -1,6 +1,6 @@
 """Multi-session logs for the projector's batch step, and the pipeline's answers to its requests.
 
-The sessions themselves come from :func:`tests.strategies.sessions` (whole ADK
+The sessions themselves come from :func:`tests.support.strategies.sessions` (whole ADK
 invocations, summaries, rewinds, producer retries, streaming chunks and
 refusals), re-keyed to a few sessions of several tenants and apps, so the
 per-tenant and per-app compaction configs and view agents of :data:`SETTINGS`
@@ -17,15 +17,13 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from projections.summary_request import refusal_event
-from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
-from schemas.event import Event
-from schemas.keys import SessionKey, TenantId, parse_session_key
+from schemas.keys import SessionKey
 from streams.projector_settings import ProjectorSettings
-from summarizer_worker.summarizers import SummaryResult
-from summarizer_worker.summary_envelope import summary_envelope
-from tests.strategies import sessions
+from tests.support.events import answer_envelope, envelope, refusal_envelope
+from tests.support.strategies import sessions
+
+__all__ = ["KEYS", "PARTITIONS", "SETTINGS", "answer_envelope", "refusal_envelope", "session_logs"]
 
 PARTITIONS: Final = 2
 """Partitions of the `events` topic: the keys below share them."""
@@ -59,17 +57,6 @@ SETTINGS: Final = ProjectorSettings(
 )
 
 
-def envelope_of(key: SessionKey, event: Event) -> Envelope:
-    """`event` as a record of session `key`, as an agent runner appends it."""
-    return Envelope(
-        tenant=TenantId(parse_session_key(key).tenant),
-        session_key=key,
-        producer_id="agent-runner",
-        idempotency_key=f"{key}/{event.id}",
-        event=event,
-    )
-
-
 @st.composite
 def session_logs(
     draw: st.DrawFn, max_sessions: int = 4, max_invocations: int = 4
@@ -79,35 +66,5 @@ def session_logs(
     logs: dict[SessionKey, list[Envelope]] = {}
     for key in keys:
         records = draw(sessions(max_invocations, refusals=True))
-        logs[key] = [envelope_of(key, record.envelope.event) for record in records]
+        logs[key] = [envelope(key, record.envelope.event) for record in records]
     return logs
-
-
-def answer_envelope(request: CompactionRequest, serial: int, timestamp: float) -> Envelope:
-    """The summary the summarizer worker appends to answer `request`."""
-    range_ends = (
-        Event(author="user", timestamp=request.start_timestamp),
-        Event(author="user", timestamp=request.end_timestamp),
-    )
-    return summary_envelope(
-        request,
-        range_ends,
-        SummaryResult(text=f"summary {serial} of {len(request.event_offsets)} events"),
-        producer_id="summarizer",
-        event_id=f"summary-{serial}",
-        invocation_id=f"cmp-summary-{serial}",
-        timestamp=timestamp,
-    )
-
-
-def refusal_envelope(request: CompactionRequest, serial: int, timestamp: float) -> Envelope:
-    """The refusal the pipeline appends when it gives `request` up."""
-    return Envelope(
-        tenant=request.tenant,
-        session_key=request.session_key,
-        producer_id="projector",
-        idempotency_key=f"refusal:{request.request_id}",
-        event=refusal_event(
-            request.request_id, "gave up", event_id=f"refusal-{serial}", timestamp=timestamp
-        ),
-    )

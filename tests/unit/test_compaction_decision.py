@@ -26,7 +26,8 @@ from schemas.compaction_request import MAX_SEED_TEXT_CHARS, compaction_request_i
 from schemas.event import Event
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
-from tests.strategies import SESSION, logged, sessions
+from tests.support.events import SESSION, logged
+from tests.support.strategies import sessions
 from tests.unit.builders import call_event, response_event, summary_event, text_event
 
 SLIDING = CompactionConfig(compaction_interval=2, overlap_size=0)

@@ -12,7 +12,7 @@ from schemas.codec import decode_envelope, encode
 from schemas.envelope import Envelope
 from schemas.event import MAX_ID_CHARS, Event, event_to_json
 from schemas.keys import SessionKey, TenantId
-from tests.vectors import CONFORMANCE_DIR, load_vectors
+from tests.support.vectors import CONFORMANCE_DIR, load_vectors
 
 KINDS = ("contents", "sliding_window", "token_threshold", "summarizer_render", "session_state")
 

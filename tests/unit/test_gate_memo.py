@@ -29,7 +29,8 @@ from projections.token_threshold import select_token_threshold_window
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from schemas.logged_event import LoggedEvent
-from tests.strategies import ARMED_THRESHOLD, SESSION, armed_sessions, logged, sessions
+from tests.support.events import SESSION, logged
+from tests.support.strategies import ARMED_THRESHOLD, armed_sessions, sessions
 from tests.unit.builders import rewind_event, summary_event, text_event
 
 DECISION = "projections.compaction_decision"

@@ -32,7 +32,7 @@ from schemas.errors import SessionMismatchError
 from schemas.event import Content, Event, content_to_json
 from schemas.keys import Offset, SessionKey, TenantId
 from schemas.logged_event import LoggedEvent
-from tests.strategies import SESSION, TENANT, logged
+from tests.support.events import SESSION, TENANT, logged
 from tests.unit.builders import call_event, response_event, rewind_event, summary_event, text_event
 
 

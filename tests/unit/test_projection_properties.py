@@ -1,4 +1,4 @@
-"""Properties of the session projection over generated sessions (see tests/strategies.py).
+"""Properties of the session projection over generated sessions (see tests/support/strategies.py).
 
 The incremental fold is held against plain rebuilds written from the rules:
 the contents against ``build_contents`` of the effective records, the
@@ -33,7 +33,8 @@ from projections.token_count import recorded_prompt_token_count
 from projections.token_usage import MAX_TOKEN_TOTAL
 from schemas.event import Content, content_to_json
 from schemas.logged_event import LoggedEvent
-from tests.strategies import SESSION, core_sessions, sessions, view_requests
+from tests.support.events import SESSION
+from tests.support.strategies import core_sessions, sessions, view_requests
 
 # The core's main properties (the fold equals the rebuild, redelivery changes
 # nothing) take their example counts from the hypothesis profile

@@ -20,7 +20,8 @@ from summarizer_worker.request_status import (
     Superseded,
     request_status,
 )
-from tests.strategies import logged, sessions
+from tests.support.events import logged
+from tests.support.strategies import sessions
 from tests.unit.builders import rewind_event, summary_event, text_event
 from tests.unit.worker_requests import invocation, request_for, request_of_window, session
 

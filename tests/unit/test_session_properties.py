@@ -21,7 +21,8 @@ from schemas.compaction_request import CompactionRequest, compaction_request_id
 from schemas.event import Event
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
-from tests.strategies import SESSION, TENANT, sessions
+from tests.support.events import SESSION, TENANT
+from tests.support.strategies import sessions
 
 EXAMPLES = 40
 

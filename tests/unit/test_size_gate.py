@@ -20,7 +20,7 @@ from projections.size_gate import (
 from projections.token_threshold import seed_event
 from schemas.event import Content, Event
 from schemas.logged_event import LoggedEvent
-from tests.strategies import armed_sessions, sessions
+from tests.support.strategies import armed_sessions, sessions
 from tests.unit.builders import summary_event, text_event
 
 

@@ -29,7 +29,8 @@ from projections.rebuild import rebuild_contents
 from projections.snapshot import context_fingerprint, to_snapshot
 from schemas.event import Content, Event, content_to_json
 from schemas.logged_event import LoggedEvent
-from tests.strategies import SCOPE, SESSION, core_sessions, logged, view_requests
+from tests.support.events import SESSION, logged
+from tests.support.strategies import SCOPE, core_sessions, view_requests
 
 Json = dict[str, Any]
 Edit = Callable[[list[Json]], None]

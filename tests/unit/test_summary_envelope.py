@@ -27,7 +27,7 @@ from summarizer_worker.summary_room import (
     json_text_bytes,
     text_room_bytes,
 )
-from tests.strategies import SESSION, TENANT
+from tests.support.events import SESSION, TENANT
 from tests.unit.worker_requests import request_for, request_with, session
 
 IDS: Final = {"producer_id": "summarizer/w1", "event_id": "ev-1", "invocation_id": "inv-1"}

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-RECORDED_DIR = Path(__file__).resolve().parent / "conformance" / "vectors"
+RECORDED_DIR = Path(__file__).resolve().parents[1] / "conformance" / "vectors"
 CONFORMANCE_DIR = Path(os.environ.get("CTXSTREAM_CONFORMANCE_DIR") or RECORDED_DIR)
 
 Vector = dict[str, Any]

@@ -31,13 +31,10 @@ from hypothesis import strategies as st
 
 from projections.contents import ContentsRequest
 from projections.summary_request import refusal_event, summary_request_id, with_summary_request_id
-from schemas.envelope import Envelope
 from schemas.event import Event
-from schemas.keys import Offset, SessionKey, TenantId
 from schemas.logged_event import LoggedEvent
+from tests.support.events import logged
 
-TENANT: Final = TenantId("acme")
-SESSION: Final = SessionKey("acme/support/u1/s1")
 AGENTS: Final = ("root", "helper")
 #: The agents of :func:`large_sessions`.
 LARGE_AGENTS: Final = ("root", "helper", "critic")
@@ -430,23 +427,6 @@ def _response(call_id: str | None, name: str, response: Json | None = None) -> J
     if call_id is not None:
         body["id"] = call_id
     return {"function_response": body}
-
-
-def logged(events: list[Event], offsets: list[int]) -> list[LoggedEvent]:
-    """Envelopes of `events` for the test session at the given offsets."""
-    return [
-        LoggedEvent(
-            Offset(offset),
-            Envelope(
-                tenant=TENANT,
-                session_key=SESSION,
-                producer_id="agent-runner",
-                idempotency_key=f"{SESSION}/{event.id}",
-                event=event,
-            ),
-        )
-        for event, offset in zip(events, offsets, strict=True)
-    ]
 
 
 def _write_session(draw: st.DrawFn, writer: _SessionWriter, invocations: int) -> list[Event]:
