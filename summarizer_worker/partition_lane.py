@@ -101,12 +101,12 @@ class PartitionLane:
         """
         await self._opened.wait()
 
-    @property
-    def committer(self) -> asyncio.Task[None]:
-        """The task that writes transactions; it fails when a transaction fails."""
-        if self._committer is None:
-            raise RuntimeError(f"lane {self.tp} is not open")
-        return self._committer
+    def failure(self) -> BaseException | None:
+        """The error that ended the lane's committer, if a transaction failed."""
+        task = self._committer
+        if task is None or not task.done() or task.cancelled():
+            return None
+        return task.exception()
 
     async def finish(
         self, offset: int, outcome: RequestOutcome, request_id: str
@@ -121,7 +121,8 @@ class PartitionLane:
         """Stop taking outcomes, let the running transaction end, close the producer.
 
         Requests not committed by then are read again by the partition's next
-        owner.
+        owner. A running transaction that fails (its producer was fenced by
+        the partition's next owner, say) is not raised here: `failure` tells.
         """
         self._closing = True
         for handler in list(self.handlers):

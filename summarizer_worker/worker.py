@@ -58,6 +58,7 @@ class _Lanes(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka is un
         self._settings = settings
         self._pause = pause
         self.by_partition: dict[TopicPartition, PartitionLane] = {}
+        self._closed_failure: BaseException | None = None
 
     async def on_partitions_revoked(self, revoked: Iterable[TopicPartition]) -> None:
         await self.close(list(revoked))
@@ -84,18 +85,39 @@ class _Lanes(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka is un
         return lane
 
     async def close(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        """Close the lanes of `partitions` (all by default), keeping a failed transaction's error.
+
+        A lane closed on revocation may end with its transaction failing: a
+        worker stopped for longer than its session (a pause, a long stall)
+        resumes inside a transaction that the partition's next owner fenced,
+        and its commit is refused. That is the worker's own failure even
+        though the lane is gone: `failure` keeps reporting it, so the worker
+        stops once the rebalance it is in ends (handling nothing it fetched
+        after) instead of going on as a member as if nothing had happened.
+        """
         chosen = list(self.by_partition) if partitions is None else list(partitions)
         for tp in chosen:
             lane = self.by_partition.pop(tp, None)
             if lane is not None:
                 await lane.close()
+                failed = lane.failure()
+                if failed is not None:
+                    logger.error(
+                        "lane transaction failed topic=%s partition=%d error=%r",
+                        tp.topic,
+                        tp.partition,
+                        failed,
+                    )
+                    self._closed_failure = self._closed_failure or failed
 
     def failure(self) -> BaseException | None:
-        """The error of a lane whose transaction failed, if any."""
+        """The error of a lane whose transaction failed, if any, closed lanes included."""
+        if self._closed_failure is not None:
+            return self._closed_failure
         for lane in self.by_partition.values():
-            task = lane.committer
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                return task.exception()
+            failed = lane.failure()
+            if failed is not None:
+                return failed
         return None
 
 
@@ -183,10 +205,12 @@ class SummarizerWorker:
 
     async def _consume(self, consumer: AIOKafkaConsumer, stop: asyncio.Event) -> None:
         while not stop.is_set():
+            batches = await consumer.getmany(timeout_ms=POLL_MS)
+            # After the fetch: it waits out a rebalance, whose revocation may have
+            # closed a lane on a failed transaction; nothing fetched after that is handled.
             failure = self._failure or self._lanes.failure()
             if failure is not None:
                 raise failure
-            batches = await consumer.getmany(timeout_ms=POLL_MS)
             assigned = consumer.assignment()
             for tp, records in batches.items():
                 if tp not in assigned:  # revoked since the fetch: its next owner reads it

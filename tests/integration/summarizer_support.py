@@ -125,13 +125,23 @@ async def create_deployment_topics(
 
 
 async def append(
-    bootstrap: str, topic: str, records: Sequence[tuple[bytes, bytes | None]]
+    bootstrap: str,
+    topic: str,
+    records: Sequence[tuple[bytes, bytes | None]],
+    *,
+    partition: int | None = None,
 ) -> list[tuple[int, int]]:
-    """Produce (key, value) records in order (None: a tombstone); their (partition, offset)s."""
+    """Produce (key, value) records in order (None: a tombstone); their (partition, offset)s.
+
+    Each record goes to its key's partition, or to `partition` when one is given.
+    """
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
     await producer.start()
     try:
-        futures = [await producer.send(topic, key=key, value=value) for key, value in records]
+        futures = [
+            await producer.send(topic, key=key, value=value, partition=partition)
+            for key, value in records
+        ]
         metadata = await asyncio.wait_for(asyncio.gather(*futures), SEND_TIMEOUT_S)
     finally:
         await producer.stop()
@@ -198,10 +208,19 @@ def planned_requests(
 
 
 async def append_requests(
-    bootstrap: str, topic: str, requests: Iterable[CompactionRequest]
+    bootstrap: str,
+    topic: str,
+    requests: Iterable[CompactionRequest],
+    *,
+    partition: int | None = None,
 ) -> list[tuple[int, int]]:
-    """Append `requests` keyed by session; their (partition, offset)s."""
-    return await append(bootstrap, topic, [(r.session_key.encode(), encode(r)) for r in requests])
+    """Append `requests` keyed by session (to `partition` if given); their (partition, offset)s."""
+    return await append(
+        bootstrap,
+        topic,
+        [(r.session_key.encode(), encode(r)) for r in requests],
+        partition=partition,
+    )
 
 
 async def read_topic(
@@ -326,6 +345,16 @@ class WorkerProcess:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         await asyncio.wait_for(self.process.wait(), WORKER_STOP_TIMEOUT_S)
+
+    def pause(self) -> None:
+        """``kill -STOP`` the worker: it keeps its sockets but runs no code until `resume`."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """``kill -CONT`` a paused worker."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
 
     async def exited(self, timeout_s: float) -> int | None:
         """The exit status once the worker exits by itself within `timeout_s`, else None."""
