@@ -34,7 +34,7 @@ from tests.integration.summarizer_support import (
     wait_committed,
     worker_env,
 )
-from tests.summarizer.chat_server import ChatServer, Reply
+from tests.support.chat_server import ChatServer, Reply
 
 pytestmark = pytest.mark.integration
 

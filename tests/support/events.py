@@ -160,6 +160,14 @@ def response_event(
     return event(event_id, author, timestamp, parts, role="user", inv=invocation_id, **fields)
 
 
+def parts_event(
+    event_id: str, invocation_id: str, timestamp: float, parts: Sequence[Json], **fields: Any
+) -> Event:
+    """A model content of `parts`, of author ``agent`` unless `fields` say."""
+    author = fields.pop("author", "agent")
+    return event(event_id, author, timestamp, parts, role="model", inv=invocation_id, **fields)
+
+
 def bare_event(event_id: str, invocation_id: str, timestamp: float, **fields: Any) -> Event:
     """An event with only the given fields, of author ``agent`` unless they say."""
     return event(event_id, fields.pop("author", "agent"), timestamp, inv=invocation_id, **fields)
@@ -251,6 +259,15 @@ def invocation(number: int, start: float) -> list[Event]:
         call_event(f"c{number}", inv, start + 1, f"call{number}", name="lookup"),
         response_event(f"r{number}", inv, start + 2, f"call{number}", name="lookup"),
         text_event(f"a{number}", inv, start + 3, f"answer {number}", author="agent"),
+    ]
+
+
+def exchange(number: int, timestamp: float, answer: str = "x", **fields: Any) -> list[Event]:
+    """Invocation `number` as a question ``q<n>`` and the agent's answer ``a<n>`` a second later."""
+    inv = f"inv{number}"
+    return [
+        text_event(f"q{number}", inv, timestamp, **fields),
+        text_event(f"a{number}", inv, timestamp + 1, answer, author="agent", **fields),
     ]
 
 

@@ -31,9 +31,12 @@ from hypothesis import strategies as st
 
 from projections.contents import ContentsRequest
 from projections.summary_request import refusal_event, summary_request_id, with_summary_request_id
+from schemas.envelope import Envelope
 from schemas.event import Event
+from schemas.keys import SessionKey
 from schemas.logged_event import LoggedEvent
-from tests.support.events import logged
+from streams.projector_settings import ProjectorSettings
+from tests.support.events import envelope, logged
 
 AGENTS: Final = ("root", "helper")
 #: The agents of :func:`large_sessions`.
@@ -674,3 +677,56 @@ def _armed_summary(draw: st.DrawFn, events: list[Event], timestamp: float) -> Ev
     if draw(st.booleans()):
         event = with_summary_request_id(event, f"req-s{len(events)}")
     return event
+
+
+# -- multi-session logs for the projector's batch step ------------------------------
+#
+# The sessions of :func:`sessions` re-keyed to a few sessions of several tenants
+# and apps, so that the per-tenant and per-app compaction configs and view
+# agents of :data:`SETTINGS` all take part. The pipeline's answers to their
+# requests are :func:`tests.support.events.answer_envelope` and
+# :func:`tests.support.events.refusal_envelope`.
+
+PARTITIONS: Final = 2
+"""Partitions of the `events` topic: the keys below share them."""
+
+KEYS: Final = tuple(
+    SessionKey(key)
+    for key in (
+        "acme/support/u1/s1",
+        "acme/support/u2/s2",
+        "acme/sales/u1/s3",
+        "beta/support/u3/s4",
+        "gamma/support/u4/s5",
+        "gamma/billing/u5/s6",
+    )
+)
+
+SETTINGS: Final = ProjectorSettings(
+    # Small triggers, so that decisions happen often: the generated events report
+    # 10 to 5,000 prompt tokens on about half of the model responses.
+    compaction={
+        "compaction_interval": 2,
+        "overlap_size": 1,
+        "token_threshold": 2_000,
+        "event_retention_size": 2,
+    },
+    compaction_overrides={
+        "beta": {"compaction_interval": 3, "overlap_size": 0},  # sliding window only
+        "gamma/support": {"token_threshold": 1_000, "event_retention_size": 1},  # tokens only
+    },
+    view_agent_names={"acme/support": "root", "beta/support": "helper"},
+)
+
+
+@st.composite
+def session_logs(
+    draw: st.DrawFn, max_sessions: int = 4, max_invocations: int = 4
+) -> dict[SessionKey, list[Envelope]]:
+    """Two to `max_sessions` sessions of :data:`KEYS`, each its records in stream order."""
+    keys = draw(st.lists(st.sampled_from(KEYS), min_size=2, max_size=max_sessions, unique=True))
+    logs: dict[SessionKey, list[Envelope]] = {}
+    for key in keys:
+        records = draw(sessions(max_invocations, refusals=True))
+        logs[key] = [envelope(key, record.envelope.event) for record in records]
+    return logs

@@ -1,0 +1,94 @@
+"""Summaries in contents assembly: masking (reference §8.3) and call recovery (§8.4)."""
+
+from __future__ import annotations
+
+from projections.compacted_calls import recover_compacted_calls
+from projections.masking import mask_compacted
+from tests.support.contents import texts
+from tests.support.events import call, event, resp, summary_event, text
+
+
+def test_inverted_range_hides_nothing_but_is_shown_at_its_end() -> None:
+    events = [
+        event("e1", "user", 100, [text("a")]),
+        event("e2", "agent", 101, [text("b")]),
+        event("e3", "user", 102, [text("c")]),
+        summary_event("s1", 102, 100, 103, "inverted"),  # start > end
+    ]
+    assert texts(events) == ["user:a", "model:inverted", "model:b", "user:c"]
+
+
+def test_summary_resorts_unrelated_events_by_timestamp() -> None:
+    # Deliberate ADK quirk (§14.1): any visible summary re-sorts the whole list.
+    events = [
+        event("e1", "user", 100, [text("late stamp")]),
+        event("e2", "agent", 90, [text("early stamp")]),
+        summary_event("s1", 10, 20, 110, "old"),
+    ]
+    assert texts(events) == ["model:old", "model:early stamp", "user:late stamp"]
+    assert texts(events[:2]) == ["user:late stamp", "model:early stamp"]
+
+
+def test_summary_is_the_current_agents_turn_or_models_without_name() -> None:
+    events = [event("e1", "user", 100, [text("x")]), summary_event("s1", 100, 100, 101, "sum")]
+    assert texts(events, agent_name="") == ["model:sum"]
+    assert texts(events, agent_name="someone") == ["model:sum"]
+
+
+def test_compacted_long_running_call_is_recovered_before_its_final_result() -> None:
+    events = [
+        event("e1", "user", 100, [text("run")]),
+        event("e2", "agent", 101, [call("lr1", "job")], longRunningToolIds=["lr1"]),
+        event("e3", "agent", 102, [resp("lr1", "job", {"status": "pending"})], role="user"),
+        summary_event("s1", 100, 102, 103, "started job"),
+        event("e4", "user", 104, [resp("lr1", "job", {"status": "done"})], inv="inv2"),
+    ]
+    assert texts(events) == [
+        "model:started job",
+        "model:call(lr1)",
+        "user:resp(lr1={'status': 'done'})",
+    ]
+
+
+def test_recovery_brings_back_sibling_responses_that_were_all_masked() -> None:
+    call_event = event("e2", "agent", 101, [call("a"), call("b")], longRunningToolIds=["a"])
+    b_early = event("e3", "agent", 102, [resp("b", response={"v": "b-old"})], role="user")
+    b_late = event("e4", "agent", 103, [resp("b", response={"v": "b-new"})], role="user")
+    a_final = event("e6", "user", 106, [resp("a", response={"v": "a"})], inv="inv2")
+    source = [
+        event("e1", "user", 100, [text("go")]),
+        call_event,
+        b_early,
+        b_late,
+        summary_event("s1", 100, 104, 105, "sum"),
+        a_final,
+    ]
+    masked = mask_compacted(source, "agent")
+    recovered = recover_compacted_calls(masked, source)
+    assert [e.id for e in recovered] == ["s1", "e2", "e4", "e6"]
+    assert texts(source) == [
+        "model:sum",
+        "model:call(a)|call(b)",
+        "user:resp(b={'v': 'b-new'})|resp(a={'v': 'a'})",
+    ]
+
+
+def test_recovery_uses_the_owning_call_when_ids_are_reused() -> None:
+    old_call = event("e1", "agent", 100, [call("dup", args={"n": 1})])
+    old_resp = event("e2", "agent", 101, [resp("dup", response={"r": 1})], role="user")
+    new_call = event("e3", "agent", 102, [call("dup", args={"n": 2})], longRunningToolIds=["dup"])
+    new_resp = event("e5", "agent", 105, [resp("dup", response={"r": 2})], role="user")
+    source = [old_call, old_resp, new_call, summary_event("s1", 100, 102, 103, "sum"), new_resp]
+    recovered = recover_compacted_calls(mask_compacted(source, "agent"), source)
+    assert [e.id for e in recovered] == ["s1", "e3", "e5"]
+
+
+def test_call_still_visible_is_not_recovered_twice() -> None:
+    source = [
+        event("e1", "agent", 100, [text("old")]),
+        summary_event("s1", 100, 100, 101, "sum"),
+        event("e2", "agent", 102, [call("c1")]),
+        event("e3", "agent", 103, [resp("c1")], role="user"),
+    ]
+    recovered = recover_compacted_calls(mask_compacted(source, "agent"), source)
+    assert [e.id for e in recovered] == ["s1", "e2", "e3"]

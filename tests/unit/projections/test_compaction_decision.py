@@ -1,0 +1,383 @@
+"""The projector's compaction decision: when it fires, what it names, never two in flight."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from projections.compaction import select_post_invocation_window
+from projections.compaction_config import CompactionConfig
+from projections.compaction_decision import (
+    answered_model_call,
+    completes_invocation,
+    decide_compaction,
+    next_model_call,
+    replay_decisions,
+    step,
+)
+from projections.projection import SessionProjection, apply, live_events, project
+from projections.summary_request import refusal_event, with_summary_request_id
+from projections.token_count import estimated_prompt_token_count
+from projections.token_threshold import TokenHook
+from schemas.compaction_request import MAX_SEED_TEXT_CHARS, compaction_request_id
+from schemas.event import Event
+from schemas.keys import Offset
+from schemas.logged_event import LoggedEvent
+from tests.support.events import (
+    SESSION,
+    call_event,
+    logged,
+    response_event,
+    summary_event,
+    text_event,
+)
+from tests.support.strategies import sessions
+
+SLIDING = CompactionConfig(compaction_interval=2, overlap_size=0)
+TOKEN = CompactionConfig(token_threshold=100, event_retention_size=1)
+TOKEN_NO_RETENTION = CompactionConfig(token_threshold=100, event_retention_size=0)
+BOTH = CompactionConfig(
+    compaction_interval=2, overlap_size=1, token_threshold=100, event_retention_size=1
+)
+
+
+def _invocations(count: int, *, tokens: int | None = None) -> list[Event]:
+    events: list[Event] = []
+    for number in range(1, count + 1):
+        base = 100.0 + 10 * number
+        events.append(text_event(f"u{number}", f"inv{number}", base, f"q{number}"))
+        usage = {"usage_metadata": {"prompt_token_count": tokens}} if tokens else {}
+        events.append(
+            text_event(
+                f"a{number}", f"inv{number}", base + 1, f"a{number}", author="agent", **usage
+            )
+        )
+    return events
+
+
+def _log(events: list[Event]) -> list[LoggedEvent]:
+    return logged(events, [10 * position for position in range(len(events))])
+
+
+def test_the_first_event_of_a_new_invocation_completes_the_previous_one() -> None:
+    log = _log(_invocations(2))
+    before = project(SESSION, log[:2])
+    assert completes_invocation(before, log[2])  # first event of inv2
+    assert not completes_invocation(before, log[1])  # inv1 again
+    assert not completes_invocation(SessionProjection(SESSION), log[0])  # nothing before
+
+
+def test_sliding_window_is_decided_when_the_third_invocation_starts() -> None:
+    log = _log(_invocations(3))
+    _, requests = replay_decisions(SESSION, log, SLIDING)
+    assert len(requests) == 1
+    request = requests[0]
+    assert request.trigger == "sliding_window"
+    assert request.event_offsets == (0, 10, 20, 30)
+    assert request.event_ids == ("u1", "a1", "u2", "a2")
+    assert (request.start_timestamp, request.end_timestamp) == (110.0, 121.0)
+    assert request.decided_at_offset == 40
+    assert request.request_id == compaction_request_id(
+        SESSION, "sliding_window", (Offset(0), Offset(10), Offset(20), Offset(30))
+    )
+    assert request.seed is None
+    assert request.attempt == 1
+
+
+def test_the_decision_is_the_post_invocation_hook_on_the_projection_before() -> None:
+    log = _log(_invocations(3))
+    before = project(SESSION, log[:4])
+    window = select_post_invocation_window(live_events(before), SLIDING)
+    assert window is not None
+    request = decide_compaction(before, apply(before, log[4]), log[4], SLIDING)
+    assert request is not None
+    assert request.event_ids == window.event_ids
+
+
+def test_never_two_in_flight_and_a_summary_frees_the_next() -> None:
+    log = _log(_invocations(5))
+    projection, requests = replay_decisions(SESSION, log, SLIDING)
+    assert len(requests) == 1  # inv3 and inv5 start while the first is in flight
+    assert projection.in_flight is not None
+    first = requests[0]
+    summary = with_summary_request_id(
+        summary_event("s1", first.start_timestamp, first.end_timestamp, 160.0), first.request_id
+    )
+    more = _log([*_invocations(5), summary, *_invocations(8)[10:]])
+    _, requests = replay_decisions(SESSION, more, SLIDING)
+    assert [r.trigger for r in requests] == ["sliding_window", "sliding_window"]
+    assert requests[1].event_ids[0] == "u3"  # after the summary's end
+
+
+def test_a_reply_over_the_threshold_is_compacted_when_its_invocation_completes() -> None:
+    # ADK checks after the invocation (and before the next model call), never on
+    # the response that reports the count: vectors 027-032 put the summary after
+    # the reply, 033 after the tool's response, never after the reporting event.
+    log = _log(_invocations(2, tokens=150))
+    projection = SessionProjection(SESSION)
+    decided = []
+    for record in log:
+        folded = step(projection, record, TOKEN)
+        projection = folded.projection
+        if folded.request is not None:
+            decided.append((record.offset, folded.chosen_before, folded.request.event_ids))
+    # u2 (offset 20) completes inv1, whose reply a1 reported 150 >= 100; the hook
+    # ran on u1, a1 (chosen before u2), retention 1 keeps a1.
+    assert decided == [(20, True, ("u1",))]
+
+
+def _tool_loop(prompt_tokens: int, **response_fields: Any) -> list[Event]:
+    """u1, the agent's call reporting `prompt_tokens`, the tool's response, the reply."""
+    usage = {"usage_metadata": {"prompt_token_count": prompt_tokens}}
+    return [
+        text_event("u1", "inv1", 110.0, "look up the tides"),
+        call_event("c1", "inv1", 111.0, "k1", "lookup", **usage),
+        response_event("r1", "inv1", 112.0, "k1", "lookup", **response_fields),
+        text_event("a1", "inv1", 113.0, "the moon", author="agent", **usage),
+    ]
+
+
+def test_a_tool_loop_is_checked_after_the_tools_respond() -> None:
+    # Vector 059: ADK's check before the second model call sees the tool's
+    # response; the call that reported the count decides nothing.
+    projection = SessionProjection(SESSION)
+    decided = []
+    for record in _log(_tool_loop(1_000)):
+        folded = step(projection, record, TOKEN_NO_RETENTION)
+        projection = folded.projection
+        if folded.request is not None:
+            decided.append((record.offset, folded.chosen_before, folded.request.event_ids))
+    assert decided == [(20, False, ("u1", "c1", "r1"))]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"actions": {"skip_summarization": True}},
+        {"long_running_tool_ids": ["k1"]},
+        {"actions": {"requested_tool_confirmations": {"k1": {"hint": "ok?"}}}},
+        {"actions": {"requested_auth_configs": {"k1": {}}}},
+        {"error_code": "TOOL_FAILED"},
+    ],
+    ids=["skip-summarization", "long-running", "confirmation", "credentials", "error"],
+)
+def test_no_check_after_a_response_that_ends_the_agents_turn(fields: dict[str, Any]) -> None:
+    # A final response (ADK's Event.is_final_response) or one that pauses for the
+    # user: ADK calls no model after it, so nothing is checked before one.
+    response = _tool_loop(1_000, **fields)[2]
+    assert next_model_call(response) is None
+    _, requests = replay_decisions(SESSION, _log(_tool_loop(1_000, **fields)[:3]), TOKEN)
+    assert requests == []
+
+
+def test_the_check_after_a_transfer_is_the_target_agents() -> None:
+    # Vector 046: the coordinator's count is not the researcher's.
+    transfer = response_event(
+        "r1",
+        "inv1",
+        112.0,
+        "k1",
+        "transfer_to_agent",
+        author="coordinator",
+        actions={"transfer_to_agent": "researcher"},
+    )
+    assert next_model_call(transfer) == TokenHook(agent_name="researcher")
+    assert next_model_call(_tool_loop(1)[2]) == TokenHook(agent_name="agent")
+    assert next_model_call(_tool_loop(1)[1]) is None  # a call: the tool runs next
+    assert next_model_call(_tool_loop(1)[3]) is None  # a final reply
+
+
+def test_the_count_read_before_a_model_call_is_that_agents_own() -> None:
+    # Another agent's count over the threshold does not arm this agent's check
+    # (reference §5.1), and this agent's count below it skips the selection.
+    config = CompactionConfig(token_threshold=500, event_retention_size=0)
+    events = _tool_loop(5_000)
+    other = events[1].model_copy(update={"author": "helper"})
+    log = _log([events[0], other, events[2]])
+    before = project(SESSION, log[:2])
+    # "agent" has no count: the estimate of u1 and helper's call, quoted as
+    # another agent's message, is what the check reads.
+    estimate = estimated_prompt_token_count(
+        live_events(before), agent_name="agent", current_branch=None, isolation_scope=None
+    )
+    assert estimate is not None
+    assert 0 < estimate < 500
+    _, requests = replay_decisions(SESSION, log, config)
+    assert requests == []
+    _, requests = replay_decisions(SESSION, _log(_tool_loop(499)[:3]), config)
+    assert requests == []
+    _, requests = replay_decisions(SESSION, _log(_tool_loop(500)[:3]), config)
+    assert [request.decided_at_offset for request in requests] == [20]
+
+
+def test_the_first_model_call_is_checked_on_the_events_before_its_response() -> None:
+    # Vector 045: the user's message names no agent; the check before the first
+    # model call is evaluated when the response shows which agent made it.
+    question = text_event("u1", "inv1", 110.0, "q" * 600)
+    reply = text_event("a1", "inv1", 111.0, "a", author="agent")
+    before = project(SESSION, _log([question]))
+    assert answered_model_call(before, reply) == TokenHook(agent_name="agent")
+    folded = step(before, _log([question, reply])[1], TOKEN_NO_RETENTION)
+    assert folded.request is not None
+    assert folded.chosen_before
+    assert folded.request.event_ids == ("u1",)  # 600 characters // 4 = 150 >= 100
+    assert folded.request.decided_at_offset == 10
+
+
+def test_a_response_after_a_checked_tool_response_is_not_checked_again() -> None:
+    events = _tool_loop(1)
+    before = project(SESSION, _log(events[:3]))
+    assert answered_model_call(before, events[3]) is None  # checked after r1
+    assert answered_model_call(project(SESSION, _log(events[:1])), events[1]) is not None
+
+
+def test_without_usage_the_post_invocation_hook_reads_the_estimate() -> None:
+    # Vectors 044, 060: no model call reports usage; ADK compares characters / 4.
+    events = [
+        text_event("u1", "inv1", 110.0, "q1"),
+        text_event("a1", "inv1", 111.0, "a" * 600, author="agent"),
+        text_event("u2", "inv2", 120.0, "q2"),
+    ]
+    projection = SessionProjection(SESSION)
+    decided = []
+    for record in _log(events):
+        folded = step(projection, record, TOKEN)
+        projection = folded.projection
+        if folded.request is not None:
+            decided.append((record.offset, folded.chosen_before, folded.request.event_ids))
+    assert decided == [(20, True, ("u1",))]
+
+
+def test_token_threshold_below_the_bar_decides_nothing() -> None:
+    _, requests = replay_decisions(SESSION, _log(_invocations(4, tokens=99)), TOKEN)
+    assert requests == []
+
+
+def test_token_threshold_wins_over_the_sliding_window() -> None:
+    log = _log(_invocations(3, tokens=150))
+    _, requests = replay_decisions(SESSION, log, BOTH)
+    assert requests
+    assert requests[0].trigger == "token_threshold"
+
+
+def test_redelivered_records_decide_nothing() -> None:
+    log = _log(_invocations(3))
+    projection = project(SESSION, log[:4])
+    folded = step(projection, log[3], SLIDING)
+    assert folded.request is None
+    assert folded.projection is projection
+
+
+@settings(max_examples=60, deadline=None)
+@given(sessions(), st.sampled_from([SLIDING, TOKEN, BOTH]))
+def test_requests_name_live_offsets_and_never_overlap_in_flight(
+    log: list[LoggedEvent], config: CompactionConfig
+) -> None:
+    projection = SessionProjection(SESSION)
+    for record in log:
+        folded = step(projection, record, config)
+        if folded.request is not None:
+            assert apply(projection, record).in_flight is None  # none left in flight
+            offsets = {r.offset for r in projection.log.records} | {record.offset}
+            assert set(folded.request.event_offsets) <= offsets
+            assert folded.projection.in_flight is not None
+            assert folded.projection.in_flight.request_id == folded.request.request_id
+        projection = folded.projection
+
+
+@settings(max_examples=40, deadline=None)
+@given(sessions(), st.sampled_from([SLIDING, TOKEN, BOTH]))
+def test_replay_is_deterministic_and_redelivery_changes_nothing(
+    log: list[LoggedEvent], config: CompactionConfig
+) -> None:
+    once = replay_decisions(SESSION, log, config)
+    redelivered = [r for r in log for _ in range(2)]
+    assert replay_decisions(SESSION, redelivered, config)[1] == once[1]
+    assert replay_decisions(SESSION, log, config)[1] == once[1]
+
+
+# -- refusals --------------------------------------------------------------------------
+
+
+def _refusal(request_id: str, serial: int) -> Event:
+    return refusal_event(request_id, "gave up", event_id=f"no{serial}", timestamp=999.0)
+
+
+def test_a_refusal_ends_the_wait_and_the_next_trigger_decides_a_new_window() -> None:
+    events = _invocations(5)
+    _, requests = replay_decisions(SESSION, _log(events), SLIDING)
+    first = requests[0]  # decided by inv3's first event, in flight while inv4 starts
+    refused = _log([*events[:6], _refusal(first.request_id, 1), *events[6:]])
+    projection, requests = replay_decisions(SESSION, refused, SLIDING)
+    assert len(requests) == 2
+    assert requests[0] == first
+    # inv4's first event completes inv3: the window now reaches it.
+    assert requests[1].event_ids == ("u1", "a1", "u2", "a2", "u3", "a3")
+    assert requests[1].decided_at_offset == 70  # u4, after the refusal at 60
+    assert set(projection.refused_requests) == {first.request_id}
+    assert projection.in_flight is not None
+    assert projection.in_flight.request_id == requests[1].request_id
+
+
+def test_a_refused_window_is_never_asked_for_again() -> None:
+    events = _invocations(3)
+    log = _log(events)
+    _, requests = replay_decisions(SESSION, log, SLIDING)
+    (request,) = requests
+    # The refusal arrives before the window is even chosen (a replay of a log
+    # in which it was refused): choosing the same window emits nothing.
+    refused = [log[0], *logged([_refusal(request.request_id, 1)], [1]), *log[1:]]
+    projection, requests = replay_decisions(SESSION, refused, SLIDING)
+    assert requests == []
+    assert projection.in_flight is None
+    # The next invocation widens the window: a new request.
+    more = [*refused, *logged(_invocations(4)[6:], [100, 110])]
+    _, requests = replay_decisions(SESSION, more, SLIDING)
+    assert len(requests) == 1
+    assert requests[0].request_id != request.request_id
+
+
+def test_a_refusal_is_not_a_trigger() -> None:
+    log = _log(_invocations(2))
+    before = project(SESSION, log)
+    refusal = logged([_refusal("r0", 1).model_copy(update={"invocation_id": "inv9"})], [100])[0]
+    assert completes_invocation(before, refusal)  # it names a new invocation id ...
+    assert decide_compaction(before, apply(before, refusal), refusal, SLIDING) is None  # ... no
+
+
+def _seeded_session(summary_text: str) -> list[LoggedEvent]:
+    """inv1, its summary, then invocations whose replies report tokens over the threshold."""
+    first = _invocations(1)
+    summary = summary_event("s1", 111.0, 112.0, 113.0, summary_text)
+    later = [
+        text_event("u2", "inv2", 120.0, "q2"),
+        text_event(
+            "a2", "inv2", 121.0, "a2", author="agent", usage_metadata={"prompt_token_count": 500}
+        ),
+        text_event("u3", "inv3", 130.0, "q3"),
+        text_event(
+            "a3", "inv3", 131.0, "a3", author="agent", usage_metadata={"prompt_token_count": 900}
+        ),
+    ]
+    return _log([*first, summary, *later])
+
+
+def test_a_token_window_rolls_the_previous_summary_in_as_its_seed() -> None:
+    _, requests = replay_decisions(SESSION, _seeded_session("an earlier summary"), TOKEN)
+    assert requests
+    seed = requests[0].seed
+    assert seed is not None
+    assert seed.content.parts is not None
+    assert seed.content.parts[0].text == "an earlier summary"
+
+
+def test_a_seed_no_request_can_carry_decides_nothing_instead_of_raising() -> None:
+    # Only a summary the tenant forged can be this long: the summarizer clips its own.
+    forged = "x" * (MAX_SEED_TEXT_CHARS + 1)
+    projection, requests = replay_decisions(SESSION, _seeded_session(forged), TOKEN)
+    assert requests == []
+    assert projection.in_flight is None
+    assert projection.last_offset == 60  # every record folded

@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import math
+
+from projections.masking import (
+    is_summary,
+    latest_summary,
+    latest_summary_end,
+    mask_compacted,
+    surviving_summary_positions,
+)
+from tests.support.events import ids, summary_event, text_event
+
+
+def test_is_summary_distinguishes_compaction_events() -> None:
+    assert is_summary(summary_event("s", 1, 2, 3))
+    assert not is_summary(text_event("e", "i", 1))
+
+
+def test_contained_summary_is_dropped_partial_overlap_both_survive() -> None:
+    events = [
+        summary_event("s1", 100, 103, 104),
+        text_event("e", "i", 105),
+        summary_event("s2", 102, 108, 109),
+        summary_event("s3", 101, 102, 110),  # inside s1
+    ]
+    assert surviving_summary_positions(events) == [0, 2]
+
+
+def test_identical_ranges_keep_the_last_appended() -> None:
+    events = [summary_event("s1", 1, 2, 3), summary_event("s2", 1, 2, 4)]
+    assert surviving_summary_positions(events) == [1]
+    latest = latest_summary(events)
+    assert latest is not None
+    assert latest.id == "s2"
+
+
+def test_nan_range_survives_and_hides_nothing() -> None:
+    events = [
+        summary_event("n", math.nan, 200, 201),
+        summary_event("s", 100, 101, 202),
+        text_event("e", "i", 150),
+    ]
+    assert surviving_summary_positions(events) == [0, 1]
+    masked = mask_compacted(events, "agent")
+    assert ids(masked) == ["s", "e", "n"]
+
+
+def test_latest_summary_end_is_zero_without_summaries() -> None:
+    assert latest_summary_end([text_event("e", "i", 1)]) == 0.0
+    assert latest_summary([]) is None
+
+
+def test_latest_summary_is_last_survivor_in_stream_order_not_widest() -> None:
+    events = [summary_event("wide", 100, 110, 120), summary_event("late", 111, 115, 121)]
+    assert latest_summary_end(events) == 115.0
+    events = [summary_event("late", 101, 105, 120), summary_event("wide", 100, 110, 121)]
+    assert latest_summary_end(events) == 110.0
+
+
+def test_mask_boundaries_inclusive_and_summary_shown_at_end() -> None:
+    events = [
+        text_event("e1", "i1", 100),
+        text_event("e2", "i1", 101),
+        text_event("e3", "i2", 102),
+        summary_event("s", 100, 101, 103),
+    ]
+    masked = mask_compacted(events, "")
+    assert ids(masked) == ["s", "e3"]
+    shown = masked[0]
+    assert shown.author == "model"
+    assert shown.timestamp == 101.0
+    assert shown.content is not None
+    assert shown.content.role == "model"
+    assert shown.invocation_id == "cmp-s"
+
+
+def test_mask_authors_summary_as_current_agent_and_forces_model_role() -> None:
+    summary = summary_event("s", 1, 2, 3).model_copy()
+    events = [summary]
+    shown = mask_compacted(events, "helper")[0]
+    assert shown.author == "helper"
+    assert shown.content is not None
+    assert shown.content.parts is not None
+    assert shown.content.parts[0].text == "sum"
+
+
+def test_mask_resorts_unrelated_raw_events_by_timestamp() -> None:
+    events = [
+        text_event("late", "i1", 120),
+        text_event("early", "i1", 110),
+        summary_event("s", 50, 60, 130),
+    ]
+    assert ids(mask_compacted(events, "a")) == ["s", "early", "late"]
+
+
+def test_equal_timestamps_keep_stream_order() -> None:
+    events = [
+        text_event("b", "i1", 5),
+        summary_event("s", 1, 5, 6),  # shown at 5, position 1
+        text_event("c", "i1", 7),
+        text_event("a", "i1", 5.5),
+    ]
+    # b (ts 5) is covered; summary at 5 precedes a at 5.5.
+    assert ids(mask_compacted(events, "a")) == ["s", "a", "c"]
+
+
+def test_inverted_range_hides_nothing_but_is_shown_at_its_end() -> None:
+    events = [
+        text_event("e1", "i1", 100),
+        text_event("e2", "i1", 101),
+        summary_event("s", 101, 100, 102),
+    ]
+    assert ids(mask_compacted(events, "a")) == ["e1", "s", "e2"]
+
+
+def test_touching_ranges_merge_and_late_summary_keeps_newer_events() -> None:
+    events = [
+        text_event("e1", "i", 100),
+        text_event("e2", "i", 101),
+        text_event("e3", "i", 102),
+        text_event("e4", "i", 103),
+        summary_event("s1", 100, 101, 104),
+        summary_event("s2", 101, 102, 105),
+    ]
+    assert ids(mask_compacted(events, "a")) == ["s1", "s2", "e4"]
+
+
+def test_subsumed_summary_vanishes() -> None:
+    events = [summary_event("inner", 2, 3, 4), summary_event("outer", 1, 5, 6)]
+    assert ids(mask_compacted(events, "a")) == ["outer"]
+
+
+def test_without_summaries_stream_order_is_kept() -> None:
+    events = [text_event("late", "i1", 120), text_event("early", "i1", 110)]
+    assert ids(mask_compacted(events, "a")) == ["late", "early"]
