@@ -243,10 +243,11 @@ def test_every_other_record_round_trips() -> None:
     assert orjson.loads(encode(letter))["original_value"] == "AP9icm9rZW4="
 
 
-def test_request_ids_are_deterministic_and_range_specific() -> None:
+def test_request_ids_are_the_digest_of_their_range_and_range_specific() -> None:
     key = SessionKey("acme/app/u1/s1")
     first = compaction_request_id(key, "token_threshold", (Offset(1), Offset(2)))
-    assert first == compaction_request_id(key, "token_threshold", (Offset(1), Offset(2)))
+    # printf 'acme/app/u1/s1\0token_threshold\0001,2' | sha256sum | cut -c1-32
+    assert first == "3c14706206f179f24a6cb09d875756f3"
     assert first != compaction_request_id(key, "token_threshold", (Offset(1), Offset(3)))
     assert first != compaction_request_id(key, "sliding_window", (Offset(1), Offset(2)))
     assert len(first) == 32

@@ -17,9 +17,29 @@ from projections.summary_request import summary_request_id
 from streams.cli import main
 
 
-def test_workload_is_deterministic_and_exactly_as_long_as_asked() -> None:
+def test_workload_picks_follow_the_seed_and_it_is_exactly_as_long_as_asked() -> None:
     first = bench_session(300, seed=7)
-    assert first == bench_session(300, seed=7)
+    # Each pick is the first 8 bytes of BLAKE2b("<seed>:<invocation>:<purpose>") modulo its
+    # count, worked out with `b2sum -l 64` for seed 7, invocation 1: "calls" 7730014471443709160
+    # % 3 = 2 (three calls), "user-delta" 3993992371027337734 % 2 = 0 (no delta), "prompt"
+    # 17459112000810459483 % 400 = 283, "candidates" 12387049519061488320 % 60 = 0,
+    # "state-event" 13150481725705323072 % 3 = 0 (a state-only event ends the invocation).
+    inv1 = [r.envelope.event for r in first if r.envelope.event.invocation_id == "inv1"]
+    assert [e.author for e in inv1] == ["user"] + ["agent"] * 9
+    assert inv1[0].actions.state_delta == {}
+    calls = [
+        part.function_call.id
+        for e in inv1
+        for part in (e.content.parts or [] if e.content else [])
+        if part.function_call is not None
+    ]
+    assert calls == ["c1-0", "c1-1", "c1-2"]
+    usage = inv1[8].usage_metadata
+    assert usage is not None
+    assert (usage.prompt_token_count, usage.candidates_token_count) == (800 + 283, 40 + 0)
+    assert inv1[9].content is None
+    assert inv1[9].actions.state_delta == {"temp:scratch": 1, "step": "done"}
+    assert first[10].envelope.event.invocation_id == "inv2"
     assert first != bench_session(300, seed=8)
     assert len(first) == 300
     assert [r.offset for r in first] == list(range(300))

@@ -99,13 +99,6 @@ async def test_a_non_empty_window_gets_a_bounded_non_empty_summary(
     assert (result.usage is not None) == backend.reports_usage
 
 
-async def test_the_same_window_gets_the_same_summary(backend: Backend) -> None:
-    window = WINDOWS["ask-and-call"]
-    first = await backend.summarizer.summarize(window)
-    second = await backend.summarizer.summarize(list(window))
-    assert first == second
-
-
 async def test_different_windows_get_different_summaries(backend: Backend) -> None:
     one = await backend.summarizer.summarize(WINDOWS["one-ask"])
     other = await backend.summarizer.summarize(WINDOWS["ask-and-call"])
