@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr, ValidationError
 
+from streams.settings import KafkaSettings
+from streams.topics import TOPIC_ROLES, topic_name
 from summarizer_worker.backends import make_summarizer, open_summarizer
 from summarizer_worker.endpoint import shown_endpoint
 from summarizer_worker.extractive import ExtractiveSummarizer
@@ -123,3 +125,10 @@ async def test_openai_settings_make_an_openai_backend_that_closes() -> None:
     await made.aclose()
     async with open_summarizer(settings) as opened:
         assert isinstance(opened, OpenAIChatSummarizer)
+
+
+def test_topic_names_are_the_ones_the_deployment_creates() -> None:
+    worker = SummarizerSettings(topic_prefix="acme-prod")
+    deployment = KafkaSettings(topic_prefix="acme-prod")
+    for role in TOPIC_ROLES:
+        assert worker.topic(role) == topic_name(deployment, role)
