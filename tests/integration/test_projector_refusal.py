@@ -12,7 +12,6 @@ import pytest
 
 from projections.summary_request import refused_request_id
 from schemas.codec import decode_envelope, encode
-from schemas.compaction_request import CompactionRequest
 from streams.projector import build_projector
 from streams.projector_settings import ProjectorSettings
 from streams.topics import topic_name
@@ -73,7 +72,15 @@ async def test_an_unanswered_request_is_refused_after_its_last_attempt_and_decid
     projector = build_projector(settings)
     await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
     try:
-        first = {r.request_id for r in await _wait_requests(settings, requests_topic)}
+        # The requests the core decides over the log so far: each session's first.
+        decided_first = {
+            r.request_id
+            for _, requests in clean_fold(
+                settings, await read_log(kafka_bootstrap, events)
+            ).values()
+            for r in requests
+        }
+        first = await _wait_requests(settings, requests_topic, decided_first)
 
         async def all_refused() -> bool:
             return first <= set(await _refusals(kafka_bootstrap, events))
@@ -119,14 +126,14 @@ async def test_an_unanswered_request_is_refused_after_its_last_attempt_and_decid
     )
 
 
-async def _wait_requests(settings: ProjectorSettings, topic: str) -> list[CompactionRequest]:
-    found: list[CompactionRequest] = []
+async def _wait_requests(settings: ProjectorSettings, topic: str, expected: set[str]) -> set[str]:
+    """Wait until every request of `expected` is on `topic`; the ids there then."""
+    found: set[str] = set()
 
-    async def some() -> bool:
+    async def every() -> bool:
         nonlocal found
-        found = await requests_on(settings.kafka_bootstrap, topic)
-        return bool(found)
+        found = {r.request_id for r in await requests_on(settings.kafka_bootstrap, topic)}
+        return expected <= found
 
-    await wait_for("a first request", some, TIMEOUT_S)
-    await asyncio.sleep(0.5)  # the batch's other sessions' requests
-    return await requests_on(settings.kafka_bootstrap, topic)
+    await wait_for(f"the {len(expected)} first requests", every, TIMEOUT_S)
+    return found

@@ -9,6 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from schemas.compaction_request import CompactionRequest
+from schemas.envelope import Envelope
 from schemas.keys import SessionKey
 from streams.projector import build_projector
 from streams.topics import topic_name
@@ -31,8 +33,31 @@ pytestmark = pytest.mark.integration
 STARTUP_TIMEOUT_S = 60.0
 CATCH_UP_TIMEOUT_S = 60.0
 TIMEOUT_S = 1.0  # the request timeout under test
-QUIET_S = 3.0  # after the answer, no retry may come for this long (three timeouts)
+MARKER_RETRIES = 3  # retries of another request after the answer: three timeouts passed
 RETRY_WAIT_S = 30.0
+
+
+def _session(number: int) -> list[Envelope]:
+    """Scripted session `number` alone: four invocations."""
+    return [e for e in scripted_sessions(number + 1, 4) if e.session_key == session_key(number)]
+
+
+def _attempts(emitted: list[CompactionRequest], request_id: str) -> int:
+    return sum(r.request_id == request_id for r in emitted)
+
+
+async def _first_of(bootstrap: str, topic: str, key: SessionKey) -> str:
+    """The id of session `key`'s first request, once it is on `topic`."""
+    found: list[str] = []
+
+    async def emitted() -> bool:
+        found[:] = [
+            r.request_id for r in await requests_on(bootstrap, topic) if r.session_key == key
+        ]
+        return bool(found)
+
+    await wait_for(f"a request of {key}", emitted, RETRY_WAIT_S)
+    return found[0]
 
 
 async def test_unanswered_requests_are_retried_until_a_summary_answers(
@@ -57,7 +82,7 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
     projector = build_projector(settings)
     await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
     try:
-        await produce_envelopes(kafka_bootstrap, events, scripted_sessions(1, 4))
+        await produce_envelopes(kafka_bootstrap, events, _session(0))
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
 
         async def retried_twice() -> bool:
@@ -75,10 +100,21 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
             kafka_bootstrap, events, [envelope(key, summary_answering(first, 2_000.0))]
         )
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
-        await asyncio.sleep(settings.request_check_interval_s * 2)  # a retry already due may pass
-        settled = len(await requests_on(kafka_bootstrap, requests_topic))
-        await asyncio.sleep(QUIET_S)
-        assert len(await requests_on(kafka_bootstrap, requests_topic)) == settled
+        # The evidence that the retry timer ran on after the answer: a second session,
+        # appended now, whose request no summary answers, retried MARKER_RETRIES times.
+        # Counted from that request's first emission, after a retry already due when
+        # the answer was folded has passed.
+        await produce_envelopes(kafka_bootstrap, events, _session(1))
+        marker = await _first_of(kafka_bootstrap, requests_topic, session_key(1))
+        settled = _attempts(await requests_on(kafka_bootstrap, requests_topic), first.request_id)
+
+        async def marker_retried() -> bool:
+            emitted = await requests_on(kafka_bootstrap, requests_topic)
+            return _attempts(emitted, marker) > MARKER_RETRIES
+
+        await wait_for("retries of the second session's request", marker_retried, RETRY_WAIT_S)
+        emitted = await requests_on(kafka_bootstrap, requests_topic)
+        assert _attempts(emitted, first.request_id) == settled  # no retry after the answer
 
         async with httpx.AsyncClient() as client:
             response = await client.get(f"http://127.0.0.1:{port}/metrics")
@@ -87,9 +123,10 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
     finally:
         await projector.app.stop()
     assert key == session_key(0)
-    assert "ctxstream_projector_events_applied_total 17.0" in text  # 16 events and the summary
+    # Two sessions of 16 events and the summary.
+    assert "ctxstream_projector_events_applied_total 33.0" in text
     assert (
-        'ctxstream_projector_requests_emitted_total{kind="first",trigger="sliding_window"} 1.0'
+        'ctxstream_projector_requests_emitted_total{kind="first",trigger="sliding_window"} 2.0'
         in text
     )
     assert 'kind="retry"' in text
