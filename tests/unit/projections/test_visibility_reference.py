@@ -6,28 +6,15 @@ contents were worked out by hand from the rules, not by running the code.
 
 from __future__ import annotations
 
-from typing import Any
-
 from projections.other_agents import OTHER_AGENT_PREAMBLE, QUOTE_BEGIN, QUOTE_END
 from tests.support.contents import contents, texts
-from tests.support.events import call, event, resp, summary_event, text, thought
+from tests.support.events import call, event, resp, rewind_event, summary_event, text, thought
 
 BEGIN, END = QUOTE_BEGIN, QUOTE_END
 
 
 def _said(author: str, value: str) -> str:
     return f"[{author}] said:\n{BEGIN}\n{value}\n{END}"
-
-
-def _rewind(event_id: str, timestamp: float, target: str) -> Any:
-    return event(
-        event_id,
-        "user",
-        timestamp,
-        None,
-        inv=f"rw-{event_id}",
-        actions={"rewindBeforeInvocationId": target},
-    )
 
 
 # --- §1.3 / §14.7: partial events -------------------------------------------
@@ -280,7 +267,7 @@ def test_tool_progress_needs_a_live_call_id_and_another_name() -> None:
     events = [
         event("e1", "user", 100, [text("go")], inv="old"),
         event("e2", "agent", 101, [call("dead", "t")], inv="old"),
-        _rewind("rw", 102, "old"),
+        rewind_event("rw", "old", 102),
         event("e3", "user", 103, [text("again")], inv="inv2"),
         event("e4", "agent", 104, [call("w1", "wf")], inv="inv2"),
         event("e4r", "agent", 104.5, [resp("w1", "wf")], role="user", inv="inv2"),
@@ -324,13 +311,13 @@ def test_rewind_drops_the_span_and_inner_rewinds() -> None:
     events = [
         event("e1", "user", 100, [text("a")], inv="i1"),
         event("e2", "user", 101, [text("b")], inv="i2"),
-        _rewind("r1", 102, "zzz"),  # unknown target: only itself goes
+        rewind_event("r1", "zzz", 102),  # unknown target: only itself goes
         event("e3", "user", 103, [text("c")], inv="i3"),
-        _rewind("r2", 104, "i2"),  # inside r3's span: no effect
+        rewind_event("r2", "i2", 104),  # inside r3's span: no effect
         event("e4", "user", 105, [text("d")], inv="i4"),
-        _rewind("r3", 106, "i2"),
+        rewind_event("r3", "i2", 106),
         event("e5", "user", 107, [text("e")], inv="i5"),
-        _rewind("r4", 108, "i9"),  # target first appears later: only itself
+        rewind_event("r4", "i9", 108),  # target first appears later: only itself
         event("e6", "user", 109, [text("f")], inv="i9"),
     ]
     assert texts(events) == ["user:a", "user:e", "user:f"]
@@ -342,7 +329,7 @@ def test_rewound_summary_uncovers_its_raw_events() -> None:
         event("e2", "agent", 101, [text("b")], inv="i1"),
         event("e3", "user", 102, [text("c")], inv="i2"),
         summary_event("s1", 100, 101, 103, "sum").model_copy(update={"invocation_id": "i2"}),
-        _rewind("r1", 104, "i2"),
+        rewind_event("r1", "i2", 104),
     ]
     assert texts(events) == ["user:a", "model:b"]
 
