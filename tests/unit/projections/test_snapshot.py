@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from projections.contents import ContentsRequest, build_contents
 from projections.projection import empty_projection, project
 from projections.rebuild import rebuild_contents
-from projections.snapshot import context_fingerprint, to_snapshot
+from projections.snapshot import compaction_boundary, context_fingerprint, to_snapshot
 from schemas.event import Content, Event, content_to_json
 from schemas.logged_event import LoggedEvent
-from tests.support.events import SESSION, logged
+from tests.support.events import SESSION, logged, logged_event, text_event
 from tests.support.strategies import SCOPE, core_sessions, view_requests
 
 Json = dict[str, Any]
@@ -483,3 +483,9 @@ def test_fingerprints_are_equal_exactly_when_the_assembled_contents_are(
         other = data.draw(core_sessions(refusals=True))
     same_contents = _oracle(log, request) == _oracle(other, request)
     assert (_fingerprint(log, request) == _fingerprint(other, request)) == same_contents
+
+
+def test_a_boundary_needs_a_summary_record() -> None:
+    record = logged_event(SESSION, text_event("q1", "i1", 1.0), 12)
+    with pytest.raises(ValueError, match=r"^event 'q1' at offset 12 is not a summary event$"):
+        compaction_boundary(record)

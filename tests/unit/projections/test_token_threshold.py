@@ -2,12 +2,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
 from projections.token_threshold import (
     TokenHook,
     evaluate_token_threshold,
     safe_split_index,
+    seed_event,
     select_token_threshold_window,
 )
 from schemas.event import Event
@@ -154,3 +157,25 @@ def test_post_invocation_prefers_token_threshold_over_sliding_window() -> None:
     assert fallback is not None
     assert fallback.trigger == "sliding_window"
     assert fallback.event_ids == ("e1", "e2")
+
+
+def test_the_seed_carries_the_previous_summary_from_its_start() -> None:
+    previous = summary_event(
+        "s1", 3.0, 7.0, 8.0, "old summary", branch="root.a", isolation_scope="task-1"
+    )
+    seed = seed_event(previous, invocation_id="seed-inv")
+    assert seed.model_dump(
+        mode="json", exclude_none=True, exclude={"id", "actions", "node_info"}
+    ) == {
+        "invocation_id": "seed-inv",
+        "author": "model",
+        "branch": "root.a",
+        "isolation_scope": "task-1",
+        "timestamp": 3.0,
+        "content": {"role": "model", "parts": [{"text": "old summary"}]},
+    }
+
+
+def test_a_seed_needs_a_summary() -> None:
+    with pytest.raises(ValueError, match=r"^event 'q1' is not a summary event$"):
+        seed_event(text_event("q1", "i1", 1.0), invocation_id="seed-inv")
