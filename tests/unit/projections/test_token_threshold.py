@@ -179,3 +179,14 @@ def test_the_seed_carries_the_previous_summary_from_its_start() -> None:
 def test_a_seed_needs_a_summary() -> None:
     with pytest.raises(ValueError, match=r"^event 'q1' is not a summary event$"):
         seed_event(text_event("q1", "i1", 1.0), invocation_id="seed-inv")
+
+
+def test_a_tail_that_always_keeps_an_orphaned_response_starts_at_the_first_event() -> None:
+    # Each tail from index 1 on holds a response whose call comes only after it: no index
+    # gives a tail without an orphan, so the whole list is kept (index 0).
+    candidates = [
+        response_event("r1", "i", 1, "x"),
+        response_event("r2", "i", 2, "x"),
+        call_event("c", "i", 3, "x"),
+    ]
+    assert safe_split_index(candidates, 2) == 0
