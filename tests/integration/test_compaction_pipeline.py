@@ -38,21 +38,19 @@ from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
 from summarizer_worker.settings import STAGES
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.kafka import (
+    WorkerProcess,
+    append_envelopes,
     clean_fold,
+    committed_offsets,
     create_deployment_topics,
     expected_snapshots,
     latest_snapshots,
-    produce_envelopes,
     projector_settings,
+    read_topic,
     scripted_sessions,
     start_worker,
     stop_worker,
-)
-from tests.integration.summarizer_support import (
-    WorkerProcess,
-    committed_offsets,
-    read_topic,
     summaries_by_request,
     worker_env,
 )
@@ -94,7 +92,7 @@ def _rounds(workload: list[Envelope]) -> list[list[Envelope]]:
 
 async def _produce(bootstrap: str, topic: str, rounds: list[list[Envelope]]) -> None:
     for envelopes in rounds:
-        await produce_envelopes(bootstrap, topic, envelopes)
+        await append_envelopes(bootstrap, topic, envelopes)
         await asyncio.sleep(ROUND_PAUSE_S)
 
 

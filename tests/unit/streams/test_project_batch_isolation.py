@@ -25,7 +25,7 @@ from streams.project_batch import (
 )
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import chunk_key, header_key
-from tests.integration.projector_support import scripted_sessions
+from tests.support.kafka import scripted_sessions
 
 SETTINGS = ProjectorSettings(compaction={"compaction_interval": 2, "overlap_size": 0})
 PARTITIONS = 4

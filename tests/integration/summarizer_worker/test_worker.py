@@ -24,19 +24,18 @@ from schemas.logged_event import LoggedEvent
 from summarizer_worker.extractive import extractive_summary
 from summarizer_worker.session_slice import event_partition
 from tests.conftest import unique_topic
-from tests.integration.summarizer_support import (
+from tests.support.events import envelope, session_key
+from tests.support.kafka import (
     WorkerProcess,
     answered,
     append,
-    append_events,
+    append_envelopes,
     append_requests,
-    create_deployment_topics,
+    create_topics_for,
     dead_letters,
-    envelope,
     invocation_events,
     planned_requests,
     read_topic,
-    session_key,
     summaries_by_request,
     topics,
     wait_committed,
@@ -90,19 +89,19 @@ async def test_every_request_gets_one_summary_and_bad_ones_are_dead_lettered(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
     prefix, group = unique_topic("sw"), unique_topic("summarizer")
-    await create_deployment_topics(
+    await create_topics_for(
         kafka_bootstrap, prefix, events_partitions=EVENTS_PARTITIONS, partitions=REQUEST_PARTITIONS
     )
     names = topics(prefix)
     rewound_index, covered_index = SESSIONS, SESSIONS + 1
     # Interleaved as live traffic: invocation n of every session, then n + 1.
     envelopes = [
-        envelope(event, session_key(s))
+        envelope(session_key(s), event)
         for n in range(INVOCATIONS)
         for s in range(SESSIONS + 2)
         for event in invocation_events(s, n)
     ]
-    logged = await append_events(kafka_bootstrap, names["events"], envelopes)
+    logged = await append_envelopes(kafka_bootstrap, names["events"], envelopes)
     by_session: dict[int, list[LoggedEvent]] = {
         s: [r for r in logged if r.envelope.session_key == session_key(s)]
         for s in range(SESSIONS + 2)
@@ -111,14 +110,14 @@ async def test_every_request_gets_one_summary_and_bad_ones_are_dead_lettered(
     valid = [request for s in range(SESSIONS) for request in planned[s]]
     # Stale: a rewind into its range, a summary already covering it.
     rewound, covered = planned[rewound_index][0], planned[covered_index][0]
-    await append_events(
+    await append_envelopes(
         kafka_bootstrap,
         names["events"],
         [
             envelope(
-                _rewind(rewound_index, f"s{rewound_index}-inv1", 9e9), session_key(rewound_index)
+                session_key(rewound_index), _rewind(rewound_index, f"s{rewound_index}-inv1", 9e9)
             ),
-            envelope(_covering_summary(covered), session_key(covered_index)),
+            envelope(session_key(covered_index), _covering_summary(covered)),
         ],
     )
     mismatched = valid[0].model_copy(
@@ -247,10 +246,10 @@ async def test_a_range_deleted_by_retention_is_dead_lettered(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
     prefix, group = unique_topic("sd"), unique_topic("summarizer")
-    await create_deployment_topics(kafka_bootstrap, prefix, events_partitions=1, partitions=1)
+    await create_topics_for(kafka_bootstrap, prefix, events_partitions=1, partitions=1)
     names = topics(prefix)
-    envelopes = [envelope(e, session_key(0)) for n in range(4) for e in invocation_events(0, n)]
-    logged = await append_events(kafka_bootstrap, names["events"], envelopes)
+    envelopes = [envelope(session_key(0), e) for n in range(4) for e in invocation_events(0, n)]
+    logged = await append_envelopes(kafka_bootstrap, names["events"], envelopes)
     (request, *_) = planned_requests(session_key(0), logged)
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
     await admin.start()

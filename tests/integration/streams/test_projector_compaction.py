@@ -15,12 +15,12 @@ from schemas.keys import SessionKey
 from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.events import envelope
+from tests.support.kafka import (
+    append_envelopes,
     clean_fold,
     create_deployment_topics,
-    envelope,
     expected_snapshots,
-    produce_envelopes,
     projector_settings,
     read_log,
     requests_on,
@@ -68,7 +68,7 @@ async def test_requests_equal_the_cores_on_the_same_log(
     await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
     try:
         first = scripted_sessions(SESSIONS, FIRST_INVOCATIONS)
-        await produce_envelopes(kafka_bootstrap, events, first)
+        await append_envelopes(kafka_bootstrap, events, first)
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
 
         # Act as the summarizer: answer every request emitted so far.
@@ -79,11 +79,11 @@ async def test_requests_equal_the_cores_on_the_same_log(
             envelope(SessionKey(request.session_key), summary_answering(request, summary_clock))
             for request in emitted
         ]
-        await produce_envelopes(kafka_bootstrap, events, summaries)
+        await append_envelopes(kafka_bootstrap, events, summaries)
         later = scripted_sessions(
             SESSIONS, LATER_INVOCATIONS, first_invocation=FIRST_INVOCATIONS + 2
         )
-        await produce_envelopes(kafka_bootstrap, events, later)
+        await append_envelopes(kafka_bootstrap, events, later)
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
 
         log = await read_log(kafka_bootstrap, events)

@@ -22,10 +22,10 @@ from schemas.logged_event import LoggedEvent
 from streams.project_batch import partition_of
 from streams.topics import topic_name
 from tests.conftest import free_ports, unique_topic
-from tests.integration.projector_support import (
+from tests.support.events import envelope
+from tests.support.kafka import (
     clean_fold,
     create_deployment_topics,
-    envelope,
     expected_snapshots,
     projector_settings,
     read_all,

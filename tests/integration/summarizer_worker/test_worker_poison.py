@@ -36,20 +36,19 @@ from summarizer_worker.settings import SummarizerSettings
 from summarizer_worker.summarizers import SummaryResult
 from summarizer_worker.worker import SummarizerWorker
 from tests.conftest import unique_topic
-from tests.integration.summarizer_support import (
+from tests.support.events import envelope, session_key
+from tests.support.kafka import (
     CLI_COMMAND,
     MODULE_COMMAND,
     WorkerProcess,
     append,
-    append_events,
+    append_envelopes,
     append_requests,
-    create_deployment_topics,
+    create_topics_for,
     dead_letters,
-    envelope,
     invocation_events,
     planned_requests,
     read_topic,
-    session_key,
     summaries_by_request,
     topics,
     wait_committed,
@@ -141,19 +140,19 @@ async def test_poison_requests_are_dead_lettered_and_the_worker_goes_on(
     kafka_bootstrap: str,
 ) -> None:
     prefix, group = unique_topic("sp"), unique_topic("summarizer")
-    await create_deployment_topics(kafka_bootstrap, prefix, events_partitions=2, partitions=1)
+    await create_topics_for(kafka_bootstrap, prefix, events_partitions=2, partitions=1)
     names = topics(prefix)
     envelopes = [
-        envelope(event, session_key(s))
+        envelope(session_key(s), event)
         for s in SESSIONS
         for n in range(3)
         for event in invocation_events(s, n)
     ]
-    logged = await append_events(kafka_bootstrap, names["events"], envelopes)
-    await append_events(
+    logged = await append_envelopes(kafka_bootstrap, names["events"], envelopes)
+    await append_envelopes(
         kafka_bootstrap,
         names["events"],
-        [envelope(e, session_key(LARGE_SLICE)) for e in _big_events(LARGE_SLICE)],
+        [envelope(session_key(LARGE_SLICE), e) for e in _big_events(LARGE_SLICE)],
     )
     planned = {
         s: planned_requests(
@@ -284,12 +283,12 @@ async def test_a_worker_whose_lane_is_fenced_exits_non_zero(
     kafka_bootstrap: str, tmp_path: Path, command: Sequence[str]
 ) -> None:
     prefix, group = unique_topic("sx"), unique_topic("summarizer")
-    await create_deployment_topics(kafka_bootstrap, prefix, events_partitions=1, partitions=1)
+    await create_topics_for(kafka_bootstrap, prefix, events_partitions=1, partitions=1)
     names = topics(prefix)
-    logged = await append_events(
+    logged = await append_envelopes(
         kafka_bootstrap,
         names["events"],
-        [envelope(e, session_key(GOOD)) for n in range(3) for e in invocation_events(GOOD, n)],
+        [envelope(session_key(GOOD), e) for n in range(3) for e in invocation_events(GOOD, n)],
     )
     worker = WorkerProcess(
         worker_env(kafka_bootstrap, prefix, group), tmp_path / "worker.log", command=command

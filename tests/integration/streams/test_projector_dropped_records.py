@@ -22,11 +22,11 @@ from schemas.codec import encode
 from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.kafka import (
+    append,
     clean_fold,
     create_deployment_topics,
     expected_snapshots,
-    produce,
     projector_settings,
     read_log,
     scripted_sessions,
@@ -54,7 +54,7 @@ async def test_records_dropped_before_the_fold_are_sought_back_and_folded(
     await create_deployment_topics(settings)
     events = topic_name(settings, "events")
     envelopes = scripted_sessions(3, 2)
-    await produce(kafka_bootstrap, events, [(e.session_key.encode(), encode(e)) for e in envelopes])
+    await append(kafka_bootstrap, events, [(e.session_key.encode(), encode(e)) for e in envelopes])
 
     projector = build_projector(settings)
     shell = projector.shell

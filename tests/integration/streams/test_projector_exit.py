@@ -13,10 +13,10 @@ import pytest
 from schemas.codec import encode
 from streams.topics import topic_name
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.kafka import (
     REPO,
+    append,
     create_deployment_topics,
-    produce,
     projector_settings,
     scripted_sessions,
     settings_env,
@@ -50,7 +50,7 @@ async def test_a_worker_whose_folding_dies_exits_non_zero(
     )
     await create_deployment_topics(settings)
     events = scripted_sessions(1, 1)
-    await produce(
+    await append(
         kafka_bootstrap,
         topic_name(settings, "events"),
         [(e.session_key.encode(), encode(e)) for e in events],

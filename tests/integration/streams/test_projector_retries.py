@@ -15,18 +15,17 @@ from schemas.keys import SessionKey
 from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import free_ports, unique_topic
-from tests.integration.projector_support import (
+from tests.integration.streams.test_projector_compaction import summary_answering
+from tests.support.events import envelope, session_key
+from tests.support.kafka import (
+    append_envelopes,
     create_deployment_topics,
-    envelope,
-    produce_envelopes,
     projector_settings,
     requests_on,
     scripted_sessions,
-    session_key,
     wait_caught_up,
     wait_for,
 )
-from tests.integration.test_projector_compaction import summary_answering
 
 pytestmark = pytest.mark.integration
 
@@ -82,7 +81,7 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
     projector = build_projector(settings)
     await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
     try:
-        await produce_envelopes(kafka_bootstrap, events, _session(0))
+        await append_envelopes(kafka_bootstrap, events, _session(0))
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
 
         async def retried_twice() -> bool:
@@ -96,7 +95,7 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
 
         first = emitted[0]
         key = SessionKey(first.session_key)
-        await produce_envelopes(
+        await append_envelopes(
             kafka_bootstrap, events, [envelope(key, summary_answering(first, 2_000.0))]
         )
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
@@ -104,7 +103,7 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
         # appended now, whose request no summary answers, retried MARKER_RETRIES times.
         # Counted from that request's first emission, after a retry already due when
         # the answer was folded has passed.
-        await produce_envelopes(kafka_bootstrap, events, _session(1))
+        await append_envelopes(kafka_bootstrap, events, _session(1))
         marker = await _first_of(kafka_bootstrap, requests_topic, session_key(1))
         settled = _attempts(await requests_on(kafka_bootstrap, requests_topic), first.request_id)
 

@@ -17,11 +17,11 @@ from schemas.codec import encode
 from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.kafka import (
+    append,
     clean_fold,
     create_deployment_topics,
     expected_snapshots,
-    produce,
     projector_settings,
     read_all,
     read_log,
@@ -51,7 +51,7 @@ async def test_an_armed_trigger_that_never_fires_selects_once(
     )
     await create_deployment_topics(settings)
     events = topic_name(settings, "events")
-    await produce(
+    await append(
         kafka_bootstrap,
         events,
         [(r.envelope.session_key.encode(), encode(r.envelope)) for r in quiet_session(EVENTS)],

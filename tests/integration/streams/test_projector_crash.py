@@ -10,14 +10,14 @@ import pytest
 
 from streams.topics import topic_name
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.kafka import (
+    append_envelopes,
     changelog_offsets,
     clean_fold,
     committed_offsets,
     create_deployment_topics,
     end_offsets,
     expected_snapshots,
-    produce_envelopes,
     projector_settings,
     read_log,
     requests_on,
@@ -53,7 +53,7 @@ async def test_kill_and_restart_equal_a_clean_fold(
     )
     await create_deployment_topics(settings)
     events = topic_name(settings, "events")
-    await produce_envelopes(kafka_bootstrap, events, scripted_sessions(SESSIONS, INVOCATIONS))
+    await append_envelopes(kafka_bootstrap, events, scripted_sessions(SESSIONS, INVOCATIONS))
     ends = await end_offsets(kafka_bootstrap, events)
     total = sum(ends.values())
 

@@ -23,17 +23,16 @@ import pytest
 
 from summarizer_worker.settings import STAGES
 from tests.conftest import unique_topic
-from tests.integration.summarizer_support import (
+from tests.support.events import envelope, session_key
+from tests.support.kafka import (
     WorkerProcess,
     answered,
-    append_events,
+    append_envelopes,
     append_requests,
-    create_deployment_topics,
-    envelope,
+    create_topics_for,
     invocation_events,
     planned_requests,
     read_topic,
-    session_key,
     summaries_by_request,
     topics,
     wait_committed,
@@ -58,17 +57,17 @@ async def test_kill_9_at_random_stages_leaves_one_summary_per_request(
 ) -> None:
     rng = random.Random(SEED)  # noqa: S311 - picks kill points, not secrets
     prefix, group = unique_topic("sk"), unique_topic("summarizer")
-    await create_deployment_topics(
+    await create_topics_for(
         kafka_bootstrap, prefix, events_partitions=EVENTS_PARTITIONS, partitions=REQUEST_PARTITIONS
     )
     names = topics(prefix)
     envelopes = [
-        envelope(event, session_key(s))
+        envelope(session_key(s), event)
         for n in range(INVOCATIONS)
         for s in range(SESSIONS)
         for event in invocation_events(s, n)
     ]
-    logged = await append_events(kafka_bootstrap, names["events"], envelopes)
+    logged = await append_envelopes(kafka_bootstrap, names["events"], envelopes)
     requests = [
         request
         for s in range(SESSIONS)
@@ -146,17 +145,17 @@ async def test_a_second_worker_and_a_killed_first_leave_one_summary_per_request(
     # killed inside a transaction, leaves the group at its session timeout. The new owner
     # of each partition fences the old one through the partition's transactional id.
     prefix, group = unique_topic("sr"), unique_topic("summarizer")
-    await create_deployment_topics(
+    await create_topics_for(
         kafka_bootstrap, prefix, events_partitions=EVENTS_PARTITIONS, partitions=REQUEST_PARTITIONS
     )
     names = topics(prefix)
     envelopes = [
-        envelope(event, session_key(s))
+        envelope(session_key(s), event)
         for n in range(INVOCATIONS)
         for s in range(SESSIONS)
         for event in invocation_events(s, n)
     ]
-    logged = await append_events(kafka_bootstrap, names["events"], envelopes)
+    logged = await append_envelopes(kafka_bootstrap, names["events"], envelopes)
     requests = [
         request
         for s in range(SESSIONS)

@@ -36,11 +36,11 @@ import pytest
 from schemas.codec import decode_dead_letter, encode
 from streams.topics import topic_name
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.kafka import (
+    append,
     committed_offsets,
     create_deployment_topics,
     end_offsets,
-    produce,
     projector_settings,
     read_all,
     scripted_sessions,
@@ -76,7 +76,7 @@ async def test_kill_9_while_dead_lettering_loses_no_letter(
         records.append((key, encode(env)))
         if n % POISON_EVERY == POISON_EVERY - 1:
             records.append((key, b"{poison %d" % n))
-    await produce(kafka_bootstrap, events, records)
+    await append(kafka_bootstrap, events, records)
     ends = await end_offsets(kafka_bootstrap, events)
     letters_topic = topic_name(settings, "dead-letters")
 

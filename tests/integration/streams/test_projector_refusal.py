@@ -16,11 +16,11 @@ from streams.projector import build_projector
 from streams.projector_settings import ProjectorSettings
 from streams.topics import topic_name
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.kafka import (
+    append,
     clean_fold,
     create_deployment_topics,
     expected_snapshots,
-    produce,
     projector_settings,
     read_all,
     read_log,
@@ -64,7 +64,7 @@ async def test_an_unanswered_request_is_refused_after_its_last_attempt_and_decid
     await create_deployment_topics(settings)
     events = topic_name(settings, "events")
     requests_topic = topic_name(settings, "compaction-requests")
-    await produce(
+    await append(
         kafka_bootstrap,
         events,
         [(e.session_key.encode(), encode(e)) for e in scripted_sessions(3, 4)],
@@ -88,7 +88,7 @@ async def test_an_unanswered_request_is_refused_after_its_last_attempt_and_decid
         await wait_for("a refusal of every first request", all_refused, TIMEOUT_S)
         # The sessions decide again once the refusal is folded: more invocations
         # bring requests over new windows.
-        await produce(
+        await append(
             kafka_bootstrap,
             events,
             [

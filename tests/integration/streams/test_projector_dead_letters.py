@@ -14,16 +14,16 @@ from schemas.keys import SessionKey
 from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.events import session_key
+from tests.support.kafka import (
+    append,
     clean_fold,
     create_deployment_topics,
     expected_snapshots,
-    produce,
     projector_settings,
     read_all,
     read_log,
     scripted_sessions,
-    session_key,
     wait_caught_up,
     wait_for_snapshots,
 )
@@ -69,7 +69,7 @@ async def test_bad_records_are_dead_lettered_and_the_rest_applied(
     ]
     records += [(key, value) for key, value, _ in bad]
     records += [(e.session_key.encode(), encode(e)) for e in after]
-    await produce(kafka_bootstrap, events, records)
+    await append(kafka_bootstrap, events, records)
 
     projector = build_projector(settings)
     await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)

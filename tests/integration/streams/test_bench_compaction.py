@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.bench_support import run_bench
+from tests.support.bench import run_bench
 
 pytestmark = pytest.mark.integration
 

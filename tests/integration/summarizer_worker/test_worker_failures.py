@@ -17,24 +17,23 @@ import pytest
 from projections.summary_request import refused_request_id
 from schemas.codec import decode_envelope
 from tests.conftest import unique_topic
-from tests.integration.summarizer_support import (
+from tests.support.chat_server import ChatServer, Reply
+from tests.support.events import envelope, session_key
+from tests.support.kafka import (
     WorkerProcess,
     answered,
-    append_events,
+    append_envelopes,
     append_requests,
-    create_deployment_topics,
+    create_topics_for,
     dead_letters,
-    envelope,
     invocation_events,
     planned_requests,
     read_topic,
-    session_key,
     summaries_by_request,
     topics,
     wait_committed,
     worker_env,
 )
-from tests.support.chat_server import ChatServer, Reply
 
 pytestmark = pytest.mark.integration
 
@@ -63,16 +62,16 @@ async def test_a_transient_failure_is_retried_without_holding_up_other_sessions(
     kafka_bootstrap: str, tmp_path: Path, chat_server: ChatServer
 ) -> None:
     prefix, group = unique_topic("sf"), unique_topic("summarizer")
-    await create_deployment_topics(kafka_bootstrap, prefix, events_partitions=2, partitions=1)
+    await create_topics_for(kafka_bootstrap, prefix, events_partitions=2, partitions=1)
     names = topics(prefix)
     sessions = (FLAKY, STEADY, REJECTED, DOWN)
     envelopes = [
-        envelope(event, session_key(s))
+        envelope(session_key(s), event)
         for s in sessions
         for n in range(3)
         for event in invocation_events(s, n)
     ]
-    logged = await append_events(kafka_bootstrap, names["events"], envelopes)
+    logged = await append_envelopes(kafka_bootstrap, names["events"], envelopes)
     requests = {
         s: planned_requests(
             session_key(s), [r for r in logged if r.envelope.session_key == session_key(s)]

@@ -10,13 +10,13 @@ import pytest
 
 from streams.topics import topic_name
 from tests.conftest import unique_topic
-from tests.integration.projector_support import (
+from tests.support.kafka import (
+    append_envelopes,
     changelog_offsets,
     clean_fold,
     committed_offsets,
     create_deployment_topics,
     expected_snapshots,
-    produce_envelopes,
     projector_settings,
     read_log,
     requests_on,
@@ -47,7 +47,7 @@ async def test_two_workers_and_rebalances_lose_and_duplicate_nothing(
     )
     second = None
     try:
-        await produce_envelopes(kafka_bootstrap, events, scripted_sessions(SESSIONS, INVOCATIONS))
+        await append_envelopes(kafka_bootstrap, events, scripted_sessions(SESSIONS, INVOCATIONS))
 
         async def some_committed() -> bool:
             committed = await committed_offsets(kafka_bootstrap, settings.app_id, events)
@@ -57,7 +57,7 @@ async def test_two_workers_and_rebalances_lose_and_duplicate_nothing(
         second = start_worker(
             settings.model_copy(update={"data_dir": tmp_path / "w2"}), tmp_path / "worker-2.log"
         )
-        await produce_envelopes(
+        await append_envelopes(
             kafka_bootstrap,
             events,
             scripted_sessions(SESSIONS, INVOCATIONS, first_invocation=INVOCATIONS + 1),
@@ -65,7 +65,7 @@ async def test_two_workers_and_rebalances_lose_and_duplicate_nothing(
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
         stop_worker(first)  # the second takes every partition over
         assert first.returncode == 0
-        await produce_envelopes(
+        await append_envelopes(
             kafka_bootstrap,
             events,
             scripted_sessions(SESSIONS, 5, first_invocation=2 * INVOCATIONS + 1),

@@ -31,18 +31,17 @@ from schemas.codec import decode_envelope
 from schemas.compaction_request import CompactionRequest
 from schemas.logged_event import LoggedEvent
 from tests.conftest import unique_topic
-from tests.integration.summarizer_support import (
+from tests.support.events import envelope, session_key
+from tests.support.kafka import (
     WorkerProcess,
     answered,
-    append_events,
+    append_envelopes,
     append_requests,
-    create_deployment_topics,
+    create_topics_for,
     dead_letters,
-    envelope,
     invocation_events,
     planned_requests,
     read_topic,
-    session_key,
     summaries_by_request,
     topics,
     wait_committed,
@@ -88,15 +87,15 @@ async def test_a_paused_worker_resumed_after_a_takeover_commits_nothing(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
     prefix, group = unique_topic("sz"), unique_topic("summarizer")
-    await create_deployment_topics(
+    await create_topics_for(
         kafka_bootstrap, prefix, events_partitions=EVENTS_PARTITIONS, partitions=REQUEST_PARTITIONS
     )
     names = topics(prefix)
-    logged = await append_events(
+    logged = await append_envelopes(
         kafka_bootstrap,
         names["events"],
         [
-            envelope(event, session_key(s))
+            envelope(session_key(s), event)
             for s in range(SESSIONS)
             for n in range(3)
             for event in invocation_events(s, n)

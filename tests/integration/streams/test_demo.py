@@ -10,7 +10,7 @@ from streams.demo import COMPACTION, run_demo
 from streams.projector_settings import ProjectorSettings
 from streams.settings import KafkaSettings
 from streams.topics import topic_name
-from tests.integration.projector_support import clean_fold, expected_snapshots, read_log
+from tests.support.kafka import clean_fold, expected_snapshots, read_log
 
 pytestmark = pytest.mark.integration
 

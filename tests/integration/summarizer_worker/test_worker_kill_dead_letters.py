@@ -43,19 +43,18 @@ from projections.summary_request import refused_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.compaction_request import CompactionRequest
 from tests.conftest import unique_topic
-from tests.integration.summarizer_support import (
+from tests.support.events import envelope, session_key
+from tests.support.kafka import (
     WorkerProcess,
     answered,
     append,
-    append_events,
+    append_envelopes,
     committed_offsets,
-    create_deployment_topics,
+    create_topics_for,
     dead_letters,
-    envelope,
     invocation_events,
     planned_requests,
     read_topic,
-    session_key,
     summaries_by_request,
     topics,
     wait_committed,
@@ -98,16 +97,16 @@ async def test_kill_9_while_dead_lettering_loses_and_doubles_no_letter(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
     prefix, group = unique_topic("sd"), unique_topic("summarizer")
-    await create_deployment_topics(
+    await create_topics_for(
         kafka_bootstrap, prefix, events_partitions=EVENTS_PARTITIONS, partitions=REQUEST_PARTITIONS
     )
     names = topics(prefix)
     sessions = [*GOOD_SESSIONS, *REFUSED_SESSIONS]
-    logged = await append_events(
+    logged = await append_envelopes(
         kafka_bootstrap,
         names["events"],
         [
-            envelope(event, session_key(s))
+            envelope(session_key(s), event)
             for s in sessions
             for n in range(3)
             for event in invocation_events(s, n)
