@@ -112,6 +112,7 @@ from projections.projection import (
 from projections.summary_request import refused_request_id
 from projections.token_count import newest_recorded_count
 from projections.token_threshold import TokenHook, select_token_threshold_window
+from schemas.codec import MAX_RECORD_BYTES, encode
 from schemas.compaction_request import (
     CompactionRequest,
     SummarySeed,
@@ -445,12 +446,16 @@ def compaction_request(
     The window holds the very event objects of the projection's live records,
     so their offsets are found by identity. O(live events).
 
-    None when the window's seed (the previous summary, rolled in) is beyond
-    what a request may carry (:func:`schemas.compaction_request.seed_problem`):
-    only a summary the tenant wrote itself can be that long, since the
-    summarizer clips its own, and no request could name it. That trigger then
-    decides nothing, as if the window were not worth compacting; ADK, which
-    has no such bound, would summarize it.
+    None when no request can carry the window: its seed (the previous
+    summary, rolled in) is beyond what a request may carry
+    (:func:`schemas.compaction_request.seed_problem`), or the encoded request
+    is over one record (:data:`schemas.codec.MAX_RECORD_BYTES`: a seed of
+    large inline data, thousands of events with the longest ids). Only a
+    summary the tenant wrote itself can be that long, since the summarizer
+    clips its own, and no record could hold the request. That trigger then
+    decides nothing, as if the window were not worth compacting, and the
+    session folds on; ADK, which has no such bound, would summarize it.
+    O(window) more when a request is decided: it is encoded once to measure it.
 
     Raises:
         ValueError: an event of the window is not a live event of `projection` (a bug).
@@ -465,7 +470,7 @@ def compaction_request(
     seed = window.seed
     if seed is not None and seed.content is not None and seed_problem(seed.content) is not None:
         return None
-    return CompactionRequest(
+    request = CompactionRequest(
         request_id=compaction_request_id(projection.session_key, window.trigger, event_offsets),
         tenant=parse_session_key(projection.session_key).tenant,
         session_key=projection.session_key,
@@ -486,6 +491,7 @@ def compaction_request(
         ),
         decided_at_offset=decided_at_offset,
     )
+    return request if len(encode(request)) <= MAX_RECORD_BYTES else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ import pytest
 from projections import compaction_decision
 from projections.compaction_config import CompactionConfig
 from schemas.codec import MAX_RECORD_BYTES, decode_envelope_sized, encode
+from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import DeadLetter
 from schemas.envelope import Envelope
 from schemas.event import Event
@@ -282,9 +283,41 @@ def _summary_with_inline_data(session: SessionKey, data_chars: int) -> dict[str,
     }
 
 
-def test_encode_a_request_whose_seed_takes_it_over_the_record_limit() -> None:
+def test_encode_a_request_that_cannot_be_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A decision whose request fails to encode refuses the record that decided it; the
+    # session's records before and after it fold, and so do the other session's.
+    settings = SETTINGS.model_copy(
+        update={"compaction": CompactionConfig(compaction_interval=1, overlap_size=0)}
+    )
+    log = Log()
+    victim = [log.turn(VICTIM, invocationId=f"inv{n}") for n in range(3)]
+    other = [log.turn(OTHER) for _ in range(2)]
+    real = encode
+
+    def encode_request(record: Any) -> bytes:
+        if isinstance(record, CompactionRequest) and record.session_key == VICTIM:
+            raise OverflowError("Integer exceeds 64-bit range")
+        return real(record)
+
+    monkeypatch.setattr(project_batch, "encode", encode_request)
+    projector = BatchProjector(settings, SessionCache(1 << 30), partitions=PARTITIONS)
+    outcome = _project([*victim, *other], projector=projector)
+    # inv1's first event completes inv0 and decides; so does inv2's, over inv0 and inv1 again
+    # since the first decision was refused with its record.
+    letters = outcome.dead_letters
+    assert [letter.source_offset for letter in letters] == [victim[1].offset, victim[2].offset]
+    for letter, record in zip(letters, victim[1:], strict=True):
+        _assert_letter(letter, "encode", record, "OverflowError: Integer exceeds 64-bit range")
+    assert [request.session_key for request, _ in outcome.requests] == []
+    assert _headers(outcome)[VICTIM].last_offset == victim[0].offset
+    assert _headers(outcome)[OTHER].last_offset == other[-1].offset
+
+
+def test_a_request_over_the_record_limit_is_not_decided_and_the_session_folds_on() -> None:
     # The seed bound counts parts and text characters, not inline data: a summary of
-    # almost a whole record, rolled into a token window, makes a request over the limit.
+    # almost a whole record, rolled into a token window, would make a request over the
+    # limit. No record could carry it, so that window decides nothing (as a window not
+    # worth compacting), and no record is refused: the deciding one and every later one fold.
     settings = SETTINGS.model_copy(
         update={
             "compaction_overrides": {
@@ -305,22 +338,20 @@ def test_encode_a_request_whose_seed_takes_it_over_the_record_limit() -> None:
     long_id = {"id": "q" * 256}
     question = log.turn(victim_key, **long_id)
     answer = log.turn(victim_key, usageMetadata={"promptTokenCount": 5_000})
-    deciding = log.turn(victim_key)  # completes the invocation: the token check decides
+    deciding = log.turn(victim_key)  # completes the invocation: the token check selects
+    later = [log.turn(victim_key), log.turn(victim_key)]
     others = [log.turn(OTHER) for _ in range(3)]
-    records = [*first, summary, question, answer, deciding, *others]
+    records = [*first, summary, question, answer, deciding, *later, *others]
     projector = BatchProjector(settings, SessionCache(1 << 30), partitions=PARTITIONS)
     outcome = _project(records, projector=projector)
-    [letter] = outcome.dead_letters
-    _assert_letter(letter, "encode", deciding, f"over the record limit of {MAX_RECORD_BYTES}")
+    assert outcome.dead_letters == []
     assert outcome.requests == []
-    assert outcome.applied == len(records) - 1
-    # Not asserted: the victim's later records. The same window is decided again on the
-    # unchanged projection, so each of them would be refused the same way.
+    assert outcome.applied == len(records)
     assert _headers(outcome)[OTHER].last_offset == others[-1].offset
     header = decode_header(
         next(w.value for w in outcome.writes if w.key == header_key(victim_key) and w.value)
     )
-    assert header.last_offset == answer.offset
+    assert header.last_offset == later[-1].offset
 
 
 # --- session-size --------------------------------------------------------------------

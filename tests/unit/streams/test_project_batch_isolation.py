@@ -274,14 +274,13 @@ def _envelope(key: SessionKey, event: dict[str, object]) -> Envelope:
     )
 
 
-def test_a_decision_whose_request_would_not_fit_a_record_refuses_its_record() -> None:
-    # 4,200 events with ids of the longest length: a window naming them all is over 1 MB.
-    key = SessionKey("acme/app/u1/s1")
+def _long_invocation(key: SessionKey, id_chars: int) -> list[Envelope]:
+    """4,200 user events of one invocation with ids of `id_chars`, then the next one's first."""
     events = [
         _envelope(
             key,
             {
-                "id": f"{n:06d}" + "i" * (MAX_ID_CHARS - 6),
+                "id": f"{n:06d}" + "i" * (id_chars - 6),
                 "invocationId": "inv1",
                 "author": "user",
                 "timestamp": 1.0 + n,
@@ -290,22 +289,30 @@ def test_a_decision_whose_request_would_not_fit_a_record_refuses_its_record() ->
         )
         for n in range(4_200)
     ]
-    nxt = _envelope(
-        key,
-        {
-            "id": "next",
-            "invocationId": "inv2",
-            "author": "user",
-            "timestamp": 10_000.0,
-            "content": {"role": "user", "parts": [{"text": "more"}]},
-        },
-    )
+    nxt = {
+        "id": "next",
+        "invocationId": "inv2",
+        "author": "user",
+        "timestamp": 10_000.0,
+        "content": {"role": "user", "parts": [{"text": "more"}]},
+    }
+    return [*events, _envelope(key, nxt)]
+
+
+@pytest.mark.parametrize(("id_chars", "decided"), [(MAX_ID_CHARS, False), (6, True)])
+def test_a_window_no_record_could_carry_decides_nothing_and_the_session_folds_on(
+    id_chars: int, decided: bool
+) -> None:
+    # 4,200 events with ids of the longest length: a request naming them all would be over
+    # 1 MB. That window decides nothing (no record could carry its request) and every
+    # record, the one whose hook selected it included, folds. With short ids the same
+    # window is decided: it was selected, and only its size kept it back.
+    key = SessionKey("acme/app/u1/s1")
     settings = SETTINGS.model_copy(
         update={"compaction": CompactionConfig(compaction_interval=1, overlap_size=0)}
     )
-    records = _routed([(key.encode(), encode(e)) for e in [*events, nxt]])
+    records = _routed([(key.encode(), encode(e)) for e in _long_invocation(key, id_chars)])
     outcome = _fold(records, settings)
-    assert _stages(outcome.dead_letters) == [("encode", records[-1].partition, records[-1].offset)]
-    assert "over the record limit" in outcome.dead_letters[0].reason
-    assert outcome.requests == []
-    assert outcome.applied == len(events)
+    assert outcome.dead_letters == []
+    assert [len(r.event_offsets) for r, _ in outcome.requests] == ([4_200] if decided else [])
+    assert outcome.applied == len(records)
