@@ -92,3 +92,19 @@ def test_call_still_visible_is_not_recovered_twice() -> None:
     ]
     recovered = recover_compacted_calls(mask_compacted(source, "agent"), source)
     assert [e.id for e in recovered] == ["s1", "e2", "e3"]
+
+
+def test_an_idless_call_takes_no_sibling_response() -> None:
+    # The restored call event's siblings follow in call order (b, then XXXX); the
+    # id-less call owns no response, whatever ids its siblings have.
+    source = [
+        event("c", "agent", 101, [call(None, "a"), call("b"), call("XXXX"), call("d")]),
+        event("rb", "agent", 102, [resp("b")], role="user"),
+        event("rx", "agent", 103, [resp("XXXX")], role="user"),
+        summary_event("s", 100, 103, 104, "sum"),
+        event("rd", "agent", 105, [resp("d")], role="user"),
+    ]
+    masked = mask_compacted(source, "agent")
+    assert [each.id for each in masked] == ["s", "rd"]
+    recovered = recover_compacted_calls(masked, source)
+    assert [each.id for each in recovered] == ["s", "c", "rb", "rx", "rd"]

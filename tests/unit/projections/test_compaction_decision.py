@@ -18,6 +18,7 @@ from projections.compaction_decision import (
     replay_decisions,
     step,
 )
+from projections.gate_memo import GateBound, GateMemo
 from projections.projection import SessionProjection, apply, live_events, project
 from projections.summary_request import refusal_event, with_summary_request_id
 from projections.token_count import estimated_prompt_token_count
@@ -380,3 +381,64 @@ def test_a_seed_no_request_can_carry_decides_nothing_instead_of_raising() -> Non
     assert requests == []
     assert projection.in_flight is None
     assert projection.last_offset == 60  # every record folded
+
+
+# -- what a fold remembers: the gate memo only after a selection found nothing ------------
+
+
+def _agent_event(event_id: str, timestamp: float, **fields: Any) -> Event:
+    """An event of the agent in invocation inv1."""
+    return Event.model_validate(
+        {"id": event_id, "invocation_id": "inv1", "author": "agent", "timestamp": timestamp}
+        | fields
+    )
+
+
+def _model_error(event_id: str, timestamp: float, prompt_tokens: int | None = None) -> Event:
+    """A model call of the agent that failed, reporting `prompt_tokens` if given."""
+    usage = (
+        {} if prompt_tokens is None else {"usage_metadata": {"prompt_token_count": prompt_tokens}}
+    )
+    return _agent_event(event_id, timestamp, error_code="UNAVAILABLE", **usage)
+
+
+def _memo_after(events: list[Event], config: CompactionConfig) -> object:
+    projection, requests = replay_decisions(SESSION, logged(events, range(len(events))), config)
+    assert requests == []
+    return projection.gate_memo
+
+
+def test_a_token_check_without_the_token_trigger_remembers_nothing() -> None:
+    # Only the sliding window is configured and no invocation completed: nothing selected.
+    quiet = Event.model_validate(
+        {"id": "u", "invocation_id": "inv1", "author": "user", "timestamp": 100.0}
+    )
+    assert _memo_after([quiet, _model_error("x", 100.5)], SLIDING) is None
+
+
+def _big_summary() -> Event:
+    """A summary over [200, 300] of 338 characters."""
+    return summary_event("s", 200.0, 300.0, 301.0, text="p" * 300)
+
+
+def test_a_token_check_below_its_recorded_count_remembers_nothing() -> None:
+    # The tool's response carries a count of 1, below the threshold: the check before
+    # the next model call selects nothing, so the fold keeps no memo.
+    answer = _agent_event(
+        "r",
+        250.0,
+        content={"role": "user", "parts": [{"functionResponse": {"id": "c", "name": "t"}}]},
+        usage_metadata={"prompt_token_count": 1},
+    )
+    assert _memo_after([_big_summary(), answer], TOKEN) is None
+
+
+def test_a_token_check_the_memo_answers_keeps_the_spent_budget() -> None:
+    # The first model error selects (no count since the summary) and remembers the token
+    # bound: floor 200, budget 338 - (338 - 27) = 27. The user's empty content at 250
+    # spends 2; the next check is answered by the memo, which keeps that budget.
+    tiny = Event.model_validate(
+        {"id": "t", "invocation_id": "inv1", "author": "user", "timestamp": 250.0, "content": {}}
+    )
+    events = [_big_summary(), _model_error("x1", 302.0, 200), tiny, _model_error("x2", 303.0, 200)]
+    assert _memo_after(events, TOKEN) == GateMemo(GateBound(200.0, 25), None, None)

@@ -371,3 +371,94 @@ def test_the_quiet_bench_session_is_armed_and_never_worth_compacting(
     assert projection.invocations.since_compaction == 300
     with pytest.raises(ValueError, match="events >= 0"):
         quiet_session(-1)
+
+
+# -- bounds computed and carried by hand -----------------------------------------------
+
+
+def _model_content_of_27(serial: int) -> Event:
+    """An event of invocation ``inv<serial>`` whose content is ``{"parts":[],"role":"model"}``."""
+    return Event.model_validate(
+        {
+            "id": f"m{serial}",
+            "invocation_id": f"inv{serial}",
+            "author": "agent",
+            "timestamp": 200.0,
+            "content": {"role": "model", "parts": []},
+        }
+    )
+
+
+def test_content_that_spends_the_whole_budget_keeps_the_bound() -> None:
+    # 27 characters against a budget of 27: removable reaches the bar, still not above it.
+    before, _ = replay_decisions(SESSION, _log([_quiet(n) for n in range(10)]), SLIDING)
+    assert event_json_size(_model_content_of_27(20)) == 27
+    after = apply(before, _log([_model_content_of_27(20)], 10)[0])
+    assert after.gate_memo == GateMemo(None, GateBound(100.0, 0), 0)
+
+
+def _tiny(invocation_id: str) -> Event:
+    """An event of `invocation_id` at 200 with an empty content: 2 characters."""
+    return Event.model_validate(
+        {"invocation_id": invocation_id, "author": "user", "timestamp": 200.0, "content": {}}
+    )
+
+
+def test_an_event_without_invocation_id_spends_the_sliding_budget() -> None:
+    # No invocation: it cannot move a sliding window's start.
+    before, _ = replay_decisions(SESSION, _log([_quiet(n) for n in range(10)]), SLIDING)
+    after = apply(before, _log([_tiny("")], 10)[0])
+    assert after.gate_memo == GateMemo(None, GateBound(100.0, 25), 0)
+
+
+def test_a_later_event_of_a_new_invocation_spends_the_sliding_budget() -> None:
+    # inv9 is new already (no summary): one more of its events moves no start.
+    before, _ = replay_decisions(SESSION, _log([_quiet(n) for n in range(10)]), SLIDING)
+    after = apply(before, _log([_tiny("inv9")], 10)[0])
+    assert after.gate_memo == GateMemo(None, GateBound(100.0, 25), 0)
+
+
+def test_a_latest_summary_with_a_nan_bound_gives_no_token_bound() -> None:
+    # NaN compares false everywhere: no floor below every token window is known.
+    for start, end in ((math.nan, 101.0), (100.0, math.nan)):
+        live = [_quiet(0), summary_event("s", start, end, 102.0)]
+        assert gate_memo(live, event_json_size, TOKEN) is None
+
+
+def _sliding_floor(live: list[Event]) -> float:
+    memo = gate_memo(live, event_json_size, SLIDING)
+    assert memo is not None
+    assert memo.sliding is not None
+    return memo.sliding.floor
+
+
+def test_the_sliding_floor_ignores_events_without_invocation_id() -> None:
+    # The "" event makes no invocation: the window starts at inv1, at 101.
+    live = [_quiet(0, invocation_id=""), _quiet(1), _quiet(2)]
+    assert gate_memo(live, event_json_size, SLIDING) == GateMemo(None, GateBound(101.0, 27), 0)
+
+
+def test_the_sliding_floor_reads_an_invocations_greatest_timestamp() -> None:
+    # inv3's greatest timestamp (105) is after the summary's end (101), though its
+    # last event (100.5) is not: inv3 is the first new one and its late event the floor.
+    late = _quiet(3, 100.5).model_copy(update={"id": "late"})
+    summary = summary_event("s", 100.0, 101.0, 102.0, text="s")
+    live = [_quiet(1, 100.0), _quiet(2, 101.0), summary, _quiet(3, 105.0), late, _quiet(4, 106.0)]
+    assert _sliding_floor(live) == 100.5
+
+
+def test_an_invocation_at_zero_is_never_new_for_the_sliding_floor() -> None:
+    live = [_quiet(0, 0.0), _quiet(1, 5.0)]
+    assert gate_memo(live, event_json_size, SLIDING) == GateMemo(None, GateBound(5.0, 27), 0)
+
+
+def test_an_invocation_ending_at_the_previous_end_is_not_new() -> None:
+    summary = summary_event("s", 100.0, 101.0, 102.0, text="s")
+    live = [_quiet(0, 100.0), _quiet(1, 101.0), summary, _quiet(3, 103.0)]
+    assert _sliding_floor(live) == 103.0
+
+
+def test_the_sliding_floor_reads_past_a_summary_inside_the_window() -> None:
+    # Every invocation is new (the summary ends at 2); inv2's event after the summary is lowest.
+    live = [_quiet(1, 105.0), summary_event("s", 1.0, 2.0, 106.0), _quiet(2, 104.0)]
+    assert _sliding_floor(live) == 104.0

@@ -4,6 +4,7 @@ from typing import Any
 
 from projections.obligations import (
     dead_call_ids,
+    newest_invocation_id,
     self_contained_prefix,
     strict_prefix_length,
 )
@@ -120,3 +121,25 @@ def test_response_carrying_its_own_request_is_not_an_answer() -> None:
     # x is unanswered and not protected (older invocation): dead, so all compact.
     assert dead_call_ids(live, live) == {"x"}
     assert ids(self_contained_prefix(live, live)) == ["q", "c", "p", "q2"]
+
+
+def test_no_newest_invocation_without_any_invocation_id() -> None:
+    assert newest_invocation_id([]) == ""
+    assert newest_invocation_id([text_event("q", "", 1)]) == ""
+
+
+def test_long_running_ids_of_an_older_event_without_content_stay_protected() -> None:
+    # The event naming lr carries no content, so no client call of it can be unprotected.
+    live = [
+        call_event("c", "inv1", 1, "lr"),
+        Event.model_validate(
+            {
+                "invocation_id": "inv1",
+                "author": "agent",
+                "timestamp": 2,
+                "longRunningToolIds": ["lr"],
+            }
+        ),
+        text_event("q2", "inv2", 3),
+    ]
+    assert dead_call_ids(live, live) == set()

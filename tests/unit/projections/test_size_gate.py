@@ -82,6 +82,28 @@ def test_window_range_is_min_to_max_timestamp() -> None:
     assert is_worth_compacting(live, [live[1], live[0]])
 
 
+def test_a_removable_of_one_character_passes_without_a_previous_summary() -> None:
+    # A role-less content of 28 characters: removable = 28 - 27 = 1 > 0.
+    content = Content.model_validate({"parts": [{"text": "abcde"}]})
+    assert content_json_size(content) == len('{"parts":[{"text":"abcde"}]}') == 28
+    live = [Event(author="user", timestamp=1, content=content)]
+    assert is_worth_compacting(live, live)
+
+
+def test_the_renaming_walk_writes_non_finite_numbers_as_null() -> None:
+    # The wire accepts NaN in a field the schema does not model; JSON has no NaN,
+    # and pydantic's JSON serializer (genai's) writes null for it.
+    content = Content.model_validate_json('{"role":"user","x":NaN}')
+    assert renamed_content_json_size(content) == len('{"role":"user","x":null}')
+    assert content_json_size(content) == len('{"role":"user","x":null}')
+
+
+def test_the_renaming_walk_keeps_a_lower_case_extra_name() -> None:
+    # Nothing to rename in a lower-case name, whatever its letters: "ß" stays one character.
+    content = Content.model_validate_json('{"role":"user","straße":1}')
+    assert renamed_content_json_size(content) == len('{"role":"user","straße":1}') == 26
+
+
 # -- the running-sum gate against the reference ----------------------------------------
 
 EXAMPLES = 150

@@ -9,6 +9,7 @@ from projections.state import (
     SessionStores,
     append_event,
     create_session,
+    persist_delta,
     rewind_event,
     rewind_state_delta,
 )
@@ -110,3 +111,37 @@ def test_rewind_event_shape() -> None:
     assert event.actions.state_delta == {"a": 1}
     stores = append_event(SessionStores(events=tuple(events)), {"a": 2}, event)
     assert stores.working_state == {"a": 1}
+
+
+def test_persisting_a_delta_keeps_the_stored_events() -> None:
+    stored = (_delta_event("e1", "i1", {"a": 1}),)
+    stores = persist_delta(SessionStores(events=stored), {"b": 2})
+    assert stores.events == stored
+    assert stores.session_state == {"b": 2}
+
+
+def test_a_partial_or_redelivered_event_is_reported_as_not_stored() -> None:
+    event = _delta_event("e1", "i1", {"a": 1})
+    stores = append_event(SessionStores(), {}, event).stores
+    assert append_event(stores, {}, event).stored is False
+    partial = _delta_event("e2", "i1", {"a": 2}, partial=True)
+    assert append_event(stores, {}, partial).stored is False
+
+
+def test_rewind_replays_the_keys_after_a_prefixed_one_in_the_same_delta() -> None:
+    events = [
+        _delta_event("e1", "i1", {"app:x": 1, "user:y": 2, "temp:z": 3, "a": 1}),
+        _delta_event("e2", "i2", {"a": 2}),
+    ]
+    assert rewind_state_delta(events, {"a": 2}, "i2") == {"a": 1}
+
+
+def test_rewind_deleting_a_key_never_set_is_no_error() -> None:
+    events = [_delta_event("e1", "i1", {"a": None, "b": 1}), _delta_event("e2", "i2", {"b": 2})]
+    assert rewind_state_delta(events, {"b": 2}, "i2") == {"b": 1}
+
+
+def test_an_unknown_invocation_is_named_by_the_error() -> None:
+    with pytest.raises(InvocationNotFoundError) as raised:
+        rewind_state_delta([_delta_event("e1", "i1", {"a": 1})], {}, "nowhere")
+    assert raised.value.invocation_id == "nowhere"
