@@ -18,8 +18,9 @@ from the loaded one):
   derandomized, no deadline.
 * ``deep``: :data:`DEEP_EXAMPLES` examples, no deadline, large generated
   sessions mixed in (:func:`tests.support.strategies.core_sessions`); derandomized
-  like the rest when ``CI`` is set. ``tests/deep`` runs the core's main
-  properties under it.
+  like the rest when ``CI`` is set. The core's main properties carry the
+  ``core_property`` marker; the test command runs them once more under it
+  (``CTXSTREAM_HYPOTHESIS_PROFILE=deep pytest -m core_property``).
 
 ``CTXSTREAM_HYPOTHESIS_PROFILE=deep`` selects one (hypothesis' own
 ``--hypothesis-profile deep`` too, and wins).

@@ -24,7 +24,9 @@ hypothesis profile (see ``tests/conftest.py``).
 
 from __future__ import annotations
 
-from typing import Any, Final
+import random
+from collections.abc import Sequence
+from typing import Any, Final, Protocol, TypeVar
 
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -47,6 +49,9 @@ DEEP_PROFILE: Final = "deep"
 SCOPE: Final = "task-1"
 
 Json = dict[str, Any]
+T = TypeVar("T")
+#: Seeds of the pseudo-random choices of :func:`large_sessions`.
+SEEDS: Final = st.integers(0, 2**64 - 1)
 
 _STEPS: Final = (
     "text",
@@ -74,18 +79,72 @@ _STEPS: Final = (
 _LARGE_STEPS: Final = (*_STEPS, "late_call", "late_call", "late_call", "late_answer", "late_answer")
 
 
+class _Choices(Protocol):
+    """Where a generator's choices come from."""
+
+    def pick(self, options: Sequence[T]) -> T:
+        """One of `options` (not empty)."""
+        ...
+
+    def between(self, low: int, high: int) -> int:
+        """An integer from `low` to `high`, both included."""
+        ...
+
+    def coin(self) -> bool:
+        """True or False."""
+        ...
+
+
+class _Drawn:
+    """Choices drawn by hypothesis: recorded, replayed and shrunk by it."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self._draw = draw
+
+    def pick(self, options: Sequence[T]) -> T:
+        return self._draw(st.sampled_from(options))
+
+    def between(self, low: int, high: int) -> int:
+        return self._draw(st.integers(low, high))
+
+    def coin(self) -> bool:
+        return self._draw(st.booleans())
+
+
+class _Seeded:
+    """Choices from a seeded pseudo-random generator, one seed drawn by hypothesis.
+
+    For :func:`large_sessions`: drawing each of a long session's thousands of
+    choices through hypothesis cost most of a deep run (about 0.8 s a
+    session); the seed replays the session exactly, and hypothesis shrinks
+    it as one number.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self._random = random.Random(seed)  # noqa: S311 - test data, not a secret
+
+    def pick(self, options: Sequence[T]) -> T:
+        return options[self._random.randrange(len(options))]
+
+    def between(self, low: int, high: int) -> int:
+        return self._random.randint(low, high)
+
+    def coin(self) -> bool:
+        return self._random.random() < 0.5
+
+
 class _SessionWriter:
     """Writes one generated session event by event (mutable; used inside a draw only)."""
 
     def __init__(
         self,
-        draw: st.DrawFn,
+        choices: _Choices,
         *,
         agents: tuple[str, ...] = AGENTS,
         steps: tuple[str, ...] = _STEPS,
         max_steps: int = 4,
     ) -> None:
-        self.draw = draw
+        self.choices = choices
         self.agents = agents
         self.steps = steps
         self.max_steps = max_steps
@@ -103,22 +162,31 @@ class _SessionWriter:
 
     # -- primitives ---------------------------------------------------------
 
+    def pick(self, options: Sequence[T]) -> T:
+        return self.choices.pick(options)
+
+    def between(self, low: int, high: int) -> int:
+        return self.choices.between(low, high)
+
+    def coin(self) -> bool:
+        return self.choices.coin()
+
     def timestamp(self) -> float:
         self.clock += 1.0
-        how = self.draw(st.sampled_from(("next",) * 8 + ("tie", "late")))
+        how = self.pick(("next",) * 8 + ("tie", "late"))
         if how == "tie" and self.events:
             return self.events[-1].timestamp
         if how == "late":
-            return self.clock - self.draw(st.integers(2, 6))
+            return self.clock - self.between(2, 6)
         return self.clock
 
     def late_timestamp(self) -> float:
         """A timestamp far back: inside a summarized range when there is one."""
-        if self.summary_ranges and self.draw(st.integers(0, 3)) > 0:
-            start, end = self.draw(st.sampled_from(self.summary_ranges[-3:]))
+        if self.summary_ranges and self.between(0, 3) > 0:
+            start, end = self.pick(self.summary_ranges[-3:])
             inside = [e.timestamp for e in self.events if start <= e.timestamp <= end]
-            return self.draw(st.sampled_from([start, end, *inside[-5:]]))
-        return self.clock - self.draw(st.integers(5, 30))
+            return self.pick([start, end, *inside[-5:]])
+        return self.clock - self.between(5, 30)
 
     def new_id(self, prefix: str) -> str:
         self.serial += 1
@@ -128,41 +196,41 @@ class _SessionWriter:
         self.events.append(event)
 
     def call_id(self) -> str:
-        call_id = self.new_id(self.draw(st.sampled_from(("c", "adk-c"))))
+        call_id = self.new_id(self.pick(("c", "adk-c")))
         self.used_call_ids.append(call_id)
         return call_id
 
     def usage(self) -> Json:
-        if not self.draw(st.booleans()):
+        if not self.coin():
             return {}
         return {
             "usage_metadata": {
-                "prompt_token_count": self.draw(st.integers(10, 5000)),
-                "candidates_token_count": self.draw(st.integers(0, 200)),
+                "prompt_token_count": self.between(10, 5000),
+                "candidates_token_count": self.between(0, 200),
             }
         }
 
     def state_delta(self) -> Json:
-        keys = st.sampled_from(("n", "mode", "app:theme", "user:lang", "temp:scratch"))
-        values = st.one_of(st.none(), st.integers(0, 9), st.sampled_from(("a", "b")))
-        return self.draw(st.dictionaries(keys, values, max_size=3))
+        keys = ("n", "mode", "app:theme", "user:lang", "temp:scratch")
+        values: tuple[Any, ...] = (None, *range(10), "a", "b")
+        return {self.pick(keys): self.pick(values) for _ in range(self.between(0, 3))}
 
     # -- invocations --------------------------------------------------------
 
     def invocation(self) -> None:
         invocation = f"inv{len(self.invocations) + 1}"
         self.invocations.append(invocation)
-        agent = self.draw(st.sampled_from(self.agents))
-        branch = self.draw(st.sampled_from((None, AGENT_BRANCHES[agent])))
+        agent = self.pick(self.agents)
+        branch = self.pick((None, AGENT_BRANCHES[agent]))
         delta = self.state_delta()
         self.add(
             "user",
             invocation,
-            [{"text": self.draw(st.sampled_from(("hi", "next", "why?", "go on")))}],
+            [{"text": self.pick(("hi", "next", "why?", "go on"))}],
             actions={"state_delta": delta},
         )
-        for _ in range(self.draw(st.integers(0, self.max_steps))):
-            kind = self.draw(st.sampled_from(self.steps))
+        for _ in range(self.between(0, self.max_steps)):
+            kind = self.pick(self.steps)
             agent, branch = self.step(kind, invocation, agent, branch)
 
     def step(
@@ -171,8 +239,8 @@ class _SessionWriter:
         where: Json = {"branch": branch}
         match kind:
             case "text":
-                parts: list[Json] = [{"text": self.draw(st.sampled_from(("ok", "sure", "done")))}]
-                if self.draw(st.booleans()):
+                parts: list[Json] = [{"text": self.pick(("ok", "sure", "done"))}]
+                if self.coin():
                     parts.insert(0, {"text": "hmm", "thought": True})
                 self.add(agent, invocation, parts, **where, **self.usage())
             case "thought":
@@ -180,7 +248,7 @@ class _SessionWriter:
             case "tool" | "reused_id":
                 call_id = self.call_id()
                 if kind == "reused_id" and self.used_call_ids:
-                    call_id = self.draw(st.sampled_from(self.used_call_ids))
+                    call_id = self.pick(self.used_call_ids)
                 self.tool_pair(invocation, agent, branch, [call_id])
             case "parallel":
                 self.tool_pair(invocation, agent, branch, [self.call_id(), self.call_id()])
@@ -197,21 +265,21 @@ class _SessionWriter:
                     **where,
                 )
                 self.open_calls.append((call_id, "ask_manager", agent))
-                if self.draw(st.booleans()):  # interim "pending" response
+                if self.coin():  # interim "pending" response
                     pending = [_response(call_id, "ask_manager", {"status": "pending"})]
                     self.add_user_role(agent, invocation, pending, where)
             case "answer_open":
                 if self.open_calls:
-                    index = self.draw(st.integers(0, len(self.open_calls) - 1))
+                    index = self.between(0, len(self.open_calls) - 1)
                     call_id, name, _caller = self.open_calls.pop(index)
-                    author = self.draw(st.sampled_from(("user", agent)))
+                    author = self.pick(("user", agent))
                     self.add_user_role(author, invocation, [_response(call_id, name)], where)
             case "confirmation":
                 self.confirmation(invocation, agent, where)
             case "auth":
                 self.auth(invocation, agent, where)
             case "transfer":
-                target = self.draw(st.sampled_from([a for a in self.agents if a != agent]))
+                target = self.pick([a for a in self.agents if a != agent])
                 call_id = self.call_id()
                 self.add(agent, invocation, [_call(call_id, "transfer_to_agent")], **where)
                 self.add_user_role(
@@ -227,7 +295,7 @@ class _SessionWriter:
             case "scoped":
                 self.add(agent, invocation, [{"text": "task note"}], isolation_scope=SCOPE)
             case "transcription":
-                for text in self.draw(st.lists(st.sampled_from(("Hel", "lo")), max_size=2)):
+                for text in [self.pick(("Hel", "lo")) for _ in range(self.between(0, 2))]:
                     self.add("user", invocation, None, input_transcription={"text": text})
             case "progress_first":
                 # Progress names a call id before the call is recorded (out of order).
@@ -240,7 +308,7 @@ class _SessionWriter:
             case "late_answer":
                 # An open call answered with a timestamp far back (often masked).
                 if self.open_calls:
-                    index = self.draw(st.integers(0, len(self.open_calls) - 1))
+                    index = self.between(0, len(self.open_calls) - 1)
                     call_id, name, _caller = self.open_calls.pop(index)
                     late = {**where, "timestamp": self.late_timestamp()}
                     self.add_user_role(agent, invocation, [_response(call_id, name)], late)
@@ -285,13 +353,13 @@ class _SessionWriter:
     ) -> None:
         where: Json = {"branch": branch}
         self.add(agent, invocation, [_call(i, name) for i in call_ids], **where, **self.usage())
-        if self.draw(st.booleans()):
+        if self.coin():
             progress = f"{branch or 'root'}.{name}@{call_ids[0]}"
             self.add("inner", invocation, [{"text": "working"}], branch=progress)
-        answered = [i for i in call_ids if self.draw(st.integers(0, 5)) > 0]
+        answered = [i for i in call_ids if self.between(0, 5) > 0]
         # An unanswered call may be answered in a later invocation (or never).
         self.open_calls.extend((i, name, agent) for i in call_ids if i not in answered)
-        together: bool = self.draw(st.booleans())
+        together: bool = self.coin()
         if answered and together:
             self.add_user_role(agent, invocation, [_response(i, name) for i in answered], where)
         else:
@@ -305,12 +373,12 @@ class _SessionWriter:
         timestamp, so the response stays visible and §8.4 restores the
         masked call), answered late too, or left open for a later step.
         """
-        call_ids = [self.call_id() for _ in range(self.draw(st.integers(1, 2)))]
+        call_ids = [self.call_id() for _ in range(self.between(1, 2))]
         name = "late_lookup"
         late = {**where, "timestamp": self.late_timestamp()}
         self.add(agent, invocation, [_call(i, name) for i in call_ids], **late)
         for call_id in call_ids:
-            match self.draw(st.sampled_from(("now", "now", "late", "open"))):
+            match self.pick(("now", "now", "late", "open")):
                 case "now":
                     self.add_user_role(agent, invocation, [_response(call_id, name)], where)
                 case "late":
@@ -338,7 +406,7 @@ class _SessionWriter:
             where,
             actions={"requested_tool_confirmations": {call_id: {"hint": "sure?"}}},
         )
-        if self.draw(st.booleans()):
+        if self.coin():
             confirmed = [_response(request_id, "adk_request_confirmation", {"confirmed": True})]
             self.add_user_role("user", invocation, confirmed, {})
             self.add_user_role(agent, invocation, [_response(call_id, "delete_file")], where)
@@ -355,7 +423,7 @@ class _SessionWriter:
             actions={"requested_auth_configs": {call_id: {"scheme": "oauth2"}}},
             **where,
         )
-        if self.draw(st.booleans()):
+        if self.coin():
             token = [_response(request_id, "adk_request_credential", {"token": "t"})]
             self.add_user_role("user", invocation, token, {})
             self.add_user_role(agent, invocation, [_response(call_id, "fetch_mail")], where)
@@ -366,12 +434,12 @@ class _SessionWriter:
         raw = [e for e in self.events if e.actions.compaction is None]
         if not raw:
             return
-        last = self.draw(st.integers(0, len(raw) - 1))
-        rolling: bool = self.draw(st.booleans())
+        last = self.between(0, len(raw) - 1)
+        rolling: bool = self.coin()
         if self.summary_starts and rolling:
             start = self.summary_starts[-1]  # rolling: contains the previous summary
         else:
-            start = raw[self.draw(st.integers(0, last))].timestamp
+            start = raw[self.between(0, last)].timestamp
         end = raw[last].timestamp
         self.summary_starts.append(start)
         self.summary_ranges.append((start, end))
@@ -380,7 +448,7 @@ class _SessionWriter:
             "invocation_id": self.new_id("cmp-"),
             "author": "user",
             "timestamp": self.timestamp(),
-            "branch": self.draw(st.sampled_from((None,) * 6 + ("root.helper", "root.critic"))),
+            "branch": self.pick((None,) * 6 + ("root.helper", "root.critic")),
             "actions": {
                 "compaction": {
                     "start_timestamp": start,
@@ -390,12 +458,12 @@ class _SessionWriter:
             },
             **self.usage(),
         }
-        if self.draw(st.integers(0, 9)) == 0:
+        if self.between(0, 9) == 0:
             fields["isolation_scope"] = SCOPE
         event = Event.model_validate(fields)
-        naming = self.draw(st.sampled_from(("fresh", "fresh", "none", "duplicate")))
+        naming = self.pick(("fresh", "fresh", "none", "duplicate"))
         if naming == "duplicate" and self.request_ids:
-            event = with_summary_request_id(event, self.draw(st.sampled_from(self.request_ids)))
+            event = with_summary_request_id(event, self.pick(self.request_ids))
         elif naming != "none":
             request_id = self.new_id("req-")
             self.request_ids.append(request_id)
@@ -403,13 +471,8 @@ class _SessionWriter:
         self.add_event(event)
 
     def rewind(self) -> None:
-        target = self.draw(
-            st.one_of(
-                st.sampled_from(self.invocations),
-                st.just("inv-unknown"),
-                st.just(f"inv{len(self.invocations) + 1}"),  # appears only later
-            )
-        )
+        later = f"inv{len(self.invocations) + 1}"  # appears only later
+        target = self.pick(self.pick((self.invocations, ["inv-unknown"], [later])))
         self.add(
             "user",
             self.new_id("e-"),
@@ -432,13 +495,13 @@ def _response(call_id: str | None, name: str, response: Json | None = None) -> J
     return {"function_response": body}
 
 
-def _write_session(draw: st.DrawFn, writer: _SessionWriter, invocations: int) -> list[Event]:
+def _write_session(writer: _SessionWriter, invocations: int) -> list[Event]:
     """`invocations` invocations, each followed now and then by a summary and a rewind."""
     for _ in range(invocations):
         writer.invocation()
-        if draw(st.integers(0, 9)) < 4:
+        if writer.between(0, 9) < 4:
             writer.summary()
-        if draw(st.integers(0, 19)) < 3:
+        if writer.between(0, 19) < 3:
             writer.rewind()
     return writer.events
 
@@ -446,7 +509,7 @@ def _write_session(draw: st.DrawFn, writer: _SessionWriter, invocations: int) ->
 @st.composite
 def session_events(draw: st.DrawFn, max_invocations: int = 6) -> list[Event]:
     """The events of one generated session, stream order."""
-    return _write_session(draw, _SessionWriter(draw), draw(st.integers(1, max_invocations)))
+    return _write_session(_SessionWriter(_Drawn(draw)), draw(st.integers(1, max_invocations)))
 
 
 @st.composite
@@ -461,8 +524,14 @@ def large_session_events(
     (timestamps inside a range a summary already masks), and the summaries
     and rewinds between invocations.
     """
-    writer = _SessionWriter(draw, agents=LARGE_AGENTS, steps=_LARGE_STEPS, max_steps=6)
-    return _write_session(draw, writer, draw(st.integers(min_invocations, max_invocations)))
+    return _large_session_events(_Seeded(draw(SEEDS)), min_invocations, max_invocations)
+
+
+def _large_session_events(
+    choices: _Choices, min_invocations: int, max_invocations: int
+) -> list[Event]:
+    writer = _SessionWriter(choices, agents=LARGE_AGENTS, steps=_LARGE_STEPS, max_steps=6)
+    return _write_session(writer, choices.between(min_invocations, max_invocations))
 
 
 @st.composite
@@ -476,13 +545,38 @@ def sessions(
     With `refusals`, now and then the pipeline refuses a request (one a
     summary names, or another): a bookkeeping record that is never stored.
     """
-    return _as_records(draw, draw(session_events(max_invocations)), refusals=refusals)
+    return _as_records(_Drawn(draw), draw(session_events(max_invocations)), refusals=refusals)
 
 
 @st.composite
 def large_sessions(draw: st.DrawFn, *, refusals: bool = False) -> list[LoggedEvent]:
     """One long session (:func:`large_session_events`) as logged records, as :func:`sessions`."""
-    return _as_records(draw, draw(large_session_events()), refusals=refusals)
+    choices = _Seeded(draw(SEEDS))
+    return _as_records(choices, _large_session_events(choices, 25, 50), refusals=refusals)
+
+
+#: A per-prefix property checks every prefix of a session up to this many records.
+EVERY_PREFIX_UP_TO: Final = 64
+#: Beyond :data:`EVERY_PREFIX_UP_TO`, it checks this many drawn prefixes, and the whole session.
+DRAWN_PREFIXES: Final = 32
+
+
+@st.composite
+def checked_prefixes(draw: st.DrawFn, length: int) -> frozenset[int]:
+    """The prefix lengths a per-prefix property of a `length`-record session checks.
+
+    Every one from 1 to :data:`EVERY_PREFIX_UP_TO`, then :data:`DRAWN_PREFIXES`
+    drawn ones and `length` itself. The fold still applies every record; only
+    the rebuild it is compared with, O(prefix) each, runs less often, so the
+    large sessions of the deep profile cost O(n) rebuilds' worth of work
+    instead of O(n^2).
+    """
+    every = set(range(1, min(length, EVERY_PREFIX_UP_TO) + 1))
+    if length <= EVERY_PREFIX_UP_TO:
+        return frozenset(every)
+    beyond = st.integers(EVERY_PREFIX_UP_TO + 1, length)
+    drawn = draw(st.sets(beyond, min_size=1, max_size=DRAWN_PREFIXES))
+    return frozenset(every | drawn | {length})
 
 
 def core_sessions(*, refusals: bool = False) -> st.SearchStrategy[list[LoggedEvent]]:
@@ -499,7 +593,7 @@ def core_sessions(*, refusals: bool = False) -> st.SearchStrategy[list[LoggedEve
     return st.integers(0, 4).flatmap(lambda pick: large if pick == 4 else small)
 
 
-def _as_records(draw: st.DrawFn, generated: list[Event], *, refusals: bool) -> list[LoggedEvent]:
+def _as_records(choices: _Choices, generated: list[Event], *, refusals: bool) -> list[LoggedEvent]:
     """`generated` with producer retries, chunks and refusals, at rising offsets with gaps."""
     events: list[Event] = []
     named: list[str] = []
@@ -507,22 +601,22 @@ def _as_records(draw: st.DrawFn, generated: list[Event], *, refusals: bool) -> l
         events.append(event)
         if (request_id := summary_request_id(event)) is not None:
             named.append(request_id)
-        noise = draw(st.integers(0, 19))
+        noise = choices.between(0, 19)
         if noise == 0:
             events.append(event.model_copy())
         elif noise == 1 and event.content is not None:
             events.append(event.model_copy(update={"partial": True, "id": f"{event.id}-chunk"}))
         elif noise in (2, 3) and refusals:
-            refused = draw(st.sampled_from([*named, "req-never-named"]))
+            refused = choices.pick([*named, "req-never-named"])
             refusal = refusal_event(
                 refused, "gave up", event_id=f"refusal-{len(events)}", timestamp=event.timestamp
             )
             events.append(refusal)
     offsets: list[int] = []
-    offset = draw(st.integers(0, 50))
+    offset = choices.between(0, 50)
     for _ in events:
         offsets.append(offset)
-        offset += draw(st.integers(1, 3))
+        offset += choices.between(1, 3)
     return logged(events, offsets)
 
 

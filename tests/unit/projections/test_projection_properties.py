@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +35,7 @@ from projections.token_usage import MAX_TOKEN_TOTAL
 from schemas.event import Content, content_to_json
 from schemas.logged_event import LoggedEvent
 from tests.support.events import SESSION
-from tests.support.strategies import core_sessions, sessions, view_requests
+from tests.support.strategies import checked_prefixes, core_sessions, sessions, view_requests
 
 # The core's main properties (the fold equals the rebuild, redelivery changes
 # nothing) take their example counts from the hypothesis profile
@@ -47,18 +48,23 @@ def _json(contents: list[Content]) -> list[dict[str, Any]]:
     return [content_to_json(content) for content in contents]
 
 
+@pytest.mark.core_property
 @settings(deadline=None)
-@given(core_sessions(refusals=True), view_requests())
+@given(core_sessions(refusals=True), view_requests(), st.data())
 def test_incremental_view_equals_full_rebuild_after_every_prefix(
-    log: list[LoggedEvent], request: ContentsRequest
+    log: list[LoggedEvent], request: ContentsRequest, data: st.DataObject
 ) -> None:
+    # Every prefix of a session up to EVERY_PREFIX_UP_TO records, drawn ones beyond it.
+    checked = data.draw(checked_prefixes(len(log)))
     projection = empty_projection(SESSION, request)
     for length, record in enumerate(log, start=1):
         projection = apply(projection, record)
-        rebuilt = rebuild_contents(log[:length], request)
-        assert _json(context_contents(projection)) == _json(rebuilt), f"after {length} records"
+        if length in checked:
+            rebuilt = rebuild_contents(log[:length], request)
+            assert _json(context_contents(projection)) == _json(rebuilt), f"after {length}"
 
 
+@pytest.mark.core_property
 @settings(deadline=None)
 @given(core_sessions(refusals=True), st.data())
 def test_redelivered_records_change_nothing(log: list[LoggedEvent], data: st.DataObject) -> None:
@@ -142,13 +148,19 @@ def _counters(projection: SessionProjection) -> dict[str, Any]:
     }
 
 
+@pytest.mark.core_property
 @settings(deadline=None)
-@given(core_sessions(refusals=True))
-def test_counters_equal_a_rebuild_after_every_prefix(log: list[LoggedEvent]) -> None:
+@given(core_sessions(refusals=True), st.data())
+def test_counters_equal_a_rebuild_after_every_prefix(
+    log: list[LoggedEvent], data: st.DataObject
+) -> None:
+    # Every prefix of a session up to EVERY_PREFIX_UP_TO records, drawn ones beyond it.
+    checked = data.draw(checked_prefixes(len(log)))
     projection = SessionProjection(SESSION)
     for length, record in enumerate(log, start=1):
         projection = apply(projection, record)
-        assert _counters(projection) == _expected_counters(log[:length]), f"after {length}"
+        if length in checked:
+            assert _counters(projection) == _expected_counters(log[:length]), f"after {length}"
         assert projection.last_offset == record.offset
     assert len(projection.log.records) == len(effective_records(log))
 

@@ -470,6 +470,7 @@ def _edited(data: st.DataObject, records: list[LoggedEvent]) -> list[LoggedEvent
     return logged(events, offsets)
 
 
+@pytest.mark.core_property
 @settings(deadline=None)
 @given(core_sessions(refusals=True), view_requests(), st.data())
 def test_fingerprints_are_equal_exactly_when_the_assembled_contents_are(
