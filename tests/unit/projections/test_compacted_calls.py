@@ -5,7 +5,7 @@ from __future__ import annotations
 from projections.compacted_calls import recover_compacted_calls
 from projections.masking import mask_compacted
 from tests.support.contents import texts
-from tests.support.events import call, event, resp, summary_event, text
+from tests.support.events import call, event, ids, resp, summary_event, text
 
 
 def test_inverted_range_hides_nothing_but_is_shown_at_its_end() -> None:
@@ -108,3 +108,23 @@ def test_an_idless_call_takes_no_sibling_response() -> None:
     assert [each.id for each in masked] == ["s", "rd"]
     recovered = recover_compacted_calls(masked, source)
     assert [each.id for each in recovered] == ["s", "c", "rb", "rx", "rd"]
+
+
+def test_a_surviving_call_does_not_stop_the_recovery_of_the_events_other_calls() -> None:
+    # r answers kA, whose call survives, then kB, whose call was summarized:
+    # cB goes back right before r.
+    c_b = event("cB", "agent", 101.0, [call("kB")])
+    c_a = event("cA", "agent", 102.0, [call("kA")])
+    answer = event("r", "agent", 103.0, [resp("kA"), resp("kB")], role="user")
+    assert ids(recover_compacted_calls([c_a, answer], [c_b, c_a, answer])) == ["cA", "cB", "r"]
+
+
+def test_a_sibling_response_shared_by_two_recovered_calls_comes_back_once() -> None:
+    # c1 calls k1 and k2, c2 calls k3 and k4; s answers k2 and k4, r answers k1 and
+    # k3. Only r survives: c1 comes back with s (k2's latest response), then c2,
+    # whose sibling k4 is answered by s again, already back.
+    c1 = event("c1", "agent", 101.0, [call("k1"), call("k2")])
+    c2 = event("c2", "agent", 102.0, [call("k3"), call("k4")])
+    s = event("s", "agent", 103.0, [resp("k2"), resp("k4")], role="user")
+    r = event("r", "agent", 104.0, [resp("k1"), resp("k3")], role="user")
+    assert ids(recover_compacted_calls([r], [c1, c2, s, r])) == ["c1", "s", "c2", "r"]

@@ -12,6 +12,7 @@ from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import (
     answered_model_call,
+    compaction_request,
     completes_invocation,
     decide_compaction,
     next_model_call,
@@ -442,3 +443,288 @@ def test_a_token_check_the_memo_answers_keeps_the_spent_budget() -> None:
     )
     events = [_big_summary(), _model_error("x1", 302.0, 200), tiny, _model_error("x2", 303.0, 200)]
     assert _memo_after(events, TOKEN) == GateMemo(GateBound(200.0, 25), None, None)
+
+
+# -- which events are followed or answered by a model call, written from the docstrings -----
+
+
+def _tool_result(author: str = "agent", **fields: Any) -> Event:
+    """A tool's function response of `author`, inv1, with `fields`."""
+    return response_event("r9", "inv1", 112.0, "k9", "lookup", author=author, **fields)
+
+
+def _compaction(start: float, end: float) -> dict[str, Any]:
+    return {
+        "compaction": {
+            "start_timestamp": start,
+            "end_timestamp": end,
+            "compacted_content": {"role": "model", "parts": [{"text": "sum"}]},
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        _tool_result(author="user"),
+        _tool_result(partial=True),
+        _tool_result(isolation_scope="scope-1"),
+        _tool_result(actions=_compaction(100.0, 111.0)),
+        _tool_result(actions={"rewind_before_invocation_id": "inv0"}),
+    ],
+    ids=["user", "partial", "scoped", "summary", "rewind"],
+)
+def test_no_model_call_follows_these_function_responses(response: Event) -> None:
+    # The user's own function results, a partial chunk, a scoped event, a summary and
+    # a rewind are never followed by a check, whatever parts they carry.
+    assert next_model_call(response) is None
+
+
+def test_a_trailing_code_execution_result_is_followed_by_the_authors_check() -> None:
+    executed = Event.model_validate(
+        {
+            "id": "x1",
+            "invocation_id": "inv1",
+            "author": "coder",
+            "timestamp": 112.0,
+            "branch": "root.coder",
+            "content": {
+                "role": "model",
+                "parts": [
+                    {"executableCode": {"language": "PYTHON", "code": "print(2 + 2)"}},
+                    {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4"}},
+                ],
+            },
+        }
+    )
+    assert next_model_call(executed) == TokenHook(agent_name="coder", current_branch="root.coder")
+
+
+def test_the_check_after_a_tool_step_reads_the_events_branch() -> None:
+    assert next_model_call(_tool_result(branch="root.agent")) == TokenHook(
+        agent_name="agent", current_branch="root.agent"
+    )
+
+
+def _model_reply(author: str = "agent", **fields: Any) -> Event:
+    """A model text reply of `author` in inv1 (role model whoever the author is)."""
+    return Event.model_validate(
+        {
+            "id": "m9",
+            "invocation_id": "inv1",
+            "author": author,
+            "timestamp": 111.0,
+            "content": {"role": "model", "parts": [{"text": "an answer"}]},
+        }
+        | fields
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        _model_reply(author="user"),
+        _model_reply(partial=True),
+        _model_reply(isolation_scope="scope-1"),
+        _model_reply(actions=_compaction(100.0, 110.0)),
+        _model_reply(actions={"rewind_before_invocation_id": "inv0"}),
+    ],
+    ids=["user", "partial", "scoped", "summary", "rewind"],
+)
+def test_these_model_contents_answer_no_model_call(reply: Event) -> None:
+    assert answered_model_call(SessionProjection(SESSION), reply) is None
+
+
+def test_the_check_a_reply_answers_reads_the_replys_branch() -> None:
+    reply = _model_reply(branch="root.agent")
+    assert answered_model_call(SessionProjection(SESSION), reply) == TokenHook(
+        agent_name="agent", current_branch="root.agent"
+    )
+
+
+def test_a_seed_keeps_the_previous_summarys_branch() -> None:
+    log = _seeded_session("an earlier summary")
+    summary = log[2].envelope.event.model_copy(update={"branch": "root"})
+    log[2] = logged([summary], [log[2].offset])[0]
+    _, requests = replay_decisions(SESSION, log, TOKEN)
+    assert requests
+    seed = requests[0].seed
+    assert seed is not None
+    # Reference §5.4: author "model", P's branch, timestamp P's start.
+    assert (seed.author, seed.branch, seed.timestamp) == ("model", "root", 111.0)
+
+
+def test_a_window_of_events_the_projection_does_not_hold_is_a_bug() -> None:
+    log = _log(_invocations(3))
+    projection = project(SESSION, log[:4])
+    copies = [event.model_copy(deep=True) for event in live_events(projection)]
+    window = select_post_invocation_window(copies, SLIDING)
+    assert window is not None
+    with pytest.raises(ValueError, match="window event") as raised:
+        compaction_request(projection, window, decided_at_offset=Offset(40))
+    assert str(raised.value) == "a window event is not a live event of the projection"
+
+
+# -- a check before the next model call that selects nothing is remembered ---------------
+
+
+def test_a_tool_step_check_that_selects_nothing_leaves_the_memo() -> None:
+    # The response reports 200 >= 100, so the check before the next model call
+    # selects; one candidate under retention 1 makes no window. The memo it leaves:
+    # floor 200 (the summary's start), budget 338 - (338 - 27) = 27; the response,
+    # stamped before the floor, adds nothing to the removable sum.
+    answer = _agent_event(
+        "r",
+        150.0,
+        content={"role": "user", "parts": [{"functionResponse": {"id": "c", "name": "t"}}]},
+        usage_metadata={"prompt_token_count": 200},
+    )
+    assert _memo_after([_big_summary(), answer], TOKEN) == GateMemo(
+        GateBound(200.0, 27), None, None
+    )
+
+
+def test_another_record_at_the_last_offset_decides_nothing() -> None:
+    # An offset at or below the last one folded is a redelivery, whatever it holds:
+    # here the first event of a third invocation, which would complete inv2.
+    log = _log(_invocations(3))
+    before = project(SESSION, log[:4])
+    again = logged([log[4].envelope.event], [log[3].offset])[0]
+    assert decide_compaction(before, apply(before, again), again, SLIDING) is None
+
+
+def test_a_partial_chunk_that_completes_an_invocation_leaves_the_memo_of_its_selection() -> None:
+    # The chunk of inv2 completes inv1: the hook selects (no count since the summary,
+    # so the estimate decides, and it is below 100) and finds nothing. The chunk is
+    # not stored, yet the memo is kept: floor 200, budget 338 - (338 - 27) = 27,
+    # the question at 150 lying below the floor.
+    question = Event.model_validate(
+        {
+            "id": "u1",
+            "invocation_id": "inv1",
+            "author": "user",
+            "timestamp": 150.0,
+            "content": {"role": "user", "parts": [{"text": "q"}]},
+        }
+    )
+    chunk = _agent_event(
+        "p1",
+        151.0,
+        invocation_id="inv2",
+        partial=True,
+        content={"role": "model", "parts": [{"text": "par"}]},
+    )
+    memo = _memo_after([_big_summary(), question, chunk], TOKEN)
+    assert memo == GateMemo(GateBound(200.0, 27), None, None)
+
+
+def test_a_refused_token_window_leaves_the_memo_of_the_sliding_window() -> None:
+    # The summary S [100, 101] lands after inv2's call; the tool's response r2 is
+    # the first record after it, so the fold holds no memo. The check before the
+    # next model call reads the estimate (S alone is 600 // 4 = 150 >= 100) and
+    # chooses the token window [seed, u2], which was refused before: nothing is
+    # emitted, and the selection is remembered. The token trigger's window passed
+    # the gate, so it gets no bound; the sliding window can reach inv2 only (S
+    # ends at 101), from 103 on, far less than S: its bound holds.
+    both = CompactionConfig(
+        compaction_interval=2, overlap_size=0, token_threshold=100, event_retention_size=1
+    )
+    events = [
+        text_event("u1", "inv1", 100.0, "q1"),
+        text_event("a1", "inv1", 101.0, "a1", author="agent"),
+        text_event("u2", "inv2", 103.0, "q2"),
+        call_event("c2", "inv2", 104.0, "k1", "lookup"),
+        summary_event("s", 100.0, 101.0, 104.5, "p" * 600),
+        response_event("r2", "inv2", 105.0, "k1", "lookup"),
+    ]
+    log = _log(events)
+    _, requests = replay_decisions(SESSION, log, both)
+    assert [(r.trigger, r.event_ids, r.decided_at_offset) for r in requests] == [
+        ("token_threshold", ("u2",), 50)
+    ]
+    refusal = logged([_refusal(requests[0].request_id, 1)], [1])[0]
+    projection, again = replay_decisions(SESSION, [log[0], refusal, *log[1:]], both)
+    assert again == []
+    memo = projection.gate_memo
+    assert memo is not None
+    assert memo.token is None
+    assert memo.sliding is not None
+    assert memo.sliding.floor == 103.0
+    assert memo.overlap_size == 0
+
+
+_BOTH_NO_RETENTION = CompactionConfig(
+    compaction_interval=2, overlap_size=0, token_threshold=100, event_retention_size=0
+)
+
+
+def _refused_memo(events: list[Event], decided: tuple[str, tuple[str, ...], int]) -> object:
+    """The memo after `events` replayed behind a refusal of the one request they decide."""
+    log = _log(events)
+    _, requests = replay_decisions(SESSION, log, _BOTH_NO_RETENTION)
+    assert [(r.trigger, r.event_ids, r.decided_at_offset) for r in requests] == [decided]
+    refusal = logged([_refusal(requests[0].request_id, 1)], [1])[0]
+    projection, again = replay_decisions(SESSION, [log[0], refusal, *log[1:]], _BOTH_NO_RETENTION)
+    assert again == []
+    return projection.gate_memo
+
+
+def test_a_refused_check_a_reply_answers_leaves_the_sliding_memo() -> None:
+    # As above, for the check before the model call a2 answers (chosen on the
+    # events before a2): the token window [seed, u2] was refused.
+    events = [
+        text_event("u1", "inv1", 100.0, "q1"),
+        text_event("a1", "inv1", 101.0, "a1", author="agent"),
+        text_event("u2", "inv2", 103.0, "q2"),
+        summary_event("s", 100.0, 101.0, 103.5, "p" * 600),
+        text_event("a2", "inv2", 104.0, "a2", author="agent"),
+    ]
+    memo = _refused_memo(events, ("token_threshold", ("u2",), 40))
+    assert isinstance(memo, GateMemo)
+    assert memo.token is None
+    assert memo.sliding is not None
+    assert memo.sliding.floor == 103.0
+
+
+def test_a_refused_post_invocation_window_leaves_the_sliding_memo() -> None:
+    # u3 completes inv2: the hook chooses the token window [seed, u2, a2], refused.
+    events = [
+        text_event("u1", "inv1", 100.0, "q1"),
+        text_event("a1", "inv1", 101.0, "a1", author="agent"),
+        text_event("u2", "inv2", 103.0, "q2"),
+        text_event("a2", "inv2", 104.0, "a2", author="agent"),
+        summary_event("s", 100.0, 101.0, 104.5, "p" * 600),
+        text_event("u3", "inv3", 106.0, "q3"),
+    ]
+    memo = _refused_memo(events, ("token_threshold", ("u2", "a2"), 50))
+    assert isinstance(memo, GateMemo)
+    assert memo.token is None
+    assert memo.sliding is not None
+    assert memo.sliding.floor == 103.0
+
+
+def test_a_decided_request_drops_the_memo_the_fold_held() -> None:
+    # Before r2 the fold remembers the sliding window's bound (the checks at a2 and
+    # c2 read the estimate, 394 // 4 = 98 < 100, and selected nothing); r2 follows
+    # c2's count of 500, so the check after it decides a token window: the
+    # projection then waits on it and remembers nothing.
+    config = CompactionConfig(
+        compaction_interval=2, overlap_size=0, token_threshold=100, event_retention_size=0
+    )
+    events = [
+        text_event("u1", "inv1", 100.0, "q1"),
+        text_event("a1", "inv1", 101.0, "a1", author="agent"),
+        text_event("u2", "inv2", 103.0, "q2"),
+        summary_event("s", 100.0, 101.0, 103.5, "p" * 390),
+        text_event("a2", "inv2", 104.0, "a2", author="agent"),
+        call_event("c2", "inv2", 105.0, "k1", usage_metadata={"prompt_token_count": 500}),
+        response_event("r2", "inv2", 106.0, "k1"),
+    ]
+    log = _log(events)
+    before, requests = replay_decisions(SESSION, log[:-1], config)
+    assert requests == []
+    assert before.gate_memo is not None
+    folded = step(before, log[-1], config)
+    assert folded.request is not None
+    assert folded.request.event_ids == ("u2", "a2", "c2", "r2")
+    assert folded.projection.gate_memo is None

@@ -1,10 +1,21 @@
-"""The view's coverage: the union of its surviving summaries' ranges, written out by hand."""
+"""The view's coverage, awaited ids and restorable tool events, written out by hand."""
 
 from __future__ import annotations
 
+from pyrsistent import pset
+
 from projections.contents import ContentsRequest
-from projections.context_view import rebuild_view
-from tests.support.events import logged, summary_event
+from projections.context_view import note_live_event, rebuild_view, view_events
+from tests.support.events import (
+    call_event,
+    event,
+    ids,
+    logged,
+    resp,
+    response_event,
+    summary_event,
+    text_event,
+)
 
 
 def _coverage(ranges: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
@@ -26,3 +37,86 @@ def test_a_one_instant_range_covers_its_instant() -> None:
 
 def test_overlapping_ranges_merge_from_the_earliest_start() -> None:
     assert _coverage([(5.0, 8.0), (1.0, 6.0)]) == ((1.0, 8.0),)
+
+
+def test_a_rebuild_awaits_the_ids_branches_name_before_their_calls() -> None:
+    # k1 is named by a branch and never called; k2 is named and called.
+    live = logged(
+        [
+            text_event("u1", "i1", 100.0),
+            text_event("p1", "i1", 101.0, "progress", author="agent", branch="root.tool@k1"),
+            text_event("p2", "i1", 102.0, "progress", author="agent", branch="root.tool@k2"),
+            call_event("c2", "i1", 103.0, "k2"),
+        ],
+        [0, 1, 2, 3],
+    )
+    view = rebuild_view(ContentsRequest(), live)
+    assert view.awaited_call_ids == pset({"k1"})
+    assert view.call_ids == pset({"k2"})
+
+
+def test_every_covered_event_of_an_answered_id_is_restorable() -> None:
+    # The call of k1 and its first answer are covered by the summary; a later answer
+    # of k1 is kept, so both covered events come back into the reduced list.
+    events = [
+        call_event("c1", "i1", 101.0, "k1"),
+        response_event("r1", "i1", 102.0, "k1"),
+        summary_event("s1", 100.0, 103.0, 104.0),
+        response_event("r2", "i1", 105.0, "k1"),
+    ]
+    view = rebuild_view(ContentsRequest(), logged(events, [0, 1, 2, 3]))
+    assert ids(view_events(view)) == ["c1", "r1", "s1", "r2"]
+
+
+def test_an_idless_answer_does_not_stop_the_restoring_of_the_others() -> None:
+    # The kept event answers "" (no id to restore by) and k1, whose call is covered.
+    events = [
+        call_event("c1", "i1", 101.0, "k1"),
+        summary_event("s1", 100.0, 102.0, 103.0),
+        event("r1", "agent", 104.0, [resp(""), resp("k1")], role="user"),
+    ]
+    view = rebuild_view(ContentsRequest(), logged(events, [0, 1, 2]))
+    assert ids(view_events(view)) == ["c1", "s1", "r1"]
+
+
+def test_of_two_identical_ranges_the_later_summary_is_shown() -> None:
+    events = [
+        text_event("u1", "i1", 100.0),
+        summary_event("s1", 100.0, 100.5, 101.0, "first"),
+        summary_event("s2", 100.0, 100.5, 102.0, "second"),
+        text_event("u2", "i2", 103.0),
+    ]
+    view = rebuild_view(ContentsRequest(), logged(events, [0, 1, 2, 3]))
+    assert ids(view_events(view)) == ["s2", "u2"]
+
+
+def test_a_noted_call_records_its_id_and_keeps_the_awaited_ones() -> None:
+    first = logged(
+        [text_event("p1", "i1", 100.0, "progress", author="agent", branch="r.t@k9")], [0]
+    )
+    view = rebuild_view(ContentsRequest(), first)
+    assert view.awaited_call_ids == pset({"k9"})
+    live = [*first, *logged([call_event("c1", "i1", 101.0, "k1")], [1])]
+    noted = note_live_event(view, live[1], live)
+    assert noted.call_ids == pset({"k1"})
+    assert noted.awaited_call_ids == pset({"k9"})
+    again = [*live, *logged([call_event("c2", "i1", 102.0, "k1")], [2])]
+    assert note_live_event(noted, again[2], again).call_ids == pset({"k1"})
+
+
+def test_a_branch_segment_ending_in_at_names_no_id() -> None:
+    live = logged(
+        [text_event("p1", "i1", 100.0, "progress", author="agent", branch="root.tool@")], [0]
+    )
+    assert rebuild_view(ContentsRequest(), live).awaited_call_ids == pset()
+
+
+def test_an_event_covered_when_it_arrives_is_restorable() -> None:
+    # c1 arrives after the summary that covers its timestamp; r1 answers it later.
+    events = [
+        summary_event("s1", 100.0, 102.0, 103.0),
+        call_event("c1", "i1", 101.0, "k1"),
+        response_event("r1", "i1", 104.0, "k1"),
+    ]
+    view = rebuild_view(ContentsRequest(), logged(events, [0, 1, 2]))
+    assert ids(view_events(view)) == ["s1", "c1", "r1"]

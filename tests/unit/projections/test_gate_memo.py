@@ -21,7 +21,8 @@ from projections.bench_workload import BENCH_SESSION, quiet_session
 from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import replay_decisions, step
-from projections.gate_memo import GateBound, GateMemo, gate_memo
+from projections.gate_memo import GateBound, GateMemo, after_live_event, gate_memo
+from projections.invocations import InvocationCounts
 from projections.projection import SessionProjection, apply, project
 from projections.size_gate import event_json_size
 from projections.summary_request import refusal_event, with_summary_request_id
@@ -462,3 +463,44 @@ def test_the_sliding_floor_reads_past_a_summary_inside_the_window() -> None:
     # Every invocation is new (the summary ends at 2); inv2's event after the summary is lowest.
     live = [_quiet(1, 105.0), summary_event("s", 1.0, 2.0, 106.0), _quiet(2, 104.0)]
     assert _sliding_floor(live) == 104.0
+
+
+def _hand_sized(table: dict[str, int]) -> Callable[[Event], int]:
+    """Sizes given by hand, by event id."""
+    return lambda event: table[event.id]
+
+
+def _summary_and_reply() -> list[Event]:
+    return [summary_event("s", 100.0, 101.0, 102.0), text_event("e1", "i2", 103.0)]
+
+
+def test_the_token_bound_is_measured_with_the_sizes_given() -> None:
+    # Floor 100 (the summary's start); bar 50; removable from 100 on: the summary
+    # (50) and e1 (10), less the weightless summary's 27 = 33; budget 50 - 33 = 17.
+    only_token = CompactionConfig(token_threshold=100, event_retention_size=0)
+    memo = gate_memo(_summary_and_reply(), _hand_sized({"s": 50, "e1": 10}), only_token)
+    assert memo == GateMemo(GateBound(100.0, 17), None, None)
+
+
+def test_a_budget_of_exactly_nothing_still_bounds() -> None:
+    # e1 of 27 makes the removable sum 50 - 27 + 27 = 50, the bar: budget 0, and a
+    # window must remove more than the bar, so nothing passes yet.
+    only_token = CompactionConfig(token_threshold=100, event_retention_size=0)
+    memo = gate_memo(_summary_and_reply(), _hand_sized({"s": 50, "e1": 27}), only_token)
+    assert memo == GateMemo(GateBound(100.0, 0), None, None)
+    assert gate_memo(_summary_and_reply(), _hand_sized({"s": 50, "e1": 28}), only_token) is None
+
+
+def test_an_event_at_the_floor_spends_the_budget_of_both_bounds() -> None:
+    # The ranges are closed: an event stamped at a floor is inside every window
+    # starting there. It has no invocation id, so it moves no sliding start.
+    at_floor = text_event("x", "", 103.0, "x", author="agent")
+    counts = InvocationCounts()
+    token_only = GateMemo(GateBound(103.0, 27), None, None)
+    assert after_live_event(token_only, at_floor, 2, counts, counts, set()) == GateMemo(
+        GateBound(103.0, 25), None, None
+    )
+    sliding_only = GateMemo(None, GateBound(103.0, 50), 0)
+    assert after_live_event(sliding_only, at_floor, 5, counts, counts, set()) == GateMemo(
+        None, GateBound(103.0, 45), 0
+    )

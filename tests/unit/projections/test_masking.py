@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 
 from projections.masking import (
+    coverage,
     is_summary,
     latest_summary,
     latest_summary_end,
@@ -134,3 +135,7 @@ def test_subsumed_summary_vanishes() -> None:
 def test_without_summaries_stream_order_is_kept() -> None:
     events = [text_event("late", "i1", 120), text_event("early", "i1", 110)]
     assert ids(mask_compacted(events, "a")) == ["late", "early"]
+
+
+def test_coverage_merges_touching_ranges_and_drops_inverted_ones() -> None:
+    assert coverage([(3.0, 5.0), (1.0, 3.0), (7.0, 6.0), (8.0, 9.0)]) == ([1.0, 8.0], [5.0, 9.0])

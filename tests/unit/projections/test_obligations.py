@@ -143,3 +143,14 @@ def test_long_running_ids_of_an_older_event_without_content_stay_protected() -> 
         text_event("q2", "inv2", 3),
     ]
     assert dead_call_ids(live, live) == set()
+
+
+def test_a_window_opening_with_a_dead_call_is_kept_whole() -> None:
+    # The call k1 of inv1 is never answered and inv1 is not the newest invocation:
+    # the call is dead, so nothing is left open and the whole window is returned.
+    window = [
+        call_event("c1", "inv1", 100.0, "k1"),
+        text_event("t2", "inv2", 101.0),
+        text_event("t3", "inv3", 102.0),
+    ]
+    assert ids(self_contained_prefix(window, window)) == ["c1", "t2", "t3"]

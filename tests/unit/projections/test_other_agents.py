@@ -9,6 +9,7 @@ from projections.other_agents import (
     QUOTE_END,
     quote,
     quote_other_agent,
+    quote_other_agents,
 )
 from tests.support.contents import contents, texts
 from tests.support.events import call, event, resp, text, thought
@@ -162,3 +163,33 @@ def test_transfer_target_sees_the_transfer_quoted() -> None:
         "[root] `transfer_to_agent` tool returned result:",
     ]
     assert got[2]["parts"][1]["text"].endswith(f"{BEGIN}\n{{'result': None}}\n{END}")
+
+
+def test_the_quoted_event_keeps_timestamp_and_branch_and_derives_its_id() -> None:
+    # Thoughts are left out unless asked for; the id is derived from the source's.
+    source = event(
+        "h1", "helper", 12.5, [thought("pondering"), text("hello")], branch="root.helper"
+    )
+    quoted = quote_other_agent(source)
+    assert quoted is not None
+    assert quoted.author == "user"
+    assert (quoted.timestamp, quoted.branch) == (12.5, "root.helper")
+    assert quoted.id not in ("", "h1")
+    assert "h1" in quoted.id
+    other = quote_other_agent(event("h2", "helper", 12.5, [text("hello")]))
+    assert other is not None
+    assert other.id != quoted.id
+    assert quoted.content is not None
+    quoted_texts = [part.text or "" for part in quoted.content.parts or []]
+    assert quoted_texts[0] == OTHER_AGENT_PREAMBLE
+    assert not any("pondering" in each for each in quoted_texts)
+
+
+def test_other_agents_thoughts_are_left_out_unless_asked_for() -> None:
+    events = [event("h1", "helper", 1.0, [thought("pondering"), text("hello")])]
+    (quoted,) = quote_other_agents(events, "me")
+    assert quoted.content is not None
+    assert not any("pondering" in (part.text or "") for part in quoted.content.parts or [])
+    (with_thoughts,) = quote_other_agents(events, "me", include_thoughts=True)
+    assert with_thoughts.content is not None
+    assert any("pondering" in (part.text or "") for part in with_thoughts.content.parts or [])

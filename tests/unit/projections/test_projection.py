@@ -14,11 +14,13 @@ from projections.projection import (
     context_contents,
     empty_projection,
     forget_request,
+    live_event_sizes,
     live_events,
     note_request,
     project,
 )
 from projections.rebuild import rebuild_contents
+from projections.size_gate import event_json_size
 from projections.snapshot import to_snapshot
 from projections.summary_request import (
     refusal_event,
@@ -29,7 +31,7 @@ from projections.token_usage import MAX_TOKEN_TOTAL, TokenTally, add_reported
 from schemas.codec import decode_projection_snapshot, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.errors import SessionMismatchError
-from schemas.event import Content, Event, content_to_json
+from schemas.event import Content, Event, UsageMetadata, content_to_json
 from schemas.keys import Offset, SessionKey, TenantId
 from schemas.logged_event import LoggedEvent
 from tests.support.events import (
@@ -101,8 +103,10 @@ def test_an_event_of_another_session_is_refused() -> None:
     envelope = other.envelope.model_copy(
         update={"session_key": SessionKey("acme/support/u1/other"), "tenant": TenantId("acme")}
     )
-    with pytest.raises(SessionMismatchError, match="other"):
+    with pytest.raises(SessionMismatchError, match="other") as raised:
         apply(SessionProjection(SESSION), LoggedEvent(Offset(0), envelope))
+    assert raised.value.projection_key == SESSION
+    assert raised.value.event_key == "acme/support/u1/other"
 
 
 def test_duplicate_summary_is_ignored_and_only_its_offset_recorded() -> None:
@@ -198,6 +202,19 @@ def test_invocations_since_compaction_follow_the_sliding_window() -> None:
     assert projection.invocations.since_compaction == 3
 
 
+def test_a_summary_ending_at_zero_leaves_the_new_invocations() -> None:
+    # As ADK, a compaction whose end_timestamp is 0 is ignored: i1 stays compacted.
+    log = _log(
+        text_event("e1", "i1", 100),
+        text_event("e2", "i2", 102),
+        summary_event("s1", 100, 101, 103),
+    )
+    projection = project(SESSION, log)
+    assert projection.invocations.since_compaction == 1
+    projection = apply(projection, _at(70, summary_event("s0", 0, 0, 104)))
+    assert projection.invocations.since_compaction == 1
+
+
 def test_token_usage_last_count_resets_at_a_summary_and_totals_accumulate() -> None:
     usage: dict[str, Any] = {"prompt_token_count": 400, "candidates_token_count": 7}
     log = _log(
@@ -281,8 +298,33 @@ def test_a_request_of_another_session_is_refused() -> None:
     request = _request("r1", (10,), 10).model_copy(
         update={"session_key": SessionKey("acme/support/u1/other")}
     )
-    with pytest.raises(SessionMismatchError):
+    with pytest.raises(SessionMismatchError) as raised:
         note_request(SessionProjection(SESSION), request)
+    assert raised.value.projection_key == SESSION
+    assert raised.value.event_key == "acme/support/u1/other"
+
+
+def test_a_rewind_keeps_the_request_in_flight() -> None:
+    log = logged(
+        [
+            text_event("e1", "i1", 100.0),
+            text_event("e2", "i2", 101.0),
+            rewind_event("rw", "i2", 102.0),
+        ],
+        [10, 20, 30],
+    )
+    waiting = note_request(project(SESSION, log[:2]), _request("r1", (10,), 20))
+    rewound = apply(waiting, log[2])
+    assert [event.id for event in live_events(rewound)] == ["e1"]
+    assert rewound.in_flight is not None
+    assert rewound.in_flight.request_id == "r1"
+    assert rewound.in_flight == waiting.in_flight
+
+
+def test_an_event_that_is_not_live_is_measured_by_the_size_gate() -> None:
+    projection = project(SESSION, logged([text_event("e1", "i1", 100.0)], [10]))
+    stranger = text_event("e9", "i1", 101.0, "a longer text than e1's")
+    assert live_event_sizes(projection)(stranger) == event_json_size(stranger)
 
 
 # -- refusals -----------------------------------------------------------------
@@ -514,3 +556,33 @@ def test_an_equal_event_at_a_new_offset_is_a_retry_and_ignored() -> None:
     assert _json(rebuild_contents(log, ContentsRequest())) == _json(context_contents(projection))
     # Same id, another field: a different event, stored as ADK would.
     assert _texts(apply(projection, _at(30, changed))) == ["hi", "hi"]
+
+
+def test_an_invocation_at_time_zero_or_at_the_summarys_end_is_not_new() -> None:
+    # New means a latest timestamp above the newest summary's end (0.0 without one).
+    at_zero = project(SESSION, _log(text_event("e0", "i0", 0.0)))
+    assert at_zero.invocations.total == 1
+    assert at_zero.invocations.since_compaction == 0
+    assert dict(at_zero.invocations.latest_timestamps) == {"i0": 0.0}
+    early = project(SESSION, _log(text_event("e1", "i1", 0.5)))
+    assert dict(early.invocations.latest_timestamps) == {"i1": 0.5}
+    at_end = project(
+        SESSION,
+        _log(
+            text_event("e1", "i1", 100),
+            summary_event("s1", 100, 105, 106),
+            text_event("e2", "i2", 105),
+        ),
+    )
+    assert at_end.invocations.since_compaction == 0
+
+
+def test_a_rewind_to_an_unknown_invocation_still_adds_its_reported_tokens() -> None:
+    # Only the rewind itself goes; its report counts like any applied event's.
+    rewind = rewind_event("rw", "z", 101.0).model_copy(
+        update={"usage_metadata": UsageMetadata(prompt_token_count=50)}
+    )
+    first = text_event("e1", "i1", 100, author="agent", usage_metadata={"prompt_token_count": 400})
+    projection = project(SESSION, _log(first, rewind))
+    assert [event.id for event in live_events(projection)] == ["e1"]
+    assert projection.tokens.total_prompt_tokens == 450

@@ -154,3 +154,64 @@ def test_chatter_right_after_a_first_update_before_every_call_goes() -> None:
         event("c", "agent", 103, [call("lr1")], longRunningToolIds=["lr1"]),
     ]
     assert ids(rearrange_async_responses(events)) == ["c", "r1"]
+
+
+def _parts_json(each: Event) -> list[Json]:
+    """The parts of `each` as JSON, without the unset fields."""
+    assert each.content is not None
+    return [
+        part.model_dump(mode="json", exclude_none=True, by_alias=True)
+        for part in each.content.parts or []
+    ]
+
+
+def test_an_answer_owned_only_by_the_event_before_changes_nothing() -> None:
+    # The other part stays where it is: the history is returned as it came.
+    events = [
+        event("u", "user", 1.0, [text("q")]),
+        event("c1", "agent", 2.0, [call("k1")]),
+        event("r1", "agent", 3.0, [text("here"), resp("k1")], role="user"),
+    ]
+    result = rearrange_latest_response(events)
+    assert len(result) == 3
+    assert all(got is want for got, want in zip(result, events, strict=True))
+
+
+def test_an_answer_no_call_owns_changes_nothing() -> None:
+    events = [
+        event("u", "user", 1.0, [text("q")]),
+        event("c1", "agent", 2.0, [call("k1")]),
+        event("r9", "agent", 3.0, [resp("k9")], role="user"),
+    ]
+    assert ids(rearrange_latest_response(events)) == ["u", "c1", "r9"]
+
+
+def test_owned_answers_leave_earlier_events_that_keep_other_calls_or_answers() -> None:
+    # m1 and m2 each lose their answer to k1, owned by c1; m1 keeps its answer to
+    # k5 (no call owns it), m2 its call k7, so both stay, cut to what they keep.
+    events = [
+        event("u", "user", 1.0, [text("q")]),
+        event("c1", "agent", 2.0, [call("k1")]),
+        event("m1", "agent", 3.0, [resp("k1"), resp("k5")], role="user"),
+        event("m2", "agent", 4.0, [resp("k1"), call("k7")], role="model"),
+        event("c2", "agent", 5.0, [call("k2")]),
+        event("last", "agent", 6.0, [resp("k1"), resp("k2")], role="user"),
+    ]
+    result = rearrange_latest_response(events)
+    by_id = {each.id: each for each in result}
+    assert "m1" in by_id
+    assert "m2" in by_id
+    assert _parts_json(by_id["m1"]) == [
+        {"functionResponse": {"id": "k5", "name": "tool", "response": {"ok": 1}}}
+    ]
+    assert _parts_json(by_id["m2"]) == [{"functionCall": {"id": "k7", "name": "tool", "args": {}}}]
+    order = [each.id for each in result]
+    assert order.index("c1") < order.index("m1") < order.index("m2") < order.index("c2")
+
+
+def test_an_answer_without_a_call_does_not_hide_the_next_answer_of_its_event() -> None:
+    events = [
+        event("c1", "agent", 1.0, [call("k1")]),
+        event("r1", "agent", 2.0, [resp("k9"), resp("k1")], role="user"),
+    ]
+    assert ids(rearrange_async_responses(events)) == ["c1", "r1"]

@@ -13,6 +13,7 @@ from projections.size_gate import (
     content_json_size,
     event_json_size,
     is_worth_compacting,
+    previous_summary_size,
     removable_size,
     renamed_content_json_size,
     worth_compacting,
@@ -270,3 +271,30 @@ def test_direct_serialization_equals_the_renaming_walk_on_sessions(log: list[Log
         content = record.envelope.event.content
         if content is not None:
             assert content_json_size(content) == renamed_content_json_size(content)
+
+
+def _sized(table: dict[str, int]) -> Callable[[Event], int]:
+    """Sizes given by hand, by event id."""
+    return lambda event: table[event.id]
+
+
+def _summary_then_two() -> list[Event]:
+    return [
+        summary_event("s", 100.0, 101.0, 102.0),
+        text_event("e1", "i2", 103.0),
+        text_event("e2", "i2", 104.0, author="agent"),
+    ]
+
+
+def test_the_bar_is_the_latest_surviving_summarys_size() -> None:
+    sizes = _sized({"s": 50, "e1": 40, "e2": 37})
+    assert previous_summary_size(_summary_then_two(), sizes) == 50
+    assert previous_summary_size(_summary_then_two()[1:], sizes) == 0
+
+
+def test_removing_exactly_the_bar_is_not_worth_compacting() -> None:
+    # [103, 104] removes e1 and e2 and adds the weightless summary:
+    # 40 + 37 - 27 = 50, not more than the summary's 50; one more character is.
+    live = _summary_then_two()
+    assert not worth_compacting(live, live[1:], _sized({"s": 50, "e1": 40, "e2": 37}))
+    assert worth_compacting(live, live[1:], _sized({"s": 50, "e1": 40, "e2": 38}))

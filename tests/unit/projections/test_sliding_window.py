@@ -160,3 +160,18 @@ def test_real_confirmation_shape_blocks_while_pending_in_newest_invocation() -> 
     window = select_sliding_window(events, _config(2, 0))
     assert window is not None
     assert window.event_ids == ("q0", "a0", "q1")
+
+
+def test_the_window_ends_at_the_last_event_of_the_last_new_invocation() -> None:
+    # An event without an invocation id after inv2 makes no invocation and is
+    # not in the window, which stops at inv2's last event.
+    events = [
+        text_event("a", "inv1", 100.0),
+        text_event("b", "inv1", 101.0, author="agent"),
+        text_event("c", "inv2", 102.0),
+        text_event("d", "inv2", 103.0, author="agent"),
+        text_event("x", "", 104.0, author="agent"),
+    ]
+    window = select_sliding_window(events, CompactionConfig(compaction_interval=2, overlap_size=0))
+    assert window is not None
+    assert window.event_ids == ("a", "b", "c", "d")

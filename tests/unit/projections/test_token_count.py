@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from projections.token_count import (
     content_characters,
+    estimated_prompt_token_count,
     newest_recorded_count,
     observed_prompt_token_count,
     recorded_prompt_token_count,
@@ -76,3 +77,19 @@ def test_the_newest_first_walk_reads_no_further_than_it_needs() -> None:
         assert newest_recorded_count(
             reversed(events), agent_name=agent, isolation_scope=None
         ) == recorded_prompt_token_count(events, agent_name=agent, isolation_scope=None)
+
+
+def test_the_estimate_reads_the_hooks_isolation_scope_only() -> None:
+    # No usage recorded: characters // 4 of the contents of that scope's events.
+    live = [
+        text_event("u1", "i1", 100.0, "x" * 20),
+        text_event("u2", "i2", 101.0, "y" * 40, isolation_scope="scope-1"),
+    ]
+    assert observed_prompt_token_count(live, isolation_scope="scope-1") == 10
+    assert observed_prompt_token_count(live) == 5
+    assert (
+        estimated_prompt_token_count(
+            live, agent_name="", current_branch=None, isolation_scope="scope-1"
+        )
+        == 10
+    )

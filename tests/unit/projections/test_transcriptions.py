@@ -125,3 +125,13 @@ def test_none_mode_posted_result_for_unknown_call_owes_nothing() -> None:
     # The result answers no recorded call, so it owes nothing: the question
     # anchors (the orphan response itself is then pruned).
     assert texts(events, include_contents="none") == ["user:question"]
+
+
+def test_each_run_of_output_transcriptions_starts_a_new_buffer() -> None:
+    events = [
+        event("o1", "agent", 1.0, output_transcription={"text": "hel"}),
+        event("o2", "agent", 2.0, output_transcription={"text": "lo"}),
+        event("t", "agent", 3.0, [text("between")]),
+        event("o3", "agent", 4.0, output_transcription={"text": "again"}),
+    ]
+    assert texts(merge_transcriptions(events)) == ["model:hello", "model:between", "model:again"]

@@ -120,3 +120,11 @@ def test_tool_progress_ignores_segments_named_after_the_agent() -> None:
     assert is_tool_progress(progress, "root", "other", {"c1"})
     assert not is_tool_progress(progress, "root", "other", {"c2"})
     assert not is_tool_progress(progress, "root.agent@c1", "other", {"c1"})  # not strictly below
+
+
+def test_an_event_beside_the_current_branch_is_no_tool_progress() -> None:
+    # b.tool@c1 is not below a: the rule is only about events below the current branch.
+    beside = event("p1", "agent", 1.0, [text("progress")], branch="b.tool@c1")
+    assert not is_tool_progress(beside, "a", "agent", {"c1"})
+    below = event("p2", "agent", 1.0, [text("progress")], branch="a.tool@c1")
+    assert is_tool_progress(below, "a", "agent", {"c1"})
