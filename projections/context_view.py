@@ -217,12 +217,17 @@ def _index_tools(
 
 
 def _branch_call_refs(event: Event) -> list[str]:
-    """Ids named by ``<name>@<id>`` segments of the event's branch."""
+    """Ids named by ``<name>@<id>`` segments of the event's branch.
+
+    The id follows a segment's last ``@``, as
+    :func:`projections.visibility.is_tool_progress` reads it: in
+    ``wf@tool@c1`` the id is ``c1``.
+    """
     if not event.branch or "@" not in event.branch:
         return []
     refs: list[str] = []
     for segment in branch_segments(event.branch):
-        _name, at, ref = segment.partition("@")
+        _name, at, ref = segment.rpartition("@")
         if at and ref:
             refs.append(ref)
     return refs

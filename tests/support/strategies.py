@@ -300,7 +300,9 @@ class _SessionWriter:
             case "progress_first":
                 # Progress names a call id before the call is recorded (out of order).
                 call_id = self.call_id()
-                progress = f"{branch or 'root'}.wf_tool@{call_id}"
+                # A name may hold an "@" itself: the id follows the last one.
+                tool = self.pick(("wf_tool", "wf@tool"))
+                progress = f"{branch or 'root'}.{tool}@{call_id}"
                 self.add("inner", invocation, [{"text": "step"}], branch=progress)
                 self.tool_pair(invocation, agent, branch, [call_id], name="wf_tool")
             case "late_call":

@@ -6,7 +6,11 @@ from pyrsistent import pset
 
 from projections.contents import ContentsRequest
 from projections.context_view import note_live_event, rebuild_view, view_events
+from projections.projection import context_contents, empty_projection, project
+from projections.rebuild import rebuild_contents
+from schemas.event import Content
 from tests.support.events import (
+    SESSION,
     call_event,
     event,
     ids,
@@ -16,6 +20,10 @@ from tests.support.events import (
     summary_event,
     text_event,
 )
+
+
+def _texts(contents: list[Content]) -> list[list[str]]:
+    return [[part.text or "" for part in content.parts or []] for content in contents]
 
 
 def _coverage(ranges: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
@@ -109,6 +117,25 @@ def test_a_branch_segment_ending_in_at_names_no_id() -> None:
         [text_event("p1", "i1", 100.0, "progress", author="agent", branch="root.tool@")], [0]
     )
     assert rebuild_view(ContentsRequest(), live).awaited_call_ids == pset()
+
+
+def test_a_segment_with_two_ats_awaits_the_id_after_the_last() -> None:
+    # Progress on agent.wf@tool@c1 names call c1 (the name is wf@tool), as tool-progress
+    # visibility reads it. The view awaits c1, so when c1 is recorded it rebuilds, and
+    # its contents equal those of a rebuild of the whole session: the progress is hidden
+    # once c1 is recorded, and the summary covers the call.
+    events = [
+        text_event("u1", "i1", 100.0),
+        text_event("p1", "i1", 101.0, "progress", author="wf", branch="agent.wf@tool@c1"),
+        call_event("c1", "i1", 102.0, "c1", author="agent"),
+        summary_event("s1", 102.0, 102.0, 103.0),
+    ]
+    live = logged(events, [0, 1, 2, 3])
+    request = ContentsRequest(agent_name="agent")
+    assert rebuild_view(request, live[:2]).awaited_call_ids == pset({"c1"})
+    projection = project(SESSION, live, empty_projection(SESSION, request))
+    assert _texts(context_contents(projection)) == _texts(rebuild_contents(live, request))
+    assert _texts(rebuild_contents(live, request)) == [["x"], ["sum"]]
 
 
 def test_an_event_covered_when_it_arrives_is_restorable() -> None:
