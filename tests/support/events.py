@@ -199,6 +199,23 @@ def summary_event(
     return built.model_copy(update={"actions": actions})
 
 
+def seeded_token_example() -> list[Event]:
+    """The worked example of reference §5.6: e1, e2, summary P [100, 101], e4..e7, e7 counts 100.
+
+    e7 reports 100 prompt tokens; with token_threshold 50 and event_retention_size 2,
+    ADK summarizes e4 and e5 with P rolled in as the seed.
+    """
+    return [
+        text_event("e1", "i1", 100),
+        text_event("e2", "i1", 101, author="agent"),
+        summary_event("p", 100.0, 101.0, 102.0, "the summary P"),
+        text_event("e4", "i2", 103),
+        text_event("e5", "i2", 104, author="agent"),
+        text_event("e6", "i3", 105),
+        text_event("e7", "i3", 106, author="agent", usage_metadata={"prompt_token_count": 100}),
+    ]
+
+
 def rewind_event(event_id: str, target: str, timestamp: float) -> Event:
     """A rewind annulling invocation `target` and what follows it."""
     return event(

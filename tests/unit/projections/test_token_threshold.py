@@ -14,7 +14,14 @@ from projections.token_threshold import (
     select_token_threshold_window,
 )
 from schemas.event import Event
-from tests.support.events import call_event, ids, response_event, summary_event, text_event
+from tests.support.events import (
+    call_event,
+    ids,
+    response_event,
+    seeded_token_example,
+    summary_event,
+    text_event,
+)
 
 
 def _config(threshold: int, retention: int) -> CompactionConfig:
@@ -192,22 +199,9 @@ def test_a_tail_that_always_keeps_an_orphaned_response_starts_at_the_first_event
     assert safe_split_index(candidates, 2) == 0
 
 
-def _seeded_events() -> list[Event]:
-    """The worked example of §5.6: e1, e2, summary P [100, 101], e4..e7, e7 counts 100."""
-    return [
-        text_event("e1", "i1", 100),
-        text_event("e2", "i1", 101, author="agent"),
-        summary_event("p", 100.0, 101.0, 102.0, "the summary P"),
-        text_event("e4", "i2", 103),
-        text_event("e5", "i2", 104, author="agent"),
-        text_event("e6", "i3", 105),
-        _counted("e7", "i3", 106, 100),
-    ]
-
-
 def test_the_seed_gets_the_fresh_invocation_id_it_is_given() -> None:
     window = select_token_threshold_window(
-        _seeded_events(), _config(50, 2), seed_invocation_id="fresh-1"
+        seeded_token_example(), _config(50, 2), seed_invocation_id="fresh-1"
     )
     assert window is not None
     assert window.seed is not None
@@ -216,11 +210,11 @@ def test_the_seed_gets_the_fresh_invocation_id_it_is_given() -> None:
 
 
 def test_the_seed_invocation_id_is_seed_unless_given() -> None:
-    window = select_token_threshold_window(_seeded_events(), _config(50, 2))
+    window = select_token_threshold_window(seeded_token_example(), _config(50, 2))
     assert window is not None
     assert window.seed is not None
     assert window.seed.invocation_id == "seed"
-    outcome = evaluate_token_threshold(_seeded_events(), _config(50, 2))
+    outcome = evaluate_token_threshold(seeded_token_example(), _config(50, 2))
     assert outcome.window is not None
     assert outcome.window.seed is not None
     assert outcome.window.seed.invocation_id == "seed"
