@@ -271,3 +271,155 @@ def test_a_request_whose_ids_and_offsets_disagree_is_rejected() -> None:
         decode_compaction_request(raw)
     with pytest.raises(DecodeError, match=r"trigger: Input should be 'sliding_window'"):
         decode_compaction_request(raw.replace(b"sliding_window", b"whenever"))
+
+
+# ---------------------------------------------------------------------------
+# Exact reasons and boundaries, written out by hand
+
+
+def test_a_record_of_exactly_the_limit_is_read_and_one_byte_more_is_refused() -> None:
+    record = orjson.dumps(_envelope_json())
+    padded = record + b" " * (1_000_000 - len(record))
+    assert len(padded) == 1_000_000
+    assert decode_envelope(padded).event.id == "e1"
+    assert _reason(padded + b" ") == "record of 1000001 bytes exceeds the limit of 1000000"
+
+
+def test_a_record_key_that_is_not_utf8_is_named_exactly() -> None:
+    assert _reason(orjson.dumps(_envelope_json()), record_key=b"\xff") == "record key is not UTF-8"
+
+
+def test_a_long_record_key_is_quoted_to_61_characters() -> None:
+    reason = _reason(orjson.dumps(_envelope_json()), record_key=b"acme/" + b"k" * 100)
+    assert reason == (
+        "record key 'acme/" + "k" * 56 + "... differs from the envelope's session_key "
+        "'acme/app/u1/s1'"
+    )
+
+
+def test_bytes_that_are_not_json_quote_the_parser() -> None:
+    assert _reason(b"not json at all") == (
+        "not JSON: invalid literal, expected 'null': line 1 column 1 (char 0)"
+    )
+
+
+def test_any_other_parser_failure_is_not_json_with_its_type(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def exhausted(raw: bytes) -> object:
+        raise MemoryError("no room\nat all")
+
+    monkeypatch.setattr(orjson, "loads", exhausted)
+    assert _reason(b"{}") == "not JSON: MemoryError: no room\\x0aat all"
+
+
+def test_a_failing_bounds_walk_makes_the_record_unreadable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(data: object) -> int:
+        raise RecursionError("too deep")
+
+    monkeypatch.setattr("schemas.codec.check_json_bounds", broken)
+    assert _reason(orjson.dumps(_envelope_json())) == (
+        "unreadable envelope: RecursionError: too deep"
+    )
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise ValueError("no text")
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (KeyError(), "invalid envelope: KeyError"),
+        (_Unprintable("hidden"), "invalid envelope: _Unprintable"),
+        (ValueError("bad"), "invalid envelope: ValueError: bad"),
+    ],
+    ids=["empty-message", "broken-str", "plain"],
+)
+def test_an_exception_is_shown_as_its_type_and_message(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, reason: str
+) -> None:
+    def failing(kind: str, record: dict[str, Any]) -> dict[str, Any]:
+        raise error
+
+    monkeypatch.setattr("schemas.codec.upcast", failing)
+    assert _reason(orjson.dumps(_envelope_json())) == reason
+
+
+def test_a_validation_error_that_cannot_be_described_still_gives_a_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(keys: object) -> str:
+        raise TypeError("unprintable location")
+
+    monkeypatch.setattr("schemas.codec.shown_path", broken)
+    reason = _reason(orjson.dumps(_envelope_json(producer_id=7)))
+    assert reason == "invalid envelope: validation failed"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"true", "expected a JSON object, got a boolean"),
+        (b"false", "expected a JSON object, got a boolean"),
+        (b"7", "expected a JSON object, got a number"),
+        (b"1.5", "expected a JSON object, got a number"),
+    ],
+)
+def test_a_scalar_record_names_its_json_type(raw: bytes, reason: str) -> None:
+    assert _reason(raw) == reason
+
+
+def test_a_missing_field_shows_no_input() -> None:
+    assert _reason(orjson.dumps(_envelope_json(event={"author": "u"}))) == (
+        "invalid envelope: event.timestamp: Field required"
+    )
+
+
+def test_errors_are_joined_by_semicolons() -> None:
+    assert _reason(orjson.dumps(_envelope_json(producer_id=7, idempotency_key=8))) == (
+        "invalid envelope: producer_id: Input should be a valid string (got 7); "
+        "idempotency_key: Input should be a valid string (got 8)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("author", "shown_author"),
+    [
+        ({}, "an empty object"),
+        ({"a": 1}, "an object with keys 'a'"),
+        ({"a": 1, "b": 2, "c": 3}, "an object with keys 'a', 'b', 'c'"),
+        ({"a": 1, "b": 2, "c": 3, "d": 4}, "an object with keys 'a', 'b', 'c', ..."),
+        ({"k" * 30: 1}, "an object with keys '" + "k" * 21 + "..."),
+        ({"k" * 20: 1}, "an object with keys '" + "k" * 20 + "'"),
+    ],
+    ids=["empty", "one-key", "three-keys", "four-keys", "long-key", "key-at-limit"],
+)
+def test_an_object_input_is_shown_by_its_first_keys(
+    author: dict[str, int], shown_author: str
+) -> None:
+    raw = orjson.dumps(_envelope_json(event={"author": author, "timestamp": 1.0}))
+    assert _reason(raw) == (
+        f"invalid envelope: event.author: Input should be a valid string (got {shown_author})"
+    )
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "shown_timestamp"),
+    [
+        ("a" * 60, "'" + "a" * 60 + "'"),
+        ("a" * 61, "'" + "a" * 61 + "..."),
+        # The 62nd character is cut before repr: its quote must not change the quoting.
+        ("a" * 61 + "'" + "b" * 5, "'" + "a" * 61 + "..."),
+        ("a" * 100, "'" + "a" * 61 + "..."),
+    ],
+    ids=["at-limit", "one-more", "quote-beyond-limit", "long"],
+)
+def test_a_text_input_is_quoted_to_61_characters(timestamp: str, shown_timestamp: str) -> None:
+    raw = orjson.dumps(_envelope_json(event={"author": "u", "timestamp": timestamp}))
+    assert _reason(raw) == (
+        f"invalid envelope: event.timestamp: Input should be a valid number (got {shown_timestamp})"
+    )

@@ -10,7 +10,16 @@ from pydantic import ValidationError
 
 from schemas.codec import decode_envelope, encode
 from schemas.envelope import Envelope
-from schemas.event import MAX_ID_CHARS, Event, event_to_json
+from schemas.event import (
+    MAX_ID_CHARS,
+    Content,
+    Event,
+    FunctionCall,
+    Part,
+    content_as_given,
+    content_to_json,
+    event_to_json,
+)
 from schemas.keys import SessionKey, TenantId
 from tests.support.vectors import CONFORMANCE_DIR, load_vectors
 
@@ -121,3 +130,36 @@ def test_event_ids_longer_than_the_bound_are_refused() -> None:
             Event.model_validate(
                 {"author": "user", "timestamp": 1.0, field: "i" * (MAX_ID_CHARS + 1)}
             )
+
+
+def _content_with_extras() -> Content:
+    return Content.model_validate(
+        {
+            "role": "model",
+            "parts": [{"functionCall": {"name": "f", "args": {"a": 1}}, "text": None}],
+            "extraPair": (1, 2),
+        }
+    )
+
+
+def test_content_as_given_writes_camel_case_json_of_the_set_fields() -> None:
+    written = content_as_given(_content_with_extras())
+    assert written == {
+        "role": "model",
+        "parts": [{"functionCall": {"name": "f", "args": {"a": 1}}, "text": None}],
+        "extraPair": [1, 2],
+    }
+    assert type(written["extraPair"]) is list
+    assert content_as_given(Content(parts=[Part(function_call=FunctionCall(name="g"))])) == {
+        "parts": [{"functionCall": {"name": "g"}}]
+    }
+
+
+def test_content_to_json_writes_camel_case_json_without_nulls() -> None:
+    written = content_to_json(_content_with_extras())
+    assert written == {
+        "role": "model",
+        "parts": [{"functionCall": {"name": "f", "args": {"a": 1}}}],
+        "extraPair": [1, 2],
+    }
+    assert type(written["extraPair"]) is list

@@ -93,3 +93,12 @@ def test_a_tenant_owns_only_its_own_sessions() -> None:
         check_tenant_owns_session("evil", "acme/app/u/s")
     with pytest.raises(InvalidSessionKeyError):
         check_tenant_owns_session("acme", "acme/app/u")
+
+
+def test_a_tenant_mismatch_names_the_owner() -> None:
+    with pytest.raises(TenantMismatchError) as caught:
+        check_tenant_owns_session("evil", "acme/app/u/s")
+    assert str(caught.value) == (
+        "tenant 'evil' does not own session 'acme/app/u/s' (its tenant part is 'acme')"
+    )
+    assert caught.value.owner == "acme"
