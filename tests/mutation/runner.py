@@ -382,10 +382,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["CTXSTREAM_MUTATION_EXAMPLES"] = str(options.examples)
     cache = Path(os.environ.get("CTXSTREAM_MUTATION_CACHE", ROOT / ".mutation")).resolve()
     targets = [options.target] if options.target else list(TARGETS)
+    results: list[TargetResult] = []
     try:
         python = ensure_venv(cache)
-        results = [
-            run_target(
+        for target in targets:
+            result = run_target(
                 target,
                 python=python,
                 cache=cache,
@@ -393,19 +394,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 jobs=options.jobs,
                 only=options.mutant,
             )
-            for target in targets
-        ]
+            # Each target is reported and written as soon as it is done: the runs are long,
+            # and a later target's failure or interruption keeps the earlier ones' figures.
+            report(result)
+            results.append(result)
+            if options.json:
+                document = {"targets": {done.target: done.as_json() for done in results}}
+                options.json.write_text(json.dumps(document, indent=2) + "\n")
     except RunError as error:
         sys.stderr.write(f"mutation: {error}\n")
         return 2
-    for result in results:
-        report(result)
     if not options.mutant:
         for name in stale_entries(results):
             say(f"  [stale] {name} is listed as equivalent but did not survive as listed")
-    if options.json:
-        document = {"targets": {result.target: result.as_json() for result in results}}
-        options.json.write_text(json.dumps(document, indent=2) + "\n")
     if options.fail_under is not None and any(r.score < options.fail_under for r in results):
         return 1
     return 0
