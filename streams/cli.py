@@ -52,7 +52,10 @@ def _worker(args: argparse.Namespace) -> int:
     from streams.projector_settings import ProjectorSettings
     from streams.worker import run_worker
 
-    return run_worker(ProjectorSettings(), log_level=args.log_level)
+    settings = ProjectorSettings()
+    if args.engine is not None:
+        settings = settings.model_copy(update={"engine": args.engine})
+    return run_worker(settings, log_level=args.log_level)
 
 
 def _positive(text: str) -> int:
@@ -137,6 +140,11 @@ def _parser() -> argparse.ArgumentParser:
 
     worker = commands.add_parser(
         "worker", help="run the projector (settings from CTXSTREAM_* variables)"
+    )
+    worker.add_argument(
+        "--engine",
+        choices=("native", "faust"),
+        help="the projector engine (default: CTXSTREAM_ENGINE, else faust)",
     )
     worker.set_defaults(run=_worker)
 

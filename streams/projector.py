@@ -57,7 +57,6 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -68,10 +67,8 @@ from aiokafka.errors import KafkaError
 from faust.streams import _current_event  # faust has no public setter; see _bound_to
 from faust.types import TP
 
-from projections.summary_request import refusal_event
 from schemas.codec import decode_compaction_request, encode
 from schemas.compaction_request import CompactionRequest
-from schemas.envelope import Envelope
 from schemas.log_text import shown
 from streams.offset_probe import OffsetProbe, ProbeTimeout
 from streams.partition_positions import (
@@ -92,6 +89,7 @@ from streams.project_batch import (
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
 from streams.read_committed import ReadCommittedApp
+from streams.request_refusal import refusal_envelope
 from streams.session_table import position_key, session_of_request_key
 from streams.topics import TopicRole, topic_name
 
@@ -491,31 +489,13 @@ class ProjectorShell:
         await asyncio.gather(*sent)
 
     async def _send_refusal(self, pending: PendingRequest, now: float) -> Any:
-        """Append the refusal of a request no summary answered after its last attempt.
-
-        The refusal goes to `events`, keyed by the session: when the projector
-        folds it, the session stops waiting and decides again over a new
-        window (:func:`projections.summary_request.refused_request_id`).
-        """
+        """Append the refusal of a request no summary answered after its last attempt."""
         request = pending.request
-        reason = (
-            f"no summary after {request.attempt} attempt(s), "
-            f"{self._settings.compaction_request_timeout_s:g} s apart"
-        )
-        logger.warning(
-            "compaction request refused session=%s request=%s: %s",
-            shown(request.session_key),
-            shown(request.request_id),
-            reason,
-        )
-        envelope = Envelope(
-            tenant=request.tenant,
-            session_key=request.session_key,
-            producer_id=f"projector:{self._settings.app_id}"[:256],
-            idempotency_key=f"refused:{request.request_id}",
-            event=refusal_event(
-                request.request_id, reason, event_id=uuid.uuid4().hex, timestamp=now
-            ),
+        envelope = refusal_envelope(
+            request,
+            app_id=self._settings.app_id,
+            timeout_s=self._settings.compaction_request_timeout_s,
+            now=now,
         )
         self._metrics.requests_refused.inc()
         return await self._events.send(

@@ -30,7 +30,16 @@ class ProjectorSettings(KafkaSettings):
 
     model_config = SettingsConfigDict(env_prefix="CTXSTREAM_", frozen=True, extra="ignore")
 
-    app_id: str = Field(default="ctxstream-projector", min_length=1, description="faust app id")
+    app_id: str = Field(
+        default="ctxstream-projector",
+        min_length=1,
+        description="the consumer group (and faust app id, and the state changelog's prefix)",
+    )
+    engine: Literal["faust", "native"] = Field(
+        default="faust",
+        description="faust: the faust-streaming agent; native: aiokafka with one Kafka "
+        "transaction per partition and batch (streams.native_engine)",
+    )
     store: Literal["auto", "rocksdb", "memory"] = Field(
         default="auto", description="table store; auto: rocksdb when rocksdict imports"
     )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -124,6 +126,27 @@ async def create_topics(settings: KafkaSettings) -> TopicsCreated:
     existing = tuple(spec.name for spec in specs if spec.name in present)
     logger.info("topics created=%s existing=%s", ",".join(created), ",".join(existing))
     return TopicsCreated(created, existing)
+
+
+async def partition_count(settings: KafkaSettings, topic: str, *, wait_s: float = 0.0) -> int:
+    """How many partitions the broker reports for `topic`; 0 when it does not exist.
+
+    A topic just created may be missing from the metadata for a moment: with
+    `wait_s`, the question is asked again until it is there or time runs out.
+    """
+    deadline = time.monotonic() + wait_s
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        while True:
+            described = await admin.describe_topics([topic])
+            if described and described[0].get("error_code") == 0:
+                return len(described[0].get("partitions") or [])
+            if time.monotonic() >= deadline:
+                return 0
+            await asyncio.sleep(0.1)
+    finally:
+        await admin.close()
 
 
 def _topic_errors(response: object) -> list[tuple[str, int, str | None]]:

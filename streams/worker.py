@@ -1,4 +1,10 @@
-"""``ctxstream worker``: run the projector until SIGTERM or SIGINT."""
+"""``ctxstream worker``: run the projector until SIGTERM or SIGINT, on the engine its settings name.
+
+Either engine exits with status 0 after a signal and non-zero after a failure
+of its own (a failed transaction, a fenced producer, a dead folding task), so
+that its supervisor restarts it; the records it had not committed are read
+again.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +12,60 @@ import asyncio
 import logging
 import os
 import signal
-from typing import NoReturn
+import sys
+from typing import Final, NoReturn
 
 from faust.worker import Worker
 
+from streams.native_engine import NativeProjector
 from streams.projector import build_projector
 from streams.projector_settings import ProjectorSettings
 
 logger = logging.getLogger(__name__)
 
 
+#: The exit status of a native worker that stopped on a failure of its own.
+FAILED: Final = 1
+
+
 def run_worker(settings: ProjectorSettings, *, log_level: str = "INFO") -> NoReturn:
-    """Run the projector in a faust Worker (signal handling, clean shutdown); its exit status."""
+    """Run the projector on the engine `settings` name; exits with its status."""
     settings.tune_gc()
+    if settings.engine == "native":
+        sys.exit(run_native_worker(settings))
+    run_faust_worker(settings, log_level=log_level)
+
+
+async def _serve_native(settings: ProjectorSettings) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await NativeProjector(settings).run(stop)
+
+
+def run_native_worker(settings: ProjectorSettings) -> int:
+    """Run the native engine until SIGTERM or SIGINT; 0 then, :data:`FAILED` on a failure."""
+    logger.info(
+        "projector starting engine=native app_id=%s events=%s.events store=%s batch=%d",
+        settings.app_id,
+        settings.topic_prefix,
+        settings.table_store,
+        settings.batch_size,
+    )
+    try:
+        asyncio.run(_serve_native(settings))
+    except Exception:
+        logger.exception("projector failed; exiting with status %d", FAILED)
+        return FAILED
+    return 0
+
+
+def run_faust_worker(settings: ProjectorSettings, *, log_level: str = "INFO") -> NoReturn:
+    """Run the projector in a faust Worker (signal handling, clean shutdown); its exit status."""
     projector = build_projector(settings)
     logger.info(
-        "projector starting app_id=%s events=%s.events store=%s batch=%d",
+        "projector starting engine=faust app_id=%s events=%s.events store=%s batch=%d",
         settings.app_id,
         settings.topic_prefix,
         settings.table_store,

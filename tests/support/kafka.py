@@ -17,6 +17,7 @@ the end offsets they saw, waits poll until a positive condition holds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -56,6 +57,8 @@ from schemas.event import Event
 from schemas.keys import Offset, SessionKey, TenantId, parse_session_key
 from schemas.logged_event import LoggedEvent
 from schemas.projection_snapshot import ProjectionSnapshot
+from streams.native_engine import NativeProjector
+from streams.projector import build_projector
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import decode_chunk, decode_header
 from streams.settings import KafkaSettings
@@ -637,6 +640,32 @@ async def wait_caught_up(settings: ProjectorSettings, timeout_s: float) -> None:
 
 
 # -- workers --------------------------------------------------------------------
+
+#: The projector engines the engine-parametrized tests run on.
+ENGINES: Final = ("native", "faust")
+
+
+@contextlib.asynccontextmanager
+async def running_projector(settings: ProjectorSettings, timeout_s: float) -> AsyncIterator[None]:
+    """The projector of `settings` on its engine, in this event loop, while the block runs.
+
+    Raises:
+        Exception: The engine failed (the native engine's failure ends its task).
+    """
+    if settings.engine == "native":
+        engine = NativeProjector(settings)
+        await asyncio.wait_for(engine.start(), timeout_s)
+        try:
+            yield
+        finally:
+            await engine.stop()
+        return
+    projector = build_projector(settings)
+    await asyncio.wait_for(projector.app.start(), timeout_s)
+    try:
+        yield
+    finally:
+        await projector.app.stop()
 
 
 def start_worker(settings: ProjectorSettings, log_path: Path) -> subprocess.Popen[bytes]:

@@ -3,7 +3,6 @@ the pure core computes on the same log, summaries answering them included."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -12,11 +11,11 @@ from projections.summary_request import with_summary_request_id
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from schemas.keys import SessionKey
-from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.events import envelope
 from tests.support.kafka import (
+    ENGINES,
     append_envelopes,
     clean_fold,
     create_deployment_topics,
@@ -24,6 +23,7 @@ from tests.support.kafka import (
     projector_settings,
     read_log,
     requests_on,
+    running_projector,
     scripted_sessions,
     wait_caught_up,
     wait_for_snapshots,
@@ -58,15 +58,16 @@ def summary_answering(request: CompactionRequest, timestamp: float) -> Event:
     return with_summary_request_id(event, request.request_id)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_requests_equal_the_cores_on_the_same_log(
-    kafka_bootstrap: str, tmp_path: Path
+    kafka_bootstrap: str, tmp_path: Path, engine: str
 ) -> None:
-    settings = projector_settings(kafka_bootstrap, unique_topic("proj"), data_dir=tmp_path / "data")
+    settings = projector_settings(
+        kafka_bootstrap, unique_topic("proj"), data_dir=tmp_path / "data", engine=engine
+    )
     await create_deployment_topics(settings)
     events = topic_name(settings, "events")
-    projector = build_projector(settings)
-    await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
-    try:
+    async with running_projector(settings, STARTUP_TIMEOUT_S):
         first = scripted_sessions(SESSIONS, FIRST_INVOCATIONS)
         await append_envelopes(kafka_bootstrap, events, first)
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
@@ -90,8 +91,6 @@ async def test_requests_equal_the_cores_on_the_same_log(
         folded = clean_fold(settings, log)
         expected = {key: requests for key, (_, requests) in folded.items()}
         await wait_for_snapshots(settings, expected_snapshots(folded), CATCH_UP_TIMEOUT_S)
-    finally:
-        await projector.app.stop()
 
     requests = await requests_on(kafka_bootstrap, topic_name(settings, "compaction-requests"))
     actual: dict[SessionKey, list[CompactionRequest]] = {}

@@ -1,0 +1,486 @@
+"""The native projector engine: aiokafka with Kafka transactions around :class:`BatchProjector`.
+
+Exactly once, per `events` partition. The consumer reads `events`
+``read_committed`` in batches (``getmany``); each partition's records of a
+batch are folded by the batch step, and everything they cause (compaction
+requests, the table's entries on the state changelog, snapshots, dead
+letters) is written together with the partition's consumed offset
+(``send_offsets_to_transaction``) in one transaction of that partition's
+producer. A crash anywhere leaves all of a batch's effects or none: the
+records of an aborted or never-committed transaction are read again by the
+partition's next owner, whose state holds none of their effects.
+
+Zombie fencing: each owned partition has its own transactional producer,
+``transactional_id = <app_id>-<events topic>-<partition>``, stable across
+processes. aiokafka 0.14 has no KIP-447 (``TxnOffsetCommit`` with the
+consumer's group metadata), so one id per process would let a worker that
+was paused while its partitions moved commit when it wakes; with one id per
+partition, the next owner's ``InitProducerId`` bumps the id's epoch, which
+fences the paused one (its commit fails and the worker stops) and ends its
+open transaction before the new owner reads the partition's offset or state.
+
+State: the partition's table entries live in a local store
+(:mod:`streams.partition_store`) written only after the transaction
+committed, and in the changelog (:mod:`streams.state_changelog`) written
+inside it. On assignment, in this order and under the engine's lock:
+start the producer (fence), restore the store from the changelog's committed
+records past its position, take the start offset as the larger of the
+group's committed offset and the position the state recorded (``p:``, in
+the same transaction as the offset), seek there and resume the partition.
+
+A lock serializes batches with the rebalance callbacks: a revocation waits
+for the running batch's transaction, then stops the partition's producer and
+forgets its sessions; records of a partition not (yet) restored, or below
+the offset the engine expects next, are dropped.
+
+In-flight requests are retried by the engine's retry timer
+(:class:`~streams.pending_requests.PendingRequests`) inside transactions of
+the session's partition; a request refused after its last attempt appends
+its refusal to `events` the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+from aiokafka.abc import ConsumerRebalanceListener
+
+from schemas.codec import decode_compaction_request, encode
+from schemas.compaction_request import CompactionRequest
+from schemas.log_text import shown
+from streams.partition_store import MemoryPartitionStore, PartitionStore, RocksPartitionStore
+from streams.pending_requests import PendingRequests
+from streams.project_batch import (
+    BatchOutcome,
+    BatchProjector,
+    SessionCache,
+    SourceRecord,
+    TableWrite,
+    partition_of,
+)
+from streams.projector_metrics import ProjectorMetrics
+from streams.projector_settings import ProjectorSettings
+from streams.request_refusal import refusal_envelope
+from streams.session_table import position_key, session_of_request_key
+from streams.state_changelog import changelog_topic, ensure_changelog, restore
+from streams.topics import partition_count, topic_name
+
+logger = logging.getLogger(__name__)
+
+#: Transactions older than this are aborted by the broker: well above the longest batch.
+TRANSACTION_TIMEOUT_MS: Final = 30_000
+#: Backoff before aiokafka retries a transaction request the coordinator answered
+#: CONCURRENT_TRANSACTIONS (the previous transaction's markers not yet written).
+TRANSACTION_RETRY_BACKOFF_MS: Final = 10
+
+
+def transactional_id(settings: ProjectorSettings, partition: int) -> str:
+    """``<app_id>-<events topic>-<partition>``: the producer id of one `events` partition."""
+    return f"{settings.app_id}-{topic_name(settings, 'events')}-{partition}"
+
+
+@dataclass(slots=True)
+class OwnedPartition:
+    """A restored `events` partition: its producer, its store, the next offset to fold."""
+
+    partition: int
+    tp: TopicPartition
+    producer: AIOKafkaProducer
+    store: PartitionStore
+    next_offset: int
+
+
+class NativeProjector:
+    """The projector on aiokafka with one transaction per partition and batch."""
+
+    def __init__(self, settings: ProjectorSettings, metrics: ProjectorMetrics | None = None):
+        """An engine for `settings`; :meth:`run` (or :meth:`start`) runs it."""
+        self._settings = settings
+        self.metrics = metrics or ProjectorMetrics()
+        self._events = topic_name(settings, "events")
+        self._requests = topic_name(settings, "compaction-requests")
+        self._snapshots = topic_name(settings, "projections")
+        self._dead_letters = topic_name(settings, "dead-letters")
+        self._changelog = changelog_topic(settings)
+        self._lock = asyncio.Lock()
+        self._owned: dict[int, OwnedPartition] = {}
+        self._restoring: set[int] = set()
+        self._memory_stores: dict[int, MemoryPartitionStore] = {}
+        self._cache = SessionCache(settings.session_cache_bytes)
+        self._projector: BatchProjector | None = None
+        self._partitions = settings.events_partitions
+        self.pending = PendingRequests()
+        self._retry_at = 0.0
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.started = asyncio.Event()
+        self.first_batch_at: float | None = None
+        self.last_batch_at: float | None = None
+
+    # -- running ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Run the engine in a task of this loop; returns once it has joined its group."""
+        self._stop.clear()
+        self._task = asyncio.create_task(self.run(self._stop), name="native-projector")
+        started = asyncio.create_task(self.started.wait())
+        await asyncio.wait({self._task, started}, return_when=asyncio.FIRST_COMPLETED)
+        started.cancel()
+        if self._task.done():
+            self._task.result()  # raises the failure that ended it
+
+    async def stop(self) -> None:
+        """Stop the task :meth:`start` started; raises its failure, if it failed."""
+        self._stop.set()
+        if self._task is not None:
+            task, self._task = self._task, None
+            await task
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Fold `events` until `stop` is set.
+
+        Raises:
+            Exception: A transaction, a restore or the consumer failed (a
+                fenced producer among them); the worker stops, and the records
+                not committed are read again by the partitions' next owners.
+        """
+        settings = self._settings
+        session_timeout_ms = int(settings.session_timeout_s * 1000)
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=settings.kafka_bootstrap,
+            group_id=settings.app_id,
+            enable_auto_commit=False,
+            isolation_level="read_committed",
+            auto_offset_reset="earliest",
+            session_timeout_ms=session_timeout_ms,
+            heartbeat_interval_ms=min(3000, session_timeout_ms // 3),
+        )
+        await consumer.start()
+        try:
+            self._partitions = await self._partition_count()
+            await ensure_changelog(settings, self._partitions)
+            projector = BatchProjector(settings, self._cache, partitions=self._partitions)
+            self._projector = projector
+            consumer.subscribe([self._events], listener=_Rebalance(self, consumer))
+            logger.info(
+                "native projector started group=%s events=%s partitions=%d store=%s",
+                settings.app_id,
+                self._events,
+                self._partitions,
+                self._store_kind(),
+            )
+            self.started.set()
+            await self._consume(consumer, projector, stop)
+        finally:
+            async with self._lock:
+                await self._release(set(self._owned))
+            await consumer.stop()
+            for store in self._memory_stores.values():
+                store.close()
+            logger.info("native projector stopped")
+
+    async def _partition_count(self) -> int:
+        partitions = await partition_count(self._settings, self._events)
+        if not partitions:
+            raise RuntimeError(f"topic {self._events!r} does not exist: create it first")
+        if partitions != self._settings.events_partitions:
+            logger.warning(
+                "events has %d partitions, settings say %d: records are checked against %d",
+                partitions,
+                self._settings.events_partitions,
+                partitions,
+            )
+        return partitions
+
+    async def _consume(
+        self, consumer: AIOKafkaConsumer, projector: BatchProjector, stop: asyncio.Event
+    ) -> None:
+        settings = self._settings
+        poll_ms = int(settings.batch_within_s * 1000)
+        while not stop.is_set():
+            async with self._lock:
+                await self._restore_assigned(consumer)
+            batches = await consumer.getmany(timeout_ms=poll_ms, max_records=settings.batch_size)
+            async with self._lock:
+                await self._fold(consumer, projector, batches)
+                now = time.time()
+                if now >= self._retry_at:
+                    self._retry_at = now + settings.request_check_interval_s
+                    await self._retry_due(now)
+
+    # -- folding -----------------------------------------------------------------------
+
+    async def _fold(
+        self,
+        consumer: AIOKafkaConsumer,
+        projector: BatchProjector,
+        batches: dict[TopicPartition, list[ConsumerRecord]],
+    ) -> None:
+        """Fold each owned partition's new records, one transaction per partition."""
+        started = time.perf_counter()
+        assigned = consumer.assignment()
+        commits = []
+        for owned in self._owned.values():
+            if owned.tp not in assigned:
+                continue
+            records = [r for r in batches.get(owned.tp, []) if r.offset >= owned.next_offset]
+            # Past every record returned, and past commit markers and aborted records
+            # the fetch skipped, so a partition whose log ends in a marker is caught up.
+            position = max(await consumer.position(owned.tp), owned.next_offset)
+            if not records and position == owned.next_offset:
+                continue
+            sources = [
+                SourceRecord(r.topic, r.partition, r.offset, r.key, r.value or b"") for r in records
+            ]
+            outcome = projector.project(sources, _reader(owned.store))
+            commits.append(self._commit(owned, outcome, position))
+        if not commits:
+            return
+        now = time.monotonic()
+        if self.first_batch_at is None:
+            self.first_batch_at = now
+        await asyncio.gather(*commits)
+        self.last_batch_at = time.monotonic()
+        self.metrics.batch_seconds.observe(time.perf_counter() - started)
+        self.metrics.sessions_cached.set(len(self._cache))
+        self.metrics.cache_bytes.set(self._cache.bytes)
+        self.metrics.sessions_quarantined.set(len(projector.quarantined))
+
+    async def _commit(self, owned: OwnedPartition, outcome: BatchOutcome, position: int) -> None:
+        """One transaction: `outcome`'s records and the partition's offset `position`."""
+        partition = owned.partition
+        writes = [
+            *outcome.writes,  # after the sessions' entries: a position never runs ahead
+            TableWrite(partition, position_key(partition), str(position).encode()),
+        ]
+        snapshots, failed = outcome.snapshot_records()
+        letters = [*outcome.dead_letters, *failed]
+        producer = owned.producer
+        async with producer.transaction():
+            for request, _ in outcome.requests:
+                await self._send_request(producer, request, "first")
+            changelog = [
+                await producer.send(
+                    self._changelog, key=write.key, value=write.value, partition=partition
+                )
+                for write in writes
+            ]
+            for key, value in snapshots:
+                await producer.send(self._snapshots, key=key, value=value)
+            for letter in letters:
+                source = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
+                await producer.send(self._dead_letters, key=source.encode(), value=encode(letter))
+                self.metrics.dead_letters_by_stage.labels(stage=letter.stage).inc()
+            await producer.send_offsets_to_transaction({owned.tp: position}, self._settings.app_id)
+            placed = await asyncio.gather(*changelog)
+        # Committed: the store follows, with the changelog position past this batch.
+        owned.store.apply(writes, max(metadata.offset for metadata in placed) + 1)
+        owned.next_offset = position
+        now = time.time()
+        for request, request_partition in outcome.requests:
+            self.pending.emitted(request, request_partition, now)
+        for session_key in outcome.answered:
+            self.pending.answered(session_key)
+        for request, request_partition in outcome.learned:
+            self.pending.learned(request, request_partition, now)
+        metrics = self.metrics
+        metrics.events_applied.inc(outcome.applied)
+        metrics.events_redelivered.inc(outcome.redelivered)
+        metrics.dead_letters.inc(len(letters))
+        metrics.snapshots.inc(len(snapshots))
+
+    async def _send_request(
+        self, producer: AIOKafkaProducer, request: CompactionRequest, kind: str
+    ) -> None:
+        logger.info(
+            "compaction request session=%s trigger=%s offsets=%d..%d request=%s attempt=%d",
+            shown(request.session_key),
+            request.trigger,
+            request.start_offset,
+            request.end_offset,
+            request.request_id,
+            request.attempt,
+        )
+        await producer.send(self._requests, key=request.session_key.encode(), value=encode(request))
+        self.metrics.requests_emitted.labels(trigger=request.trigger, kind=kind).inc()
+
+    # -- request retries ------------------------------------------------------------------
+
+    async def _retry_due(self, now: float) -> None:
+        """Re-emit in-flight requests older than the timeout; refuse those out of attempts."""
+        settings = self._settings
+        due = self.pending.due(
+            now, settings.compaction_request_timeout_s, settings.compaction_request_max_attempts
+        )
+        retries: dict[int, list[CompactionRequest]] = {}
+        for retry in due.retries:
+            partition = partition_of(retry.session_key.encode(), self._partitions)
+            retries.setdefault(partition, []).append(retry)
+        refusals: dict[int, list[CompactionRequest]] = {}
+        for pending in due.refused:
+            refusals.setdefault(pending.partition, []).append(pending.request)
+        for partition in sorted(set(retries) | set(refusals)):
+            owned = self._owned.get(partition)
+            if owned is None:
+                continue  # revoked: the partition's next owner learns its requests anew
+            async with owned.producer.transaction():
+                for retry in retries.get(partition, []):
+                    await self._send_request(owned.producer, retry, "retry")
+                for request in refusals.get(partition, []):
+                    envelope = refusal_envelope(
+                        request,
+                        app_id=settings.app_id,
+                        timeout_s=settings.compaction_request_timeout_s,
+                        now=now,
+                    )
+                    await owned.producer.send(
+                        self._events,
+                        key=request.session_key.encode(),
+                        value=encode(envelope),
+                        partition=partition,
+                    )
+                    self.metrics.requests_refused.inc()
+
+    # -- partitions ------------------------------------------------------------------------
+
+    def _store_kind(self) -> str:
+        return "rocksdb" if self._settings.table_store.startswith("rocksdb") else "memory"
+
+    def _open_store(self, partition: int) -> PartitionStore:
+        if self._store_kind() == "rocksdb":
+            path = Path(self._settings.data_dir) / f"{self._settings.app_id}-sessions"
+            return RocksPartitionStore(path / f"partition-{partition}")
+        # Kept across revocations like a RocksDB database's files: a partition that comes
+        # back restores only the changelog's tail.
+        return self._memory_stores.setdefault(partition, MemoryPartitionStore())
+
+    def assigned(self, consumer: AIOKafkaConsumer, partitions: set[int]) -> None:
+        """Partitions assigned: paused until restored by the consume loop (under the lock)."""
+        for partition in partitions - set(self._owned):
+            consumer.pause(TopicPartition(self._events, partition))
+            self._restoring.add(partition)
+
+    async def _restore_assigned(self, consumer: AIOKafkaConsumer) -> None:
+        """Restore every assigned partition, in the order the module's docstring gives."""
+        for partition in sorted(self._restoring):
+            self._restoring.discard(partition)
+            tp = TopicPartition(self._events, partition)
+            if tp not in consumer.assignment():
+                continue
+            producer = AIOKafkaProducer(
+                bootstrap_servers=self._settings.kafka_bootstrap,
+                transactional_id=transactional_id(self._settings, partition),
+                enable_idempotence=True,
+                acks="all",
+                transaction_timeout_ms=TRANSACTION_TIMEOUT_MS,
+                retry_backoff_ms=TRANSACTION_RETRY_BACKOFF_MS,
+            )
+            await producer.start()  # InitProducerId: the previous owner is fenced from here on
+            store = self._open_store(partition)
+            try:
+                restored = await restore(self._settings, partition, store)
+                committed = await consumer.committed(tp)
+                stored = store.get(position_key(partition))
+                start = max(committed or 0, int(stored) if stored is not None else 0)
+            except BaseException:
+                await producer.stop()
+                store.close()
+                raise
+            consumer.seek(tp, start)
+            owned = OwnedPartition(partition, tp, producer, store, start)
+            self._owned[partition] = owned
+            self._learn_requests(owned)
+            consumer.resume(tp)
+            logger.info(
+                "partition restored partition=%d entries=%d wiped=%s seconds=%.3f start=%d",
+                partition,
+                restored.records,
+                restored.wiped,
+                restored.seconds,
+                start,
+            )
+
+    def _learn_requests(self, owned: OwnedPartition) -> None:
+        """The partition's stored in-flight requests (``r:`` keys), timed from now."""
+        now = time.time()
+        for key in owned.store.keys_with_prefix(b"r:"):
+            session_key = session_of_request_key(key)
+            value = owned.store.get(key)
+            if session_key is None or value is None:
+                continue
+            try:
+                request = decode_compaction_request(value)
+            except Exception as exc:  # noqa: BLE001 - one stored value never stops the worker
+                logger.error(  # noqa: TRY400 - the message says it; no traceback
+                    "stored request of session=%s does not decode: %s",
+                    shown(session_key),
+                    shown(str(exc)),
+                )
+                continue
+            self.pending.learned(request, owned.partition, now)
+
+    async def _release(self, partitions: set[int]) -> None:
+        """Forget partitions no longer owned: producers stopped, stores closed, sessions dropped."""
+        self._restoring -= partitions
+        for partition in sorted(partitions & set(self._owned)):
+            owned = self._owned.pop(partition)
+            with contextlib.suppress(Exception):  # a fenced producer may refuse to stop cleanly
+                await owned.producer.stop()
+            if not isinstance(owned.store, MemoryPartitionStore):
+                owned.store.close()
+        if self._projector is not None:
+            self._projector.revoked(partitions)
+        else:
+            self._cache.revoked(partitions)
+        self.pending.revoked(partitions)
+
+    async def revoked(self, partitions: set[int]) -> None:
+        """Partitions revoked: waits for the running batch, then forgets them."""
+        async with self._lock:
+            await self._release(partitions)
+
+    async def on_assigned(self, consumer: AIOKafkaConsumer, partitions: set[int]) -> None:
+        """Partitions assigned (under the lock)."""
+        async with self._lock:
+            self.assigned(consumer, partitions)
+
+    @property
+    def events_topic(self) -> str:
+        """The `events` topic this engine folds."""
+        return self._events
+
+    def owned(self) -> set[int]:
+        """The restored partitions this engine folds."""
+        return set(self._owned)
+
+
+def _reader(store: PartitionStore) -> Callable[[int, bytes], bytes | None]:
+    def read(partition: int, key: bytes) -> bytes | None:
+        return store.get(key)
+
+    return read
+
+
+class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
+    """Hands the group's rebalances to the engine, under its lock."""
+
+    def __init__(self, engine: NativeProjector, consumer: AIOKafkaConsumer) -> None:
+        self._engine = engine
+        self._consumer = consumer
+
+    def _partitions(self, tps: Sequence[Any]) -> set[int]:
+        return {tp.partition for tp in tps if tp.topic == self._engine.events_topic}
+
+    async def on_partitions_revoked(self, revoked: Sequence[Any]) -> None:
+        await self._engine.revoked(self._partitions(revoked))
+
+    async def on_partitions_assigned(self, assigned: Sequence[Any]) -> None:
+        await self._engine.on_assigned(self._consumer, self._partitions(assigned))
