@@ -45,7 +45,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -56,7 +56,9 @@ from aiokafka.abc import ConsumerRebalanceListener
 from schemas.codec import decode_compaction_request, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.log_text import shown
+from streams.native_web import serving
 from streams.partition_store import MemoryPartitionStore, PartitionStore, RocksPartitionStore
+from streams.partition_transaction import Transaction, transaction
 from streams.pending_requests import PendingRequests
 from streams.project_batch import (
     BatchOutcome,
@@ -77,6 +79,8 @@ logger = logging.getLogger(__name__)
 
 #: Transactions older than this are aborted by the broker: well above the longest batch.
 TRANSACTION_TIMEOUT_MS: Final = 30_000
+#: How long stopping a partition's producer may take before it is left behind.
+PRODUCER_STOP_TIMEOUT_S: Final = 10.0
 #: Backoff before aiokafka retries a transaction request the coordinator answered
 #: CONCURRENT_TRANSACTIONS (the previous transaction's markers not yet written).
 TRANSACTION_RETRY_BACKOFF_MS: Final = 10
@@ -178,7 +182,8 @@ class NativeProjector:
                 self._store_kind(),
             )
             self.started.set()
-            await self._consume(consumer, projector, stop)
+            async with serving(settings, self.metrics, self._lag_of(consumer), self.batch_age_s):
+                await self._consume(consumer, projector, stop)
         finally:
             async with self._lock:
                 await self._release(set(self._owned))
@@ -247,7 +252,11 @@ class NativeProjector:
         now = time.monotonic()
         if self.first_batch_at is None:
             self.first_batch_at = now
-        await asyncio.gather(*commits)
+        # One partition's failure (a fenced producer) cancels the others' transactions, which
+        # abort, and waits for them: nothing of this batch runs on after the engine stops.
+        async with asyncio.TaskGroup() as group:
+            for commit in commits:
+                group.create_task(commit)
         self.last_batch_at = time.monotonic()
         self.metrics.batch_seconds.observe(time.perf_counter() - started)
         self.metrics.sessions_cached.set(len(self._cache))
@@ -263,24 +272,29 @@ class NativeProjector:
         ]
         snapshots, failed = outcome.snapshot_records()
         letters = [*outcome.dead_letters, *failed]
-        producer = owned.producer
-        async with producer.transaction():
+        async with transaction(owned.producer) as open_transaction:
             for request, _ in outcome.requests:
-                await self._send_request(producer, request, "first")
+                await self._send_request(open_transaction, request, "first")
             changelog = [
-                await producer.send(
+                await open_transaction.send(
                     self._changelog, key=write.key, value=write.value, partition=partition
                 )
                 for write in writes
             ]
             for key, value in snapshots:
-                await producer.send(self._snapshots, key=key, value=value)
+                await open_transaction.send(self._snapshots, key=key, value=value)
             for letter in letters:
                 source = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
-                await producer.send(self._dead_letters, key=source.encode(), value=encode(letter))
+                await open_transaction.send(
+                    self._dead_letters, key=source.encode(), value=encode(letter)
+                )
                 self.metrics.dead_letters_by_stage.labels(stage=letter.stage).inc()
-            await producer.send_offsets_to_transaction({owned.tp: position}, self._settings.app_id)
-            placed = await asyncio.gather(*changelog)
+            if self._settings.fault_transaction_pause_s:
+                await open_transaction.delivered()
+                logger.info("transaction open partition=%d position=%d", partition, position)
+                await asyncio.sleep(self._settings.fault_transaction_pause_s)
+            await open_transaction.commit_offsets({owned.tp: position}, self._settings.app_id)
+        placed = [delivery.result() for delivery in changelog]
         # Committed: the store follows, with the changelog position past this batch.
         owned.store.apply(writes, max(metadata.offset for metadata in placed) + 1)
         owned.next_offset = position
@@ -298,7 +312,7 @@ class NativeProjector:
         metrics.snapshots.inc(len(snapshots))
 
     async def _send_request(
-        self, producer: AIOKafkaProducer, request: CompactionRequest, kind: str
+        self, open_transaction: Transaction, request: CompactionRequest, kind: str
     ) -> None:
         logger.info(
             "compaction request session=%s trigger=%s offsets=%d..%d request=%s attempt=%d",
@@ -309,7 +323,9 @@ class NativeProjector:
             request.request_id,
             request.attempt,
         )
-        await producer.send(self._requests, key=request.session_key.encode(), value=encode(request))
+        await open_transaction.send(
+            self._requests, key=request.session_key.encode(), value=encode(request)
+        )
         self.metrics.requests_emitted.labels(trigger=request.trigger, kind=kind).inc()
 
     # -- request retries ------------------------------------------------------------------
@@ -331,9 +347,9 @@ class NativeProjector:
             owned = self._owned.get(partition)
             if owned is None:
                 continue  # revoked: the partition's next owner learns its requests anew
-            async with owned.producer.transaction():
+            async with transaction(owned.producer) as open_transaction:
                 for retry in retries.get(partition, []):
-                    await self._send_request(owned.producer, retry, "retry")
+                    await self._send_request(open_transaction, retry, "retry")
                 for request in refusals.get(partition, []):
                     envelope = refusal_envelope(
                         request,
@@ -341,7 +357,7 @@ class NativeProjector:
                         timeout_s=settings.compaction_request_timeout_s,
                         now=now,
                     )
-                    await owned.producer.send(
+                    await open_transaction.send(
                         self._events,
                         key=request.session_key.encode(),
                         value=encode(envelope),
@@ -432,8 +448,9 @@ class NativeProjector:
         self._restoring -= partitions
         for partition in sorted(partitions & set(self._owned)):
             owned = self._owned.pop(partition)
-            with contextlib.suppress(Exception):  # a fenced producer may refuse to stop cleanly
-                await owned.producer.stop()
+            # A fenced producer may refuse to stop cleanly, or not answer at all.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(owned.producer.stop(), PRODUCER_STOP_TIMEOUT_S)
             if not isinstance(owned.store, MemoryPartitionStore):
                 owned.store.close()
         if self._projector is not None:
@@ -451,6 +468,22 @@ class NativeProjector:
         """Partitions assigned (under the lock)."""
         async with self._lock:
             self.assigned(consumer, partitions)
+
+    def batch_age_s(self, now: float) -> float:
+        """Seconds since the last batch was folded (0 until the first)."""
+        return 0.0 if self.last_batch_at is None else max(0.0, now - self.last_batch_at)
+
+    def _lag_of(self, consumer: AIOKafkaConsumer) -> Callable[[], Awaitable[dict[int, int]]]:
+        async def lag() -> dict[int, int]:
+            lags: dict[int, int] = {}
+            for tp in consumer.assignment():
+                highwater = consumer.highwater(tp)
+                if highwater is None or tp.partition not in self._owned:
+                    continue
+                lags[tp.partition] = max(0, highwater - await consumer.position(tp))
+            return lags
+
+        return lag
 
     @property
     def events_topic(self) -> str:

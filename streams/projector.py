@@ -70,6 +70,7 @@ from faust.types import TP
 from schemas.codec import decode_compaction_request, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.log_text import shown
+from streams import liveness
 from streams.offset_probe import OffsetProbe, ProbeTimeout
 from streams.partition_positions import (
     Gap,
@@ -164,9 +165,7 @@ class FoldingTask:
         """Why the worker is not live, or None: its folding died, or it stalls with work waiting."""
         if self.failure is not None:
             return f"folding died: {shown(repr(self.failure))}"
-        if waiting > 0 and batch_age_s > timeout_s:
-            return f"{waiting} records wait and no batch was folded for {batch_age_s:.0f} s"
-        return None
+        return liveness.stall(waiting, batch_age_s, timeout_s)
 
 
 def _no_failure_handler(exc: BaseException) -> None:

@@ -92,6 +92,14 @@ class ProjectorSettings(KafkaSettings):
         default=(50_000, 20, 100),
         description="gc.set_threshold for the worker process; null keeps Python's (700, 10, 10)",
     )
+    fault_transaction_pause_s: float = Field(
+        default=0.0,
+        ge=0,
+        le=600,
+        description="fault injection for tests only: the native engine sleeps this long inside "
+        "each open transaction, once the broker has its records and before the offsets and "
+        "the commit, and logs 'transaction open' first",
+    )
     metrics_port: int = Field(default=6066, ge=0, le=65535, description="0: no metrics server")
     metrics_bind: str = "127.0.0.1"
 

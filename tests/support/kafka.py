@@ -377,9 +377,18 @@ async def _partitions(consumer: AIOKafkaConsumer, topic: str) -> list[TopicParti
 
 
 async def read_all(bootstrap: str, topic: str) -> list[Any]:
-    """Every record of `topic` now, in partition then offset order."""
+    """Every committed record of `topic` now, in partition then offset order.
+
+    Read ``read_committed``, as the pipeline's consumers read: records of
+    aborted transactions (a native projector's or a summarizer's, killed or
+    fenced mid-transaction) are left out, and so is an open transaction's
+    tail, up to the last stable offset.
+    """
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest"
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        isolation_level="read_committed",
     )
     await consumer.start()
     # Let the consumer's background task start: stopping it before its first step
@@ -750,9 +759,10 @@ class WorkerProcess:
         self.process.send_signal(signal.SIGSTOP)
 
     def resume(self) -> None:
-        """``kill -CONT`` a paused worker."""
+        """``kill -CONT`` a paused worker (nothing, once it has exited)."""
         assert self.process is not None
-        self.process.send_signal(signal.SIGCONT)
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGCONT)
 
     async def exited(self, timeout_s: float) -> int | None:
         """The exit status once the worker exits by itself within `timeout_s`, else None."""

@@ -4,7 +4,6 @@ selection, not one per event, and it still folds exactly what the core folds."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,10 @@ from projections.bench_workload import BENCH_SESSION, quiet_session
 from projections.compaction import select_post_invocation_window
 from projections.token_threshold import select_token_threshold_window
 from schemas.codec import encode
-from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
+    ENGINES,
     append,
     clean_fold,
     create_deployment_topics,
@@ -25,6 +24,7 @@ from tests.support.kafka import (
     projector_settings,
     read_all,
     read_log,
+    running_projector,
     wait_caught_up,
     wait_for_snapshots,
 )
@@ -37,13 +37,15 @@ EVENTS = 600
 DECISION = "projections.compaction_decision"
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_an_armed_trigger_that_never_fires_selects_once(
-    kafka_bootstrap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kafka_bootstrap: str, tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = projector_settings(
         kafka_bootstrap,
         unique_topic("armed"),
         data_dir=tmp_path / "data",
+        engine=engine,
         events_partitions=1,
         compaction={"compaction_interval": 2, "overlap_size": 0},
         compaction_overrides={},
@@ -71,15 +73,11 @@ async def test_an_armed_trigger_that_never_fires_selects_once(
     monkeypatch.setattr(
         f"{DECISION}.select_token_threshold_window", counted(select_token_threshold_window)
     )
-    projector = build_projector(settings)
-    await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
-    try:
+    async with running_projector(settings, STARTUP_TIMEOUT_S):
         await wait_caught_up(settings, TIMEOUT_S)
         by_projector = selections[0]
         folded = clean_fold(settings, await read_log(kafka_bootstrap, events))
         await wait_for_snapshots(settings, expected_snapshots(folded), TIMEOUT_S)
-    finally:
-        await projector.app.stop()
     projection, requests = folded[BENCH_SESSION]
     assert requests == []  # never worth compacting
     assert projection.invocations.since_compaction == EVENTS  # armed from the third on

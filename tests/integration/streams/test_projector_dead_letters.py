@@ -3,7 +3,6 @@ bytes; the records after them are applied."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import orjson
@@ -11,11 +10,11 @@ import pytest
 
 from schemas.codec import MAX_RECORD_BYTES, decode_dead_letter, encode
 from schemas.keys import SessionKey
-from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.events import session_key
 from tests.support.kafka import (
+    ENGINES,
     append,
     clean_fold,
     create_deployment_topics,
@@ -23,6 +22,7 @@ from tests.support.kafka import (
     projector_settings,
     read_all,
     read_log,
+    running_projector,
     scripted_sessions,
     wait_caught_up,
     wait_for_snapshots,
@@ -53,11 +53,16 @@ def _bad_records() -> list[tuple[bytes | None, bytes, str]]:
     ]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_bad_records_are_dead_lettered_and_the_rest_applied(
-    kafka_bootstrap: str, tmp_path: Path
+    kafka_bootstrap: str, tmp_path: Path, engine: str
 ) -> None:
     settings = projector_settings(
-        kafka_bootstrap, unique_topic("proj"), data_dir=tmp_path / "data", events_partitions=1
+        kafka_bootstrap,
+        unique_topic("proj"),
+        data_dir=tmp_path / "data",
+        engine=engine,
+        events_partitions=1,
     )
     await create_deployment_topics(settings)
     events = topic_name(settings, "events")
@@ -71,15 +76,11 @@ async def test_bad_records_are_dead_lettered_and_the_rest_applied(
     records += [(e.session_key.encode(), encode(e)) for e in after]
     await append(kafka_bootstrap, events, records)
 
-    projector = build_projector(settings)
-    await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
-    try:
+    async with running_projector(settings, STARTUP_TIMEOUT_S):
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
         folded = clean_fold(settings, await read_log(kafka_bootstrap, events))
 
         await wait_for_snapshots(settings, expected_snapshots(folded), CATCH_UP_TIMEOUT_S)
-    finally:
-        await projector.app.stop()
 
     letters = [
         decode_dead_letter(r.value)

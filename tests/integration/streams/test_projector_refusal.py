@@ -4,7 +4,6 @@ again over a new window. Everything the worker published equals a clean fold of 
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from pathlib import Path
 
@@ -12,11 +11,11 @@ import pytest
 
 from projections.summary_request import refused_request_id
 from schemas.codec import decode_envelope, encode
-from streams.projector import build_projector
 from streams.projector_settings import ProjectorSettings
 from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
+    ENGINES,
     append,
     clean_fold,
     create_deployment_topics,
@@ -25,6 +24,7 @@ from tests.support.kafka import (
     read_all,
     read_log,
     requests_on,
+    running_projector,
     scripted_sessions,
     wait_for,
     wait_for_snapshots,
@@ -48,14 +48,17 @@ async def _refusals(bootstrap: str, topic: str) -> dict[str, str]:
     return refused
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_an_unanswered_request_is_refused_after_its_last_attempt_and_decided_anew(
     tmp_path: Path,
     kafka_bootstrap: str,
+    engine: str,
 ) -> None:
     settings = projector_settings(
         kafka_bootstrap,
         unique_topic("refusal"),
         data_dir=tmp_path / "data",
+        engine=engine,
         events_partitions=1,
         compaction_request_timeout_s=1.0,
         request_check_interval_s=0.25,
@@ -69,9 +72,7 @@ async def test_an_unanswered_request_is_refused_after_its_last_attempt_and_decid
         events,
         [(e.session_key.encode(), encode(e)) for e in scripted_sessions(3, 4)],
     )
-    projector = build_projector(settings)
-    await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
-    try:
+    async with running_projector(settings, STARTUP_TIMEOUT_S):
         # The requests the core decides over the log so far: each session's first.
         decided_first = {
             r.request_id
@@ -105,8 +106,6 @@ async def test_an_unanswered_request_is_refused_after_its_last_attempt_and_decid
         log = await read_log(kafka_bootstrap, events)
         folded = clean_fold(settings, log)
         await wait_for_snapshots(settings, expected_snapshots(folded), TIMEOUT_S)
-    finally:
-        await projector.app.stop()
 
     refusals = await _refusals(kafka_bootstrap, events)
     emitted = await requests_on(kafka_bootstrap, requests_topic)

@@ -3,7 +3,6 @@ answers it; the metrics endpoint counts what the worker did."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import httpx
@@ -12,16 +11,17 @@ import pytest
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.keys import SessionKey
-from streams.projector import build_projector
 from streams.topics import topic_name
 from tests.conftest import free_ports, unique_topic
 from tests.integration.streams.test_projector_compaction import summary_answering
 from tests.support.events import envelope, session_key
 from tests.support.kafka import (
+    ENGINES,
     append_envelopes,
     create_deployment_topics,
     projector_settings,
     requests_on,
+    running_projector,
     scripted_sessions,
     wait_caught_up,
     wait_for,
@@ -59,14 +59,16 @@ async def _first_of(bootstrap: str, topic: str, key: SessionKey) -> str:
     return found[0]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_unanswered_requests_are_retried_until_a_summary_answers(
-    kafka_bootstrap: str, tmp_path: Path
+    kafka_bootstrap: str, tmp_path: Path, engine: str
 ) -> None:
     (port,) = free_ports(1)
     settings = projector_settings(
         kafka_bootstrap,
         unique_topic("proj"),
         data_dir=tmp_path / "data",
+        engine=engine,
         compaction={"compaction_interval": 3, "overlap_size": 1},
         compaction_overrides={},
         compaction_request_timeout_s=TIMEOUT_S,
@@ -78,9 +80,7 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
     await create_deployment_topics(settings)
     events = topic_name(settings, "events")
     requests_topic = topic_name(settings, "compaction-requests")
-    projector = build_projector(settings)
-    await asyncio.wait_for(projector.app.start(), STARTUP_TIMEOUT_S)
-    try:
+    async with running_projector(settings, STARTUP_TIMEOUT_S):
         await append_envelopes(kafka_bootstrap, events, _session(0))
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
 
@@ -119,8 +119,6 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
             response = await client.get(f"http://127.0.0.1:{port}/metrics")
         assert response.status_code == 200
         text = response.text
-    finally:
-        await projector.app.stop()
     assert key == session_key(0)
     # Two sessions of 16 events and the summary.
     assert "ctxstream_projector_events_applied_total 33.0" in text

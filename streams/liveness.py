@@ -1,0 +1,10 @@
+"""When a projector worker counts as stalled: the rule both engines' ``/healthz`` apply."""
+
+from __future__ import annotations
+
+
+def stall(waiting: int, batch_age_s: float, timeout_s: float) -> str | None:
+    """Why the worker is not live (records wait and no batch came for too long), or None."""
+    if waiting > 0 and batch_age_s > timeout_s:
+        return f"{waiting} records wait and no batch was folded for {batch_age_s:.0f} s"
+    return None

@@ -1,0 +1,66 @@
+"""The native engine's web endpoint: ``/metrics`` (Prometheus text) and ``/healthz``.
+
+Served on ``metrics_bind:metrics_port`` (nothing when the port is 0) with
+aiohttp, which faust-streaming already brings and the project declares as a
+dependency of its own. Like the faust engine's, it serves no table data.
+``/healthz`` answers 200 while the worker makes progress, and 503 with the
+reason when records wait to be folded and no batch finished for
+``liveness_timeout_s`` (a failed engine stops its process instead).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+
+from aiohttp import web
+
+from streams.liveness import stall
+from streams.projector_metrics import ProjectorMetrics
+from streams.projector_settings import ProjectorSettings
+
+Lag = Callable[[], Awaitable[Mapping[int, int]]]
+"""The consumer lag of each owned partition."""
+BatchAge = Callable[[float], float]
+"""Seconds since the last batch was folded, given the monotonic clock now."""
+
+
+def web_app(
+    settings: ProjectorSettings, metrics: ProjectorMetrics, lag: Lag, batch_age_s: BatchAge
+) -> web.Application:
+    """The aiohttp application of the two pages."""
+
+    async def metrics_page(request: web.Request) -> web.Response:
+        metrics.set_lag(await lag())
+        metrics.last_batch_age_seconds.set(batch_age_s(time.monotonic()))
+        return web.Response(
+            body=metrics.exposition(), headers={"Content-Type": "text/plain; version=0.0.4"}
+        )
+
+    async def health_page(request: web.Request) -> web.Response:
+        waiting = sum((await lag()).values())
+        problem = stall(waiting, batch_age_s(time.monotonic()), settings.liveness_timeout_s)
+        return web.Response(text=problem or "ok", status=503 if problem else 200)
+
+    app = web.Application()
+    app.router.add_get("/metrics", metrics_page)
+    app.router.add_get("/healthz", health_page)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    settings: ProjectorSettings, metrics: ProjectorMetrics, lag: Lag, batch_age_s: BatchAge
+) -> AsyncIterator[None]:
+    """Serve the pages while the block runs (not at all when ``metrics_port`` is 0)."""
+    if settings.metrics_port == 0:
+        yield
+        return
+    runner = web.AppRunner(web_app(settings, metrics, lag, batch_age_s), access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, settings.metrics_bind, settings.metrics_port).start()
+        yield
+    finally:
+        await runner.cleanup()
