@@ -182,8 +182,13 @@ class NativeProjector:
                 self._store_kind(),
             )
             self.started.set()
+            self.metrics.folding_alive.set(1)
             async with serving(settings, self.metrics, self._lag_of(consumer), self.batch_age_s):
-                await self._consume(consumer, projector, stop)
+                try:
+                    await self._consume(consumer, projector, stop)
+                except BaseException:
+                    self.metrics.folding_alive.set(0)
+                    raise
         finally:
             async with self._lock:
                 await self._release(set(self._owned))

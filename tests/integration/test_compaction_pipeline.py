@@ -39,6 +39,7 @@ from schemas.logged_event import LoggedEvent
 from summarizer_worker.settings import STAGES
 from tests.conftest import unique_topic
 from tests.support.kafka import (
+    ENGINES,
     WorkerProcess,
     append_envelopes,
     clean_fold,
@@ -109,8 +110,9 @@ async def _kill_loop(worker: WorkerProcess, rng: random.Random) -> Counter[str]:
     return killed_at
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_pipeline_compacts_every_session_exactly_once_through_20_kills(
-    kafka_bootstrap: str, tmp_path: Path
+    kafka_bootstrap: str, tmp_path: Path, engine: str
 ) -> None:
     rng = random.Random(SEED)  # noqa: S311 - picks kill points, not secrets
     prefix = unique_topic("e2e")
@@ -121,6 +123,7 @@ async def test_pipeline_compacts_every_session_exactly_once_through_20_kills(
         events_partitions=EVENTS_PARTITIONS,
         partitions=PARTITIONS,
         batch_within_s=0.05,
+        engine=engine,
     )
     await create_deployment_topics(settings)
     names = {role: f"{prefix}.{role}" for role in ("events", "compaction-requests", "projections")}

@@ -14,6 +14,7 @@ from schemas.codec import encode
 from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
+    ENGINES,
     REPO,
     append,
     create_deployment_topics,
@@ -27,10 +28,9 @@ pytestmark = pytest.mark.integration
 EXIT_TIMEOUT_S = 90.0
 
 # The worker process with one fault injected: every batch fails as a failed send would.
-WORKER = """
+FAULTS = {
+    "faust": """
 import streams.projector as projector
-from streams.projector_settings import ProjectorSettings
-from streams.worker import run_worker
 
 
 async def failing_batch(self, events):
@@ -38,15 +38,41 @@ async def failing_batch(self, events):
 
 
 projector.ProjectorShell.project = failing_batch
+""",
+    "native": """
+import streams.native_engine as native_engine
+
+
+async def failing_commit(self, owned, outcome, position):
+    raise RuntimeError("injected: the broker refused the batch's outputs")
+
+
+native_engine.NativeProjector._commit = failing_commit
+""",
+}
+RUN = """
+from streams.projector_settings import ProjectorSettings
+from streams.worker import run_worker
+
 run_worker(ProjectorSettings())
 """
+#: What each engine logs when it stops on a failure of its own.
+STOPPING = {
+    "faust": "folding events failed; the worker stops",
+    "native": "projector failed; exiting with status 1",
+}
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_a_worker_whose_folding_dies_exits_non_zero(
-    kafka_bootstrap: str, tmp_path: Path
+    kafka_bootstrap: str, tmp_path: Path, engine: str
 ) -> None:
     settings = projector_settings(
-        kafka_bootstrap, unique_topic("exit"), data_dir=tmp_path / "data", events_partitions=1
+        kafka_bootstrap,
+        unique_topic("exit"),
+        data_dir=tmp_path / "data",
+        events_partitions=1,
+        engine=engine,
     )
     await create_deployment_topics(settings)
     events = scripted_sessions(1, 1)
@@ -58,7 +84,7 @@ async def test_a_worker_whose_folding_dies_exits_non_zero(
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         worker = subprocess.run(  # noqa: ASYNC221 - the test waits for the process on purpose
-            [sys.executable, "-c", WORKER],
+            [sys.executable, "-c", FAULTS[engine] + RUN],
             cwd=REPO,
             env={**os.environ, **settings_env(settings)},
             stdout=out,
@@ -68,5 +94,5 @@ async def test_a_worker_whose_folding_dies_exits_non_zero(
         )
     text = log.read_text()
     assert worker.returncode != 0, text[-3000:]
-    assert "folding events failed; the worker stops" in text
+    assert STOPPING[engine] in text
     assert "injected: the broker refused" in text

@@ -24,6 +24,7 @@ from streams.topics import topic_name
 from tests.conftest import free_ports, unique_topic
 from tests.support.events import envelope
 from tests.support.kafka import (
+    ENGINES,
     clean_fold,
     create_deployment_topics,
     expected_snapshots,
@@ -149,8 +150,9 @@ async def _produce(bootstrap: str, topic: str, records: list[tuple[bytes, bytes,
         await producer.stop()
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_poison_records_are_dead_lettered_and_the_worker_stays_up(
-    kafka_bootstrap: str, tmp_path: Path
+    kafka_bootstrap: str, tmp_path: Path, engine: str
 ) -> None:
     (port,) = free_ports(1)
     big = _big_records()
@@ -161,6 +163,7 @@ async def test_poison_records_are_dead_lettered_and_the_worker_stays_up(
         kafka_bootstrap,
         unique_topic("poison"),
         data_dir=tmp_path / "data",
+        engine=engine,
         events_partitions=PARTITIONS,
         metrics_port=port,
         session_max_bytes=session_max_bytes,

@@ -11,6 +11,7 @@ import pytest
 from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
+    ENGINES,
     append_envelopes,
     changelog_offsets,
     clean_fold,
@@ -36,10 +37,13 @@ FIRST_COMMIT_TIMEOUT_S = 90.0
 CATCH_UP_TIMEOUT_S = 180.0
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_two_workers_and_rebalances_lose_and_duplicate_nothing(
-    kafka_bootstrap: str, tmp_path: Path
+    kafka_bootstrap: str, tmp_path: Path, engine: str
 ) -> None:
-    settings = projector_settings(kafka_bootstrap, unique_topic("proj"), batch_size=100)
+    settings = projector_settings(
+        kafka_bootstrap, unique_topic("proj"), batch_size=100, engine=engine
+    )
     await create_deployment_topics(settings)
     events = topic_name(settings, "events")
     first = start_worker(
