@@ -1,7 +1,8 @@
 """The module-level faust app, for faust's own command line.
 
-``faust -A streams.app worker -l info`` runs the same projector as
-``ctxstream worker``, with settings from the ``CTXSTREAM_*`` environment.
+``faust -A streams.app worker -l info`` runs the projector on the faust
+engine, as ``ctxstream worker --engine faust`` does, with settings from the
+``CTXSTREAM_*`` environment.
 The one module that builds objects at import (nothing connects until the
 worker starts).
 """

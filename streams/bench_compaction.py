@@ -24,12 +24,20 @@ The latency of a request runs from the start of the append of the event that
 decided it to the arrival here of the first snapshot showing its summary
 applied: it covers the projector's decision, the request, the summarizer's
 read, summary and transaction, and the projector applying the summary.
+
+``--engine`` picks the projector's engine (native by default).
+``--background-events-per-s N`` loads the same `events` topic with other
+sessions (the ingest benchmark's workload, tenants ``background*``) at N
+events per second from the first measured round to the last, paced in 10 ms
+steps; the figures name the engine and the background rate actually reached
+(events appended over the time they took).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import time
@@ -57,6 +65,7 @@ from streams.bench_compaction_figures import (
     percentile,
     workload_rounds,
 )
+from streams.bench_ingest import workload
 from streams.settings import KafkaSettings
 from streams.topic_follower import follow
 from streams.topics import TopicRole, create_topics, topic_name
@@ -112,6 +121,17 @@ class CompactionBenchConfig:
     arrivals: Arrivals = "spread"
     settle_timeout_s: float = 120.0
     run_dir: Path = Path(".run/bench-compaction")
+    engine: Literal["native", "faust"] = "native"
+    background_events_per_s: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionBenchReport:
+    """The figures, with the engine and the background load the run had."""
+
+    figures: CompactionFigures
+    engine: str
+    background_events_per_s: float
 
 
 @dataclass(slots=True)
@@ -127,7 +147,7 @@ class _Observed:
 
 async def run_compaction_bench(
     settings: KafkaSettings, config: CompactionBenchConfig
-) -> CompactionFigures:
+) -> CompactionBenchReport:
     """Run the benchmark once; its figures."""
     prefix = f"bench-{uuid.uuid4().hex[:12]}"
     deployment = settings.model_copy(update={"topic_prefix": prefix})
@@ -139,20 +159,25 @@ async def run_compaction_bench(
         data_dir=run_dir / "projector",
         compaction=COMPACTION,
         batch_within_s=config.batch_within_s,
+        engine=config.engine,
     )
     workers: list[asyncio.subprocess.Process] = []
     try:
         workers.append(await start_worker("projector", PROJECTOR, projector, run_dir))
         summarizer = summarizer_env(deployment)
         workers.append(await start_worker("summarizer", SUMMARIZER, summarizer, run_dir))
-        return await _measure(deployment, config)
+        figures, background = await _measure(deployment, config)
+        return CompactionBenchReport(figures, config.engine, round(background, 1))
     finally:
         for worker in workers:
             await stop_worker(worker)
         await _delete_topics(deployment)
 
 
-async def _measure(settings: KafkaSettings, config: CompactionBenchConfig) -> CompactionFigures:
+async def _measure(
+    settings: KafkaSettings, config: CompactionBenchConfig
+) -> tuple[CompactionFigures, float]:
+    """The figures, and the background rate reached (events per second)."""
     observed = _Observed()
     observer = asyncio.create_task(_observe(settings, observed))
     producer = AIOKafkaProducer(
@@ -168,8 +193,14 @@ async def _measure(settings: KafkaSettings, config: CompactionBenchConfig) -> Co
         keys = [bench_key(n) for n in range(config.sessions)]
         appended_at: dict[tuple[int, int], float] = {}
         rounds = workload_rounds(keys, config.invocations, stagger=STAGGER)
-        for envelopes in rounds:
-            appended_at.update(await _append_round(producer, settings, envelopes, config))
+        load = BackgroundLoad(settings, config)
+        background = asyncio.create_task(load.run())
+        try:
+            for envelopes in rounds:
+                appended_at.update(await _append_round(producer, settings, envelopes, config))
+        finally:
+            load.stop.set()
+            await background
     finally:
         await producer.stop()
     measured = set(keys)
@@ -193,7 +224,62 @@ async def _measure(settings: KafkaSettings, config: CompactionBenchConfig) -> Co
     }
     committed = await _committed_summaries(settings)
     _log_stages(triggered_at, observed)
-    return compaction_figures(triggered_at, observed.applied_at, committed)
+    return compaction_figures(triggered_at, observed.applied_at, committed), load.rate()
+
+
+class BackgroundLoad:
+    """Other sessions appended to `events` at a steady rate until :attr:`stop` is set."""
+
+    #: Seconds between two sends of the pacing loop.
+    STEP_S: Final = 0.01
+    #: Sessions the background workload is spread over.
+    SESSIONS: Final = 2_000
+
+    def __init__(self, settings: KafkaSettings, config: CompactionBenchConfig) -> None:
+        self._settings = settings
+        self._per_s = config.background_events_per_s
+        rounds_s = config.invocations * config.round_pause_s
+        self._planned = int(self._per_s * (rounds_s + 60.0))  # more than the rounds take
+        self.stop = asyncio.Event()
+        self.appended = 0
+        self.seconds = 0.0
+
+    def rate(self) -> float:
+        """Events appended per second while the load ran (0 without load)."""
+        return self.appended / self.seconds if self.seconds > 0 else 0.0
+
+    async def run(self) -> None:
+        """Append at the configured rate, paced every :attr:`STEP_S`, until stopped."""
+        if self._per_s <= 0:
+            return
+        records = workload(self._planned, self.SESSIONS, tenant_prefix="background")
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self._settings.kafka_bootstrap,
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=5,
+        )
+        await producer.start()
+        topic = topic_name(self._settings, "events")
+        started = time.monotonic()
+        pending: list[asyncio.Future[Any]] = []
+        try:
+            while not self.stop.is_set():
+                due = int((time.monotonic() - started) * self._per_s) - self.appended
+                for key, value in itertools.islice(records, max(0, due)):
+                    pending.append(await producer.send(topic, key=key, value=value))
+                    self.appended += 1
+                await asyncio.sleep(self.STEP_S)
+            await asyncio.gather(*pending)
+        finally:
+            self.seconds = time.monotonic() - started
+            await producer.stop()
+        logger.info(
+            "bench compaction background appended=%d seconds=%.1f rate=%.0f",
+            self.appended,
+            self.seconds,
+            self.rate(),
+        )
 
 
 def _log_stages(triggered_at: Mapping[str, float], observed: _Observed) -> None:
@@ -354,15 +440,19 @@ async def _delete_topics(settings: KafkaSettings) -> None:
         await admin.close()
 
 
-def report_json(figures: CompactionFigures) -> str:
-    """The figures as JSON: p50_ms, p99_ms, summaries_per_s, duplicates, missing."""
-    shown = {k: v for k, v in asdict(figures).items() if k != "requests"}
+def report_json(report: CompactionBenchReport) -> str:
+    """The figures as JSON, with the engine and the background rate reached."""
+    shown: dict[str, Any] = {k: v for k, v in asdict(report.figures).items() if k != "requests"}
+    shown["engine"] = report.engine
+    shown["background_events_per_s"] = report.background_events_per_s
     return json.dumps(shown, indent=2) + "\n"
 
 
-def report_text(figures: CompactionFigures) -> str:
+def report_text(report: CompactionBenchReport) -> str:
     """One line of figures for the terminal."""
+    figures = report.figures
     return (
+        f"engine={report.engine} background_events_per_s={report.background_events_per_s} "
         f"requests={figures.requests} p50_ms={figures.p50_ms} p99_ms={figures.p99_ms} "
         f"summaries_per_s={figures.summaries_per_s} duplicates={figures.duplicates} "
         f"missing={figures.missing}\n"

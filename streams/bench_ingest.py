@@ -15,13 +15,15 @@ One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``:
    nothing with its batches, until its committed offsets equal the end
    offsets: ``faust_floor_events_per_s``, the most any projector on faust
    can fold here, and ``faust_floor_ratio``, that over raw;
-4. run the projector in this process (garbage-collector thresholds as the
-   worker sets them) from empty tables until its committed offsets equal the
-   end offsets: ``projector_events_per_s`` is the events divided by the time
-   from its first batch to that moment.
+4. run the projector on each engine in turn (``native``, then ``faust``), in
+   this process (garbage-collector thresholds as the worker sets them), each
+   with a group and state of its own, from empty state until its committed
+   offsets equal the end offsets: an engine's ``events_per_s`` is the events
+   divided by the time from its first batch to that moment, its ``ratio``
+   that over raw; ``native_over_faust`` compares the two.
 
 Every rate leaves out the fixed start-up (group join, changelog creation), so
-they compare per-event costs. ``ratio`` is projector over raw.
+they compare per-event costs.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotA
 
 from projections.bench_workload import bench_session
 from schemas.codec import decode_envelope, encode
+from streams.native_engine import NativeProjector
 from streams.projector import build_projector, projector_app, raw_topic
 from streams.projector_settings import ProjectorSettings
 from streams.topics import create_topics, topic_name
@@ -70,18 +73,30 @@ class IngestBenchConfig:
     profile: str | None = None
 
 
+#: The engines the benchmark times, in the order it runs them.
+ENGINES: Final = ("native", "faust")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineFigures:
+    """One engine's run."""
+
+    events_per_s: float
+    seconds: float
+    ratio: float
+
+
 @dataclass(frozen=True, slots=True)
 class IngestBenchResult:
     """The figures of one run."""
 
-    projector_events_per_s: float
     raw_events_per_s: float
-    ratio: float
+    engines: dict[str, EngineFigures]
+    native_over_faust: float
     faust_floor_events_per_s: float
     faust_floor_ratio: float
     events: int
     sessions: int
-    projector_seconds: float
     raw_seconds: float
     faust_floor_seconds: float
     store: str
@@ -92,7 +107,9 @@ class IngestBenchResult:
         path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
 
 
-def workload(events: int, sessions: int) -> Iterator[tuple[bytes, bytes]]:
+def workload(
+    events: int, sessions: int, *, tenant_prefix: str = "tenant"
+) -> Iterator[tuple[bytes, bytes]]:
     """(key, value) records of the workload, one invocation burst of a session at a time."""
     per_session = -(-events // sessions)
     templates = []
@@ -101,7 +118,7 @@ def workload(events: int, sessions: int) -> Iterator[tuple[bytes, bytes]]:
         templates.append([orjson.loads(encode(r.envelope)) for r in records])
     bursts: list[list[list[dict[str, Any]]]] = []
     for number in range(sessions):
-        tenant = f"tenant{number % 16}"
+        tenant = f"{tenant_prefix}{number % 16}"
         key = f"{tenant}/app{number % 4}/user{number}/session{number}"
         session: list[list[dict[str, Any]]] = []
         previous = None
@@ -217,12 +234,19 @@ async def _seconds_to_catch_up(
 async def time_projector(
     settings: ProjectorSettings, ends: dict[TopicPartition, int], profile: str | None
 ) -> float:
-    """Seconds from the projector's first batch to its committing every end offset."""
-    projector = build_projector(settings)
+    """Seconds from the first batch of `settings`' engine to its committing every end offset."""
     profiler = cProfile.Profile() if profile else None
     if profiler is not None:
         profiler.enable()
     try:
+        if settings.engine == "native":
+            engine = NativeProjector(settings)
+            metrics = engine.metrics
+            return await _seconds_to_catch_up(
+                settings, engine, settings.app_id, ends, lambda: engine.first_batch_at
+            )
+        projector = build_projector(settings)
+        metrics = projector.metrics
         return await _seconds_to_catch_up(
             settings, projector.app, settings.app_id, ends, lambda: projector.shell.first_batch_at
         )
@@ -231,8 +255,9 @@ async def time_projector(
             profiler.disable()
             profiler.dump_stats(profile)
         logger.info(
-            "bench ingest projector batches_seconds=%s",
-            projector.metrics.registry.get_sample_value("ctxstream_projector_batch_seconds_sum"),
+            "bench ingest engine=%s batches_seconds=%s",
+            settings.engine,
+            metrics.registry.get_sample_value("ctxstream_projector_batch_seconds_sum"),
         )
 
 
@@ -310,17 +335,31 @@ async def run_ingest_bench(
     settings.tune_gc()  # as the worker does; the raw consumer runs first, on a small heap
     raw_s = await time_raw_consumer(settings.kafka_bootstrap, ends)
     floor_s = await time_faust_floor(settings, ends)
-    projector_s = await time_projector(settings, ends, config.profile)
-    projector_rate, raw_rate, floor_rate = count / projector_s, count / raw_s, count / floor_s
+    raw_rate, floor_rate = count / raw_s, count / floor_s
+    engines: dict[str, EngineFigures] = {}
+    rates: dict[str, float] = {}
+    for engine in ENGINES:
+        engine_settings = settings.model_copy(
+            update={
+                "engine": engine,
+                "app_id": f"{prefix}-{engine}",
+                "data_dir": settings.data_dir / engine,
+            }
+        )
+        profile = f"{config.profile}.{engine}" if config.profile else None
+        seconds = await time_projector(engine_settings, ends, profile)
+        rate = rates[engine] = count / seconds
+        engines[engine] = EngineFigures(
+            events_per_s=round(rate, 1), seconds=round(seconds, 3), ratio=round(rate / raw_rate, 3)
+        )
     return IngestBenchResult(
-        projector_events_per_s=round(projector_rate, 1),
         raw_events_per_s=round(raw_rate, 1),
-        ratio=round(projector_rate / raw_rate, 3),
+        engines=engines,
+        native_over_faust=round(rates["native"] / rates["faust"], 3),
         faust_floor_events_per_s=round(floor_rate, 1),
         faust_floor_ratio=round(floor_rate / raw_rate, 3),
         events=count,
         sessions=config.sessions,
-        projector_seconds=round(projector_s, 3),
         raw_seconds=round(raw_s, 3),
         faust_floor_seconds=round(floor_s, 3),
         store=settings.table_store,
@@ -329,11 +368,12 @@ async def run_ingest_bench(
 
 
 def report_text(result: IngestBenchResult) -> str:
-    """The three figures, then faust's floor, one per line."""
-    return (
-        f"projector_events_per_s {result.projector_events_per_s}\n"
-        f"raw_events_per_s {result.raw_events_per_s}\n"
-        f"ratio {result.ratio}\n"
-        f"faust_floor_events_per_s {result.faust_floor_events_per_s}\n"
-        f"faust_floor_ratio {result.faust_floor_ratio}\n"
-    )
+    """Raw, each engine's rate and ratio, native over faust, then faust's floor, one per line."""
+    lines = [f"raw_events_per_s {result.raw_events_per_s}"]
+    for engine, figures in result.engines.items():
+        lines.append(f"{engine}_events_per_s {figures.events_per_s}")
+        lines.append(f"{engine}_ratio {figures.ratio}")
+    lines.append(f"native_over_faust {result.native_over_faust}")
+    lines.append(f"faust_floor_events_per_s {result.faust_floor_events_per_s}")
+    lines.append(f"faust_floor_ratio {result.faust_floor_ratio}")
+    return "".join(f"{line}\n" for line in lines)

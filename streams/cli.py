@@ -106,10 +106,12 @@ def _bench_compaction(args: argparse.Namespace) -> int:
         round_pause_s=args.round_pause_s,
         batch_within_s=args.batch_within_s,
         arrivals=args.arrivals,
+        engine=args.engine,
+        background_events_per_s=args.background_events_per_s,
     )
-    figures = asyncio.run(run_compaction_bench(KafkaSettings(), config))
-    Path(args.json).write_text(report_json(figures), encoding="utf-8")
-    sys.stdout.write(report_text(figures))
+    report = asyncio.run(run_compaction_bench(KafkaSettings(), config))
+    Path(args.json).write_text(report_json(report), encoding="utf-8")
+    sys.stdout.write(report_text(report))
     return 0
 
 
@@ -144,7 +146,7 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument(
         "--engine",
         choices=("native", "faust"),
-        help="the projector engine (default: CTXSTREAM_ENGINE, else faust)",
+        help="the projector engine (default: CTXSTREAM_ENGINE, else native)",
     )
     worker.set_defaults(run=_worker)
 
@@ -211,6 +213,15 @@ def _parser() -> argparse.ArgumentParser:
         default="spread",
         help="spread: a round's sessions append evenly spaced over the round, as independent "
         "agents would (default); burst: all at the same instant (a stress case)",
+    )
+    compaction.add_argument(
+        "--engine", choices=["native", "faust"], default="native", help="the projector's engine"
+    )
+    compaction.add_argument(
+        "--background-events-per-s",
+        type=int,
+        default=0,
+        help="other sessions appended to the same topic at this rate meanwhile (default 0)",
     )
     compaction.set_defaults(run=_bench_compaction)
     return parser

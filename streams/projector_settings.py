@@ -35,8 +35,8 @@ class ProjectorSettings(KafkaSettings):
         min_length=1,
         description="the consumer group (and faust app id, and the state changelog's prefix)",
     )
-    engine: Literal["faust", "native"] = Field(
-        default="faust",
+    engine: Literal["native", "faust"] = Field(
+        default="native",
         description="faust: the faust-streaming agent; native: aiokafka with one Kafka "
         "transaction per partition and batch (streams.native_engine)",
     )

@@ -43,10 +43,12 @@ def projector_env(
     data_dir: Path,
     compaction: Mapping[str, Any],
     batch_within_s: float,
+    engine: str = "native",
 ) -> dict[str, str]:
-    """A projector of `settings`' deployment, its group named after the topic prefix."""
+    """A projector of `settings`' deployment on `engine`, its group named after the topic prefix."""
     return {
         **kafka_env(settings),
+        "CTXSTREAM_ENGINE": engine,
         "CTXSTREAM_APP_ID": f"{settings.topic_prefix}-projector",
         "CTXSTREAM_DATA_DIR": str(data_dir),
         "CTXSTREAM_METRICS_PORT": "0",

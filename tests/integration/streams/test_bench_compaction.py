@@ -11,8 +11,9 @@ from tests.support.bench import run_bench
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.parametrize("engine", ["native", "faust"])
 async def test_the_benchmark_reports_latencies_without_duplicates_or_missing(
-    kafka_bootstrap: str, tmp_path: Path
+    kafka_bootstrap: str, tmp_path: Path, engine: str
 ) -> None:
     figures, stdout = await run_bench(
         kafka_bootstrap,
@@ -24,9 +25,25 @@ async def test_the_benchmark_reports_latencies_without_duplicates_or_missing(
         "7",
         "--round-pause-s",
         "0.3",
+        "--engine",
+        engine,
+        "--background-events-per-s",
+        "300",
     )
-    assert sorted(figures) == ["duplicates", "missing", "p50_ms", "p99_ms", "summaries_per_s"]
+    assert sorted(figures) == [
+        "background_events_per_s",
+        "duplicates",
+        "engine",
+        "missing",
+        "p50_ms",
+        "p99_ms",
+        "summaries_per_s",
+    ]
+    assert figures["engine"] == engine
     assert (figures["duplicates"], figures["missing"]) == (0, 0)
     assert 0 < figures["p50_ms"] <= figures["p99_ms"]
     assert figures["summaries_per_s"] > 0
+    # Paced in 10 ms steps: the rate reached is the one asked, give or take a step's worth.
+    assert 200 <= figures["background_events_per_s"] <= 310
+    assert f"engine={engine}" in stdout
     assert "requests=" in stdout

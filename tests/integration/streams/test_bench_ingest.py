@@ -14,7 +14,7 @@ EVENTS = 3_000
 SESSIONS = 30
 
 
-async def test_the_benchmark_reports_the_projector_the_raw_consumer_and_faust_floor(
+async def test_the_benchmark_reports_both_engines_the_raw_consumer_and_faust_floor(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
     figures, stdout = await run_bench(
@@ -27,22 +27,27 @@ async def test_the_benchmark_reports_the_projector_the_raw_consumer_and_faust_fl
         str(SESSIONS),
     )
     assert (figures["events"], figures["sessions"]) == (EVENTS, SESSIONS)
-    projector, raw, floor = (
-        figures["projector_events_per_s"],
-        figures["raw_events_per_s"],
-        figures["faust_floor_events_per_s"],
-    )
-    assert min(projector, raw, floor) > 0
+    engines = figures["engines"]
+    assert sorted(engines) == ["faust", "native"]
+    raw, floor = figures["raw_events_per_s"], figures["faust_floor_events_per_s"]
+    assert min(raw, floor, *(e["events_per_s"] for e in engines.values())) > 0
     # Each rate is the events over its own measured seconds (written rounded to
     # milliseconds), each ratio over raw.
-    for rate, seconds in (
-        (projector, figures["projector_seconds"]),
+    timed = [
         (raw, figures["raw_seconds"]),
         (floor, figures["faust_floor_seconds"]),
-    ):
+        *((e["events_per_s"], e["seconds"]) for e in engines.values()),
+    ]
+    for rate, seconds in timed:
         assert EVENTS / (seconds + 0.0005) - 0.1 <= rate <= EVENTS / max(seconds - 0.0005, 1e-9)
-    assert figures["ratio"] == pytest.approx(projector / raw, abs=1e-3)
+    for engine in engines.values():
+        assert engine["ratio"] == pytest.approx(engine["events_per_s"] / raw, abs=1e-3)
+    assert figures["native_over_faust"] == pytest.approx(
+        engines["native"]["events_per_s"] / engines["faust"]["events_per_s"], rel=1e-3
+    )
     assert figures["faust_floor_ratio"] == pytest.approx(floor / raw, abs=1e-3)
     printed = dict(line.split() for line in stdout.splitlines() if line.strip())
-    assert float(printed["ratio"]) == figures["ratio"]
+    assert float(printed["native_ratio"]) == engines["native"]["ratio"]
+    assert float(printed["faust_ratio"]) == engines["faust"]["ratio"]
+    assert float(printed["native_over_faust"]) == figures["native_over_faust"]
     assert float(printed["faust_floor_ratio"]) == figures["faust_floor_ratio"]

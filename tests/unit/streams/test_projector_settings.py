@@ -24,6 +24,7 @@ from schemas.codec import encode
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import SessionKey, TenantId
+from streams.native_engine import transactional_id
 from streams.project_batch import BatchOutcome, BatchProjector, SessionCache, SourceRecord
 from streams.projector_settings import ProjectorSettings
 
@@ -208,3 +209,25 @@ def test_the_snapshot_describes_the_context_of_the_apps_view_agent(
     outcome = _project(settings, _turns("acme/support/u1/s1", 0))
     [snapshot] = outcome.snapshots()
     assert (snapshot.context_items, snapshot.context_fingerprint) == (3, fingerprint)
+
+
+def test_the_engine_is_native_unless_the_environment_says_faust(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CTXSTREAM_ENGINE", raising=False)
+    assert ProjectorSettings().engine == "native"
+    monkeypatch.setenv("CTXSTREAM_ENGINE", "faust")
+    assert ProjectorSettings().engine == "faust"
+    monkeypatch.setenv("CTXSTREAM_ENGINE", "kafka-streams")
+    with pytest.raises(ValueError, match="engine") as refused:
+        ProjectorSettings()
+    assert "'native' or 'faust'" in str(refused.value)
+
+
+def test_each_events_partition_has_a_transactional_id_of_its_own() -> None:
+    settings = ProjectorSettings(app_id="acme-projector", topic_prefix="prod")
+    assert [transactional_id(settings, p) for p in (0, 1, 11)] == [
+        "acme-projector-prod.events-0",
+        "acme-projector-prod.events-1",
+        "acme-projector-prod.events-11",
+    ]
