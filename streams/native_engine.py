@@ -72,7 +72,7 @@ from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
 from streams.request_refusal import refusal_envelope
 from streams.session_table import position_key, session_of_request_key
-from streams.state_changelog import changelog_topic, ensure_changelog, restore
+from streams.state_changelog import Restored, changelog_topic, ensure_changelog, restore
 from streams.topics import partition_count, topic_name
 
 logger = logging.getLogger(__name__)
@@ -126,6 +126,8 @@ class NativeProjector:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.started = asyncio.Event()
+        #: The last restore of each partition this engine restored.
+        self.restored: dict[int, Restored] = {}
         self.first_batch_at: float | None = None
         self.last_batch_at: float | None = None
 
@@ -416,6 +418,7 @@ class NativeProjector:
                 store.close()
                 raise
             consumer.seek(tp, start)
+            self.restored[partition] = restored
             owned = OwnedPartition(partition, tp, producer, store, start)
             self._owned[partition] = owned
             self._learn_requests(owned)
@@ -498,6 +501,10 @@ class NativeProjector:
     def owned(self) -> set[int]:
         """The restored partitions this engine folds."""
         return set(self._owned)
+
+    def table_entries(self) -> dict[int, dict[bytes, bytes]]:
+        """Each owned partition's table entries. O(state): for tests and tools."""
+        return {partition: owned.store.entries() for partition, owned in self._owned.items()}
 
 
 def _reader(store: PartitionStore) -> Callable[[int, bytes], bytes | None]:

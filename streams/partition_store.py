@@ -48,6 +48,10 @@ class PartitionStore(Protocol):
         """The keys starting with `prefix`, in key order."""
         ...
 
+    def entries(self) -> dict[bytes, bytes]:
+        """Every table entry (the changelog position left out). O(entries): for tests and tools."""
+        ...
+
     def apply(self, writes: Iterable[TableWrite], changelog_next: int) -> None:
         """Apply `writes` (None deletes) and move the changelog position, atomically."""
         ...
@@ -80,6 +84,10 @@ class MemoryPartitionStore:
     def keys_with_prefix(self, prefix: bytes) -> Iterator[bytes]:
         """The keys starting with `prefix`, in key order."""
         return iter(sorted(key for key in self._entries if key.startswith(prefix)))
+
+    def entries(self) -> dict[bytes, bytes]:
+        """Every table entry."""
+        return dict(self._entries)
 
     def apply(self, writes: Iterable[TableWrite], changelog_next: int) -> None:
         """Apply `writes` and move the changelog position."""
@@ -126,6 +134,14 @@ class RocksPartitionStore:
             if not isinstance(key, bytes) or not key.startswith(prefix):
                 return  # raw mode: every key is bytes
             yield key
+
+    def entries(self) -> dict[bytes, bytes]:
+        """Every table entry (the changelog position left out)."""
+        return {
+            key: value
+            for key, value in self._db.items()
+            if isinstance(key, bytes) and isinstance(value, bytes) and key != CHANGELOG_NEXT_KEY
+        }
 
     def apply(self, writes: Iterable[TableWrite], changelog_next: int) -> None:
         """Apply `writes` and the new position in one RocksDB write batch."""

@@ -1,9 +1,12 @@
-"""The projector's faust app never sees records of aborted transactions; plain faust does."""
+"""The projector never folds records of aborted transactions: the faust engine's app reads
+``read_committed`` where plain faust does not, and on both engines a session's aborted events
+never reach its snapshots."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import faust
@@ -11,8 +14,24 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from schemas.codec import encode
 from streams.read_committed import ReadCommittedApp
+from streams.topics import topic_name
 from tests.conftest import unique_topic
+from tests.support.kafka import (
+    ENGINES,
+    append_envelopes,
+    clean_fold,
+    create_deployment_topics,
+    expected_snapshots,
+    projector_settings,
+    read_log,
+    read_topic,
+    running_projector,
+    scripted_sessions,
+    wait_caught_up,
+    wait_for_snapshots,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -89,3 +108,54 @@ async def test_aborted_summaries_are_invisible_to_the_projector(kafka_bootstrap:
     # The control: faust's default consumer delivers the aborted record too.
     uncommitted = await _seen_by(faust.App, kafka_bootstrap, topic)
     assert uncommitted == [b"plain-1", b"aborted", b"committed", b"plain-2"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_an_aborted_transactions_events_are_never_folded(
+    kafka_bootstrap: str, tmp_path: Path, engine: str
+) -> None:
+    """A session's events appended in an aborted transaction (a summarizer killed mid-write,
+    say) never reach its projection: the snapshots equal a clean fold of the committed log."""
+    settings = projector_settings(
+        kafka_bootstrap,
+        unique_topic("aborted"),
+        data_dir=tmp_path / "data",
+        engine=engine,
+        events_partitions=1,
+    )
+    await create_deployment_topics(settings)
+    events = topic_name(settings, "events")
+    first, aborted, later = (
+        scripted_sessions(2, 3),
+        scripted_sessions(2, 2, first_invocation=4),
+        scripted_sessions(2, 3, first_invocation=6),
+    )
+    await append_envelopes(kafka_bootstrap, events, first)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=kafka_bootstrap, transactional_id=unique_topic("txn")
+    )
+    await producer.start()
+    try:
+        await producer.begin_transaction()
+        for env in aborted:
+            await producer.send_and_wait(events, encode(env), key=env.session_key.encode())
+        await producer.abort_transaction()
+    finally:
+        await producer.stop()
+    await append_envelopes(kafka_bootstrap, events, later)
+
+    async with running_projector(settings, STARTUP_TIMEOUT_S):
+        await wait_caught_up(settings, RECEIVE_TIMEOUT_S)
+        log = await read_log(kafka_bootstrap, events)  # read_committed: without the aborted
+        folded = clean_fold(settings, log)
+        await wait_for_snapshots(settings, expected_snapshots(folded), RECEIVE_TIMEOUT_S)
+    assert sum(len(records) for records in log.values()) == len(first) + len(later)
+    everything = await read_topic(
+        kafka_bootstrap,
+        events,
+        partitions=1,
+        until=lambda records: True,
+        timeout_s=RECEIVE_TIMEOUT_S,
+        isolation_level="read_uncommitted",
+    )
+    assert len(everything) == len(first) + len(aborted) + len(later)  # the aborted are there

@@ -130,3 +130,10 @@ def test_a_rocksdb_wipe_survives_a_reopen(tmp_path: Path) -> None:
         assert reopened.get(b"h:s") is None
     finally:
         reopened.close()
+
+
+def test_entries_are_the_table_without_the_position(open_store: Opener) -> None:
+    store = open_store()
+    store.apply([write(b"h:s", b"1"), write(b"c:s:0", b"x"), write(b"r:s", b"q")], 12)
+    store.apply([write(b"r:s", None)], 13)
+    assert store.entries() == {b"h:s": b"1", b"c:s:0": b"x"}
