@@ -56,7 +56,9 @@ from schemas.codec import decode_compaction_request, decode_envelope, decode_pro
 from schemas.codec import encode as encode_record
 from schemas.envelope import Envelope
 from schemas.errors import DecodeError
+from schemas.kafka_settings import KafkaSettings, TopicRole
 from schemas.keys import SessionKey
+from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.bench_compaction_figures import (
     CompactionFigures,
@@ -66,9 +68,8 @@ from streams.bench_compaction_figures import (
     workload_rounds,
 )
 from streams.bench_ingest import workload
-from streams.settings import KafkaSettings
 from streams.topic_follower import follow
-from streams.topics import TopicRole, create_topics, topic_name
+from streams.topics import create_topics
 from streams.worker_processes import (
     PROJECTOR,
     SUMMARIZER,
@@ -77,7 +78,6 @@ from streams.worker_processes import (
     stop_worker,
     summarizer_env,
 )
-from summarizer_worker.session_slice import event_partition
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ async def _measure(
     with contextlib.suppress(asyncio.CancelledError):
         await observer
     triggered_at = {
-        rid: appended_at[event_partition(key.encode(), settings.events_partitions), offset]
+        rid: appended_at[session_partition(key.encode(), settings.events_partitions), offset]
         for rid, (key, offset) in observed.decided.items()
         if key in measured
     }
@@ -260,7 +260,7 @@ class BackgroundLoad:
             linger_ms=5,
         )
         await producer.start()
-        topic = topic_name(self._settings, "events")
+        topic = self._settings.topic("events")
         started = time.monotonic()
         pending: list[asyncio.Future[Any]] = []
         try:
@@ -338,7 +338,7 @@ async def _append(
     producer: AIOKafkaProducer, settings: KafkaSettings, envelopes: Iterable[Envelope]
 ) -> dict[tuple[int, int], float]:
     """Append `envelopes`; when each append began, by (partition, offset)."""
-    topic = topic_name(settings, "events")
+    topic = settings.topic("events")
     began: list[float] = []
     futures = []
     for envelope in envelopes:
@@ -366,14 +366,14 @@ def _note(
     observed: _Observed, topic: str, value: bytes, now: float, settings: KafkaSettings
 ) -> None:
     try:
-        if topic == topic_name(settings, "compaction-requests"):
+        if topic == settings.topic("compaction-requests"):
             request = decode_compaction_request(value)
             if request.attempt == 1:
                 observed.decided.setdefault(
                     request.request_id, (request.session_key, request.decided_at_offset)
                 )
                 observed.requested_at.setdefault(request.request_id, now)
-        elif topic == topic_name(settings, "events"):
+        elif topic == settings.topic("events"):
             if SUMMARY_MARK in value:  # most events are not summaries: skip decoding them
                 request_id = summary_request_id(decode_envelope(value).event)
                 if request_id is not None:
@@ -403,7 +403,7 @@ async def _until(check: Any, timeout_s: float, observer: asyncio.Task[None]) -> 
 
 async def _committed_summaries(settings: KafkaSettings) -> Mapping[str, int]:
     """Committed summary events per request id, read back from `events`."""
-    topic = topic_name(settings, "events")
+    topic = settings.topic("events")
     consumer = AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_bootstrap,
         enable_auto_commit=False,

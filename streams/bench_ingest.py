@@ -46,10 +46,10 @@ from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotA
 
 from projections.bench_workload import bench_session
 from schemas.codec import decode_envelope, encode
+from streams.faust_engine.projector import build_projector, projector_app, raw_topic
 from streams.native_engine import NativeProjector
-from streams.projector import build_projector, projector_app, raw_topic
 from streams.projector_settings import ProjectorSettings
-from streams.topics import create_topics, topic_name
+from streams.topics import create_topics
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ async def produce_workload(settings: ProjectorSettings, config: IngestBenchConfi
         max_batch_size=256 * 1024,
     )
     await producer.start()
-    topic = topic_name(settings, "events")
+    topic = settings.topic("events")
     count = 0
     try:
         pending = []
@@ -329,7 +329,7 @@ async def run_ingest_bench(
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     await create_topics(settings)
     count = await produce_workload(settings, config)
-    events_topic = topic_name(settings, "events")
+    events_topic = settings.topic("events")
     ends = await end_offsets(settings.kafka_bootstrap, events_topic)
     logger.info("bench ingest produced=%d topic=%s", count, events_topic)
     settings.tune_gc()  # as the worker does; the raw consumer runs first, on a small heap

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from streams.settings import KafkaSettings
+from schemas.kafka_settings import KafkaSettings
 
 Command = Callable[[argparse.Namespace], int]
 

@@ -27,12 +27,12 @@ from schemas.codec import decode_envelope, decode_projection_snapshot
 from schemas.codec import encode as encode_record
 from schemas.envelope import Envelope
 from schemas.errors import DecodeError
+from schemas.kafka_settings import KafkaSettings
 from schemas.keys import SessionKey
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.bench_compaction_figures import bench_key, workload_rounds
-from streams.settings import KafkaSettings
 from streams.topic_follower import follow
-from streams.topics import create_topics, topic_name
+from streams.topics import create_topics
 from streams.worker_processes import (
     PROJECTOR,
     SUMMARIZER,
@@ -136,7 +136,7 @@ async def run_demo(
         await producer.start()
         keys = [bench_key(n, tenant="demo") for n in range(sessions)]
         for number, envelopes in enumerate(workload_rounds(keys, invocations, stagger=2)):
-            await _append(producer, topic_name(deployment, "events"), envelopes, outcome)
+            await _append(producer, deployment.topic("events"), envelopes, outcome)
             say(f"round {number + 1}: appended {len(envelopes)} events")
             if watcher is None:  # from the beginning: it misses nothing by starting now
                 watcher = asyncio.create_task(_watch(deployment, outcome, say))
@@ -173,7 +173,7 @@ async def _append(
 
 async def _watch(settings: KafkaSettings, outcome: DemoOutcome, say: Say) -> None:
     """Print committed summaries and moving snapshots as a subscriber sees them."""
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     async for fetched in follow(
         settings, ["events", "projections"], fetch_max_wait_ms=50, poll_ms=200
     ):

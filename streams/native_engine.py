@@ -56,6 +56,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from schemas.codec import decode_compaction_request, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.log_text import shown
+from schemas.partitioning import session_partition
 from streams.native_web import serving
 from streams.partition_store import MemoryPartitionStore, PartitionStore, RocksPartitionStore
 from streams.partition_transaction import Transaction, transaction
@@ -66,14 +67,13 @@ from streams.project_batch import (
     SessionCache,
     SourceRecord,
     TableWrite,
-    partition_of,
 )
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
 from streams.request_refusal import refusal_envelope
 from streams.session_table import position_key, session_of_request_key
 from streams.state_changelog import Restored, changelog_topic, ensure_changelog, restore
-from streams.topics import partition_count, topic_name
+from streams.topics import partition_count
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ TRANSACTION_RETRY_BACKOFF_MS: Final = 10
 
 def transactional_id(settings: ProjectorSettings, partition: int) -> str:
     """``<app_id>-<events topic>-<partition>``: the producer id of one `events` partition."""
-    return f"{settings.app_id}-{topic_name(settings, 'events')}-{partition}"
+    return f"{settings.app_id}-{settings.topic('events')}-{partition}"
 
 
 @dataclass(slots=True)
@@ -109,10 +109,10 @@ class NativeProjector:
         """An engine for `settings`; :meth:`run` (or :meth:`start`) runs it."""
         self._settings = settings
         self.metrics = metrics or ProjectorMetrics()
-        self._events = topic_name(settings, "events")
-        self._requests = topic_name(settings, "compaction-requests")
-        self._snapshots = topic_name(settings, "projections")
-        self._dead_letters = topic_name(settings, "dead-letters")
+        self._events = settings.topic("events")
+        self._requests = settings.topic("compaction-requests")
+        self._snapshots = settings.topic("projections")
+        self._dead_letters = settings.topic("dead-letters")
         self._changelog = changelog_topic(settings)
         self._lock = asyncio.Lock()
         self._owned: dict[int, OwnedPartition] = {}
@@ -345,7 +345,7 @@ class NativeProjector:
         )
         retries: dict[int, list[CompactionRequest]] = {}
         for retry in due.retries:
-            partition = partition_of(retry.session_key.encode(), self._partitions)
+            partition = session_partition(retry.session_key.encode(), self._partitions)
             retries.setdefault(partition, []).append(retry)
         refusals: dict[int, list[CompactionRequest]] = {}
         for pending in due.refused:

@@ -3,7 +3,7 @@
 The faust agent hands a batch of raw records here together with a reader of
 the ``sessions`` table; what comes back is everything the batch must cause:
 dead letters, compaction requests, snapshots and table writes. The agent only
-moves those bytes (:mod:`streams.projector`). Every decision is the pure
+moves those bytes (:mod:`streams.faust_engine.projector`). Every decision is the pure
 core's: :func:`projections.compaction_decision.step` per record.
 
 Per session touched, in the batch's order:
@@ -37,7 +37,7 @@ session it folds. Records are decoded one session at a time, so a batch never
 holds more decoded records than one session's.
 
 Redelivery after a crash: a batch's records are acked only once the broker
-has every output of the batch (:mod:`streams.projector`), so every output
+has every output of the batch (:mod:`streams.faust_engine.projector`), so every output
 lost in a crash belongs to a record that is delivered again. Step 4 publishes
 the snapshot again, and the session's table entries written for the
 redelivered records are written again (the header, the request key and every
@@ -55,8 +55,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from aiokafka.partitioner import murmur2
-
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import step
 from projections.projection import SessionProjection, apply, empty_projection, note_request
@@ -73,6 +71,7 @@ from schemas.errors import DecodeError
 from schemas.keys import Offset, SessionKey
 from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
+from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import (
@@ -291,11 +290,6 @@ def dead_letter(record: SourceRecord, stage: Stage, reason: str) -> DeadLetter:
     return letter
 
 
-def partition_of(key: bytes, partitions: int) -> int:
-    """The partition Kafka's default partitioner (murmur2) gives `key` among `partitions`."""
-    return int(murmur2(key) & 0x7FFFFFFF) % partitions
-
-
 @dataclass(frozen=True, slots=True)
 class DecodedRecord:
     """A record that decoded: its logged event and its estimated retained bytes."""
@@ -359,7 +353,7 @@ class BatchProjector:
                     dead_letter(record, "decode", "record has no key (the session key)")
                 )
                 continue
-            expected = partition_of(record.key, self._partitions)
+            expected = session_partition(record.key, self._partitions)
             if record.partition != expected:
                 reason = (
                     f"record on partition {record.partition}, but its key belongs to partition "

@@ -13,8 +13,8 @@ from pydantic_settings import SettingsConfigDict
 from projections.compaction_config import CompactionConfig
 from projections.contents_request import ContentsRequest
 from schemas.codec import MAX_RECORD_BYTES
+from schemas.kafka_settings import KafkaSettings
 from schemas.keys import SessionKey, parse_session_key
-from streams.settings import KafkaSettings
 
 _DEFAULT_COMPACTION = CompactionConfig(compaction_interval=10, overlap_size=1)
 

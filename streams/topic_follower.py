@@ -13,8 +13,8 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-from streams.settings import KafkaSettings
-from streams.topics import TopicRole, topic_specs
+from schemas.kafka_settings import KafkaSettings, TopicRole
+from streams.topics import topic_specs
 
 Fetched = dict[TopicPartition, list[ConsumerRecord[Any, Any]]]
 

@@ -7,21 +7,14 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from streams.settings import KafkaSettings
+from schemas.kafka_settings import KafkaSettings, TopicRole
 
 logger = logging.getLogger(__name__)
 
-TopicRole = Literal["events", "compaction-requests", "projections", "dead-letters"]
-TOPIC_ROLES: Final[tuple[TopicRole, ...]] = (
-    "events",
-    "compaction-requests",
-    "projections",
-    "dead-letters",
-)
 _TOPIC_ALREADY_EXISTS: Final = 36  # Kafka protocol error code
 
 
@@ -34,11 +27,6 @@ class TopicSpec:
     partitions: int
     replication_factor: int
     config: Mapping[str, str] = field(default_factory=dict)
-
-
-def topic_name(settings: KafkaSettings, role: TopicRole) -> str:
-    """The deployment's name of a topic: ``<prefix>.<role>``, e.g. ``ctxstream.events``."""
-    return f"{settings.topic_prefix}.{role}"
 
 
 def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
@@ -55,28 +43,28 @@ def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
     return (
         TopicSpec(
             "events",
-            topic_name(settings, "events"),
+            settings.topic("events"),
             settings.events_partitions,
             settings.replication_factor,
             {**isr, **forever, "cleanup.policy": "delete"},
         ),
         TopicSpec(
             "compaction-requests",
-            topic_name(settings, "compaction-requests"),
+            settings.topic("compaction-requests"),
             settings.partitions,
             settings.replication_factor,
             {**isr, "cleanup.policy": "delete", "retention.ms": str(7 * 24 * 3600 * 1000)},
         ),
         TopicSpec(
             "projections",
-            topic_name(settings, "projections"),
+            settings.topic("projections"),
             settings.partitions,
             settings.replication_factor,
             {**isr, "cleanup.policy": "compact"},
         ),
         TopicSpec(
             "dead-letters",
-            topic_name(settings, "dead-letters"),
+            settings.topic("dead-letters"),
             settings.partitions,
             settings.replication_factor,
             {**isr, **forever, "cleanup.policy": "delete"},

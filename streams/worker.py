@@ -17,8 +17,8 @@ from typing import Final, NoReturn
 
 from faust.worker import Worker
 
+from streams.faust_engine.projector import build_projector
 from streams.native_engine import NativeProjector
-from streams.projector import build_projector
 from streams.projector_settings import ProjectorSettings
 
 logger = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from streams.settings import KafkaSettings
+from schemas.kafka_settings import KafkaSettings
 
 logger = logging.getLogger(__name__)
 

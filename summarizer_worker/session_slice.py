@@ -28,12 +28,12 @@ from typing import Final, Protocol
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.partitioner import DefaultPartitioner
 
 from schemas.codec import decode_envelope
 from schemas.keys import Offset
 from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
+from schemas.partitioning import session_partition
 from summarizer_worker.errors import SliceTooLargeError
 
 logger = logging.getLogger(__name__)
@@ -87,19 +87,6 @@ class SliceReader(Protocol):
                 reader's byte bound.
         """
         ...
-
-
-def event_partition(key: bytes, partitions: int) -> int:
-    """The partition of `events` a record keyed `key` goes to: the producer's own choice.
-
-    Raises:
-        ValueError: `partitions` is not positive.
-    """
-    if partitions < 1:
-        raise ValueError(f"partitions={partitions!r}: a topic has at least one")
-    every = list(range(partitions))
-    partition: int = DefaultPartitioner()(key, every, every)
-    return partition
 
 
 class SliceReaders:
@@ -167,7 +154,7 @@ class SliceReaders:
             SliceTooLargeError: The session's records from `start_offset` on
                 exceed the byte bound.
         """
-        partition = event_partition(key, self._partitions)
+        partition = session_partition(key, self._partitions)
         tp = TopicPartition(self._topic, partition)
         async with self._reader() as reader:
             reader.assign([tp])

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Final, Literal, Self
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
+from schemas.kafka_settings import KafkaSettings
 from summarizer_worker.endpoint import endpoint_problem
 from summarizer_worker.extractive import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
-
-TopicRole = Literal["events", "compaction-requests", "projections", "dead-letters"]
 
 #: Where a test may make the worker pause (`summarizer_stage_delay_s`): after the
 #: window is built, before the summarizer is called, inside the open transaction.
@@ -18,7 +17,7 @@ Stage = Literal["render", "summarize", "transaction"]
 STAGES: Final[tuple[Stage, ...]] = ("render", "summarize", "transaction")
 
 
-class SummarizerSettings(BaseSettings):
+class SummarizerSettings(KafkaSettings):
     """The summarizer worker's options, one frozen object per process.
 
     Every option is an environment variable with the ``CTXSTREAM_`` prefix,
@@ -28,11 +27,9 @@ class SummarizerSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="CTXSTREAM_", frozen=True, extra="ignore")
 
-    kafka_bootstrap: str = "127.0.0.1:9092"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="for `python -m summarizer_worker`; `ctxstream` has --log-level"
     )
-    topic_prefix: str = Field(default="ctxstream", pattern=r"^[A-Za-z0-9._-]{1,100}$")
     summarizer_group_id: str = Field(
         default="ctxstream-summarizer", min_length=1, description="the worker's consumer group"
     )
@@ -155,7 +152,3 @@ class SummarizerSettings(BaseSettings):
                 f"(got {self.openai_model!r})"
             )
         return self
-
-    def topic(self, role: TopicRole) -> str:
-        """The deployment's name of a topic, ``<prefix>.<role>``, as `streams.topics` names it."""
-        return f"{self.topic_prefix}.{role}"

@@ -54,15 +54,15 @@ from schemas.dead_letter import DeadLetter
 from schemas.envelope import Envelope
 from schemas.errors import DecodeError
 from schemas.event import Event
+from schemas.kafka_settings import KafkaSettings
 from schemas.keys import Offset, SessionKey, TenantId, parse_session_key
 from schemas.logged_event import LoggedEvent
 from schemas.projection_snapshot import ProjectionSnapshot
+from streams.faust_engine.projector import build_projector
 from streams.native_engine import NativeProjector
-from streams.projector import build_projector
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import decode_chunk, decode_header
-from streams.settings import KafkaSettings
-from streams.topics import create_topics, topic_name
+from streams.topics import create_topics
 from tests.support.events import envelope, session_key
 
 #: Every third invocation summarized, one invocation of overlap.
@@ -141,7 +141,7 @@ def topics(prefix: str) -> dict[str, str]:
     """The deployment's topic names by role."""
     settings = KafkaSettings(topic_prefix=prefix)
     return {
-        role: topic_name(settings, role)
+        role: settings.topic(role)
         for role in ("events", "compaction-requests", "projections", "dead-letters")
     }
 
@@ -615,7 +615,7 @@ async def wait_for_snapshots(
     timeout_s: float,
 ) -> None:
     """Wait until the `projections` topic's latest snapshots equal `expected`; fail with a diff."""
-    topic = topic_name(settings, "projections")
+    topic = settings.topic("projections")
     latest: dict[SessionKey, ProjectionSnapshot] = {}
 
     async def equal() -> bool:
@@ -638,7 +638,7 @@ async def wait_for_snapshots(
 
 async def wait_caught_up(settings: ProjectorSettings, timeout_s: float) -> None:
     """Wait until the projector's group committed the end of every `events` partition."""
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     ends = {p: o for p, o in (await end_offsets(settings.kafka_bootstrap, events)).items() if o}
 
     async def caught_up() -> bool:

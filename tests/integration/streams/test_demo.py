@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from schemas.kafka_settings import KafkaSettings
 from streams.demo import COMPACTION, run_demo
 from streams.projector_settings import ProjectorSettings
-from streams.settings import KafkaSettings
-from streams.topics import topic_name
 from tests.support.kafka import clean_fold, expected_snapshots, read_log
 
 pytestmark = pytest.mark.integration
@@ -38,7 +37,7 @@ async def test_the_demo_shows_sessions_compacted_by_the_running_workers(
     settings = ProjectorSettings(
         kafka_bootstrap=kafka_bootstrap, topic_prefix=outcome.prefix, compaction=COMPACTION
     )
-    log = await read_log(kafka_bootstrap, topic_name(settings, "events"))
+    log = await read_log(kafka_bootstrap, settings.topic("events"))
     assert outcome.snapshots == expected_snapshots(clean_fold(settings, log))
     summaries_shown = [line for line in lines if line.startswith("summary ")]
     assert len(summaries_shown) == sum(outcome.summaries.values())

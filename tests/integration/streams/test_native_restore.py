@@ -18,7 +18,6 @@ import pytest
 
 from streams.native_engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     append_envelopes,
@@ -67,7 +66,7 @@ async def test_state_restored_from_the_changelog_equals_the_state_before(
         batch_size=200,
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     await append_envelopes(kafka_bootstrap, events, scripted_sessions(12, 10))
 
     engine = NativeProjector(settings)

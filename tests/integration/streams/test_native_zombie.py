@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from streams.state_changelog import changelog_topic
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     WorkerProcess,
@@ -61,7 +60,7 @@ async def test_a_paused_worker_is_fenced_and_its_writes_never_seen(
         compaction_request_max_attempts=1000,
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     await append_envelopes(kafka_bootstrap, events, scripted_sessions(SESSIONS, INVOCATIONS))
 
     env = settings_env(settings)
@@ -92,7 +91,7 @@ async def test_a_paused_worker_is_fenced_and_its_writes_never_seen(
 
     # The successor's view stands: nothing the zombie tried to commit became visible.
     await wait_for_snapshots(settings, expected_snapshots(folded), CATCH_UP_TIMEOUT_S)
-    requests = await requests_on(kafka_bootstrap, topic_name(settings, "compaction-requests"))
+    requests = await requests_on(kafka_bootstrap, settings.topic("compaction-requests"))
     expected_ids = sorted(r.request_id for _, decided in folded.values() for r in decided)
     assert expected_ids
     assert sorted(r.request_id for r in requests if r.attempt == 1) == expected_ids
@@ -102,7 +101,7 @@ async def test_a_paused_worker_is_fenced_and_its_writes_never_seen(
     # The zombie did write inside its transaction: a read_uncommitted reader sees more.
     written = {
         changelog_topic(settings): settings.events_partitions,
-        topic_name(settings, "projections"): settings.partitions,
+        settings.topic("projections"): settings.partitions,
     }
     for topic, partitions in written.items():
         committed = await read_topic(

@@ -13,7 +13,6 @@ from projections.bench_workload import BENCH_SESSION, quiet_session
 from projections.compaction import select_post_invocation_window
 from projections.token_threshold import select_token_threshold_window
 from schemas.codec import encode
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     ENGINES,
@@ -52,7 +51,7 @@ async def test_an_armed_trigger_that_never_fires_selects_once(
         batch_size=50,  # many batches: the memo must hold across them
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     await append(
         kafka_bootstrap,
         events,
@@ -82,4 +81,4 @@ async def test_an_armed_trigger_that_never_fires_selects_once(
     assert requests == []  # never worth compacting
     assert projection.invocations.since_compaction == EVENTS  # armed from the third on
     assert by_projector == 1  # not one selection per new invocation
-    assert await read_all(kafka_bootstrap, topic_name(settings, "dead-letters")) == []
+    assert await read_all(kafka_bootstrap, settings.topic("dead-letters")) == []

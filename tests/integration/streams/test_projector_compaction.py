@@ -11,7 +11,6 @@ from projections.summary_request import with_summary_request_id
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from schemas.keys import SessionKey
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.events import envelope
 from tests.support.kafka import (
@@ -66,14 +65,14 @@ async def test_requests_equal_the_cores_on_the_same_log(
         kafka_bootstrap, unique_topic("proj"), data_dir=tmp_path / "data", engine=engine
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     async with running_projector(settings, STARTUP_TIMEOUT_S):
         first = scripted_sessions(SESSIONS, FIRST_INVOCATIONS)
         await append_envelopes(kafka_bootstrap, events, first)
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
 
         # Act as the summarizer: answer every request emitted so far.
-        emitted = await requests_on(kafka_bootstrap, topic_name(settings, "compaction-requests"))
+        emitted = await requests_on(kafka_bootstrap, settings.topic("compaction-requests"))
         assert emitted, "the first phase decided no request"
         summary_clock = 1_000.0 + (FIRST_INVOCATIONS + 1) * 10
         summaries = [
@@ -92,7 +91,7 @@ async def test_requests_equal_the_cores_on_the_same_log(
         expected = {key: requests for key, (_, requests) in folded.items()}
         await wait_for_snapshots(settings, expected_snapshots(folded), CATCH_UP_TIMEOUT_S)
 
-    requests = await requests_on(kafka_bootstrap, topic_name(settings, "compaction-requests"))
+    requests = await requests_on(kafka_bootstrap, settings.topic("compaction-requests"))
     actual: dict[SessionKey, list[CompactionRequest]] = {}
     for request in requests:
         assert request.attempt == 1  # the timeout (300 s) never passed

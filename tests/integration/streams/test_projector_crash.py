@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     ENGINES,
@@ -62,7 +61,7 @@ async def test_kill_and_restart_equal_a_clean_fold(
         request_check_interval_s=0.5,
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     await append_envelopes(kafka_bootstrap, events, scripted_sessions(SESSIONS, INVOCATIONS))
     ends = await end_offsets(kafka_bootstrap, events)
     total = sum(ends.values())
@@ -90,7 +89,7 @@ async def test_kill_and_restart_equal_a_clean_fold(
 
         await wait_for_snapshots(settings, expected_snapshots(folded), CATCH_UP_TIMEOUT_S)
         expected_ids = {r.request_id for _, requests in folded.values() for r in requests}
-        requests_topic = topic_name(settings, "compaction-requests")
+        requests_topic = settings.topic("compaction-requests")
 
         async def every_request_emitted() -> bool:
             emitted = {r.request_id for r in await requests_on(kafka_bootstrap, requests_topic)}

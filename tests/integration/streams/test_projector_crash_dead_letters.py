@@ -1,7 +1,7 @@
 """``kill -9`` of the projector while it dead-letters poison records: none lost, and exactly one
 letter for each record read only once.
 
-The projector is at least once, made exact by offsets (:mod:`streams.projector`):
+The projector is at least once, made exact by offsets (:mod:`streams.faust_engine.projector`):
 faust commits a record's offset only after every output of the records before
 it (dead letters included) was acknowledged by the broker, and a restart
 reads again from the committed offset. Its dead-letter producer is not
@@ -16,7 +16,7 @@ more):
   above C, after the restart (the killed run may have written its letter
   already); and in a range that a run sought back over because faust's
   committed offset stayed below what the projector had folded (records faust
-  skipped and never acked; :mod:`streams.partition_positions`), which the
+  skipped and never acked; :mod:`streams.faust_engine.partition_positions`), which the
   worker logs (``committed offset stays at <c> below the fold at <f>:
   seeking back``).
 
@@ -38,7 +38,6 @@ from pathlib import Path
 import pytest
 
 from schemas.codec import decode_dead_letter, encode
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     ENGINES,
@@ -79,7 +78,7 @@ async def test_kill_9_while_dead_lettering_loses_no_letter(
         engine=engine,
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     records: list[tuple[bytes | None, bytes]] = []
     for n, env in enumerate(scripted_sessions(SESSIONS, INVOCATIONS)):
         key = env.session_key.encode()
@@ -88,7 +87,7 @@ async def test_kill_9_while_dead_lettering_loses_no_letter(
             records.append((key, b"{poison %d" % n))
     await append(kafka_bootstrap, events, records)
     ends = await end_offsets(kafka_bootstrap, events)
-    letters_topic = topic_name(settings, "dead-letters")
+    letters_topic = settings.topic("dead-letters")
 
     worker = start_worker(settings, tmp_path / "worker-1.log")
     try:

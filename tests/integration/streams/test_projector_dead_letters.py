@@ -10,7 +10,6 @@ import pytest
 
 from schemas.codec import MAX_RECORD_BYTES, decode_dead_letter, encode
 from schemas.keys import SessionKey
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.events import session_key
 from tests.support.kafka import (
@@ -65,7 +64,7 @@ async def test_bad_records_are_dead_lettered_and_the_rest_applied(
         events_partitions=1,
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     before = scripted_sessions(2, 2)
     after = scripted_sessions(2, 2, first_invocation=3)
     bad = _bad_records()
@@ -84,7 +83,7 @@ async def test_bad_records_are_dead_lettered_and_the_rest_applied(
 
     letters = [
         decode_dead_letter(r.value)
-        for r in await read_all(kafka_bootstrap, topic_name(settings, "dead-letters"))
+        for r in await read_all(kafka_bootstrap, settings.topic("dead-letters"))
     ]
     bad_offsets = range(len(before), len(before) + len(bad))
     assert sorted(letter.source_offset for letter in letters) == list(bad_offsets)

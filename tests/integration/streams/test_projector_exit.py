@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from schemas.codec import encode
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     ENGINES,
@@ -30,7 +29,7 @@ EXIT_TIMEOUT_S = 90.0
 # The worker process with one fault injected: every batch fails as a failed send would.
 FAULTS = {
     "faust": """
-import streams.projector as projector
+import streams.faust_engine.projector as projector
 
 
 async def failing_batch(self, events):
@@ -78,7 +77,7 @@ async def test_a_worker_whose_folding_dies_exits_non_zero(
     events = scripted_sessions(1, 1)
     await append(
         kafka_bootstrap,
-        topic_name(settings, "events"),
+        settings.topic("events"),
         [(e.session_key.encode(), encode(e)) for e in events],
     )
     log = tmp_path / "worker.log"

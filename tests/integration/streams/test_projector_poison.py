@@ -19,8 +19,7 @@ from schemas.codec import decode_dead_letter, decode_envelope, decode_envelope_s
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from streams.project_batch import partition_of
-from streams.topics import topic_name
+from schemas.partitioning import session_partition
 from tests.conftest import free_ports, unique_topic
 from tests.support.events import envelope
 from tests.support.kafka import (
@@ -103,7 +102,7 @@ def _poisons() -> list[Poison]:
             stray_key,
             encode(stray),
             "partition",
-            partition=1 - partition_of(stray_key, PARTITIONS),
+            partition=1 - session_partition(stray_key, PARTITIONS),
         ),
         Poison("M5 600 KB field name", b"acme/app/u/s", huge_name, "decode"),
     ]
@@ -170,15 +169,19 @@ async def test_poison_records_are_dead_lettered_and_the_worker_stays_up(
         session_cache_bytes=session_cache_bytes,
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
 
     def routed(key: bytes, value: bytes) -> tuple[bytes, bytes, int]:
-        return key, value, partition_of(key, PARTITIONS)
+        return key, value, session_partition(key, PARTITIONS)
 
     before = [routed(e.session_key.encode(), encode(e)) for e in scripted_sessions(3, 2)]
     poisons = _poisons()
     bad = [
-        (p.key, p.value, partition_of(p.key, PARTITIONS) if p.partition is None else p.partition)
+        (
+            p.key,
+            p.value,
+            session_partition(p.key, PARTITIONS) if p.partition is None else p.partition,
+        )
         for p in poisons
     ]
     big_records = [routed(key, value) for key, value in big]
@@ -214,7 +217,7 @@ async def test_poison_records_are_dead_lettered_and_the_worker_stays_up(
         stray = next(p for p in poisons if p.stage == "partition")
         await wait_for_snapshots(settings, expected, CATCH_UP_TIMEOUT_S)
 
-        letters_topic = topic_name(settings, "dead-letters")
+        letters_topic = settings.topic("dead-letters")
 
         async def all_letters() -> bool:
             return len(await read_all(kafka_bootstrap, letters_topic)) >= len(poisons) + 3
@@ -224,7 +227,7 @@ async def test_poison_records_are_dead_lettered_and_the_worker_stays_up(
         letters = [decode_dead_letter(r.value) for r in raw_letters]
         by_source = {(x.source_partition, x.source_offset): x for x in letters}
         for poison in poisons:
-            home = partition_of(poison.key, PARTITIONS)
+            home = session_partition(poison.key, PARTITIONS)
             partition = home if poison.partition is None else poison.partition
             (at,) = [
                 (r.partition, r.offset)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     ENGINES,
@@ -45,7 +44,7 @@ async def test_two_workers_and_rebalances_lose_and_duplicate_nothing(
         kafka_bootstrap, unique_topic("proj"), batch_size=100, engine=engine
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     first = start_worker(
         settings.model_copy(update={"data_dir": tmp_path / "w1"}), tmp_path / "worker-1.log"
     )
@@ -89,7 +88,7 @@ async def test_two_workers_and_rebalances_lose_and_duplicate_nothing(
 
     in_table = await changelog_offsets(kafka_bootstrap, settings)
     assert in_table == {key: [r.offset for r in records] for key, records in log.items()}
-    emitted = await requests_on(kafka_bootstrap, topic_name(settings, "compaction-requests"))
+    emitted = await requests_on(kafka_bootstrap, settings.topic("compaction-requests"))
     counts = Counter(request.request_id for request in emitted)
     expected_ids = {r.request_id for _, requests in folded.values() for r in requests}
     assert set(counts) == expected_ids

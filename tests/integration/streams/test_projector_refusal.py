@@ -12,7 +12,6 @@ import pytest
 from projections.summary_request import refused_request_id
 from schemas.codec import decode_envelope, encode
 from streams.projector_settings import ProjectorSettings
-from streams.topics import topic_name
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     ENGINES,
@@ -65,8 +64,8 @@ async def test_an_unanswered_request_is_refused_after_its_last_attempt_and_decid
         compaction_request_max_attempts=MAX_ATTEMPTS,
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
-    requests_topic = topic_name(settings, "compaction-requests")
+    events = settings.topic("events")
+    requests_topic = settings.topic("compaction-requests")
     await append(
         kafka_bootstrap,
         events,

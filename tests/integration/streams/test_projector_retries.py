@@ -11,7 +11,6 @@ import pytest
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.keys import SessionKey
-from streams.topics import topic_name
 from tests.conftest import free_ports, unique_topic
 from tests.integration.streams.test_projector_compaction import summary_answering
 from tests.support.events import envelope, session_key
@@ -78,8 +77,8 @@ async def test_unanswered_requests_are_retried_until_a_summary_answers(
         metrics_port=port,
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
-    requests_topic = topic_name(settings, "compaction-requests")
+    events = settings.topic("events")
+    requests_topic = settings.topic("compaction-requests")
     async with running_projector(settings, STARTUP_TIMEOUT_S):
         await append_envelopes(kafka_bootstrap, events, _session(0))
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)

@@ -15,8 +15,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from schemas.codec import encode
-from streams.read_committed import ReadCommittedApp
-from streams.topics import topic_name
+from streams.faust_engine.read_committed import ReadCommittedApp
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     ENGINES,
@@ -124,7 +123,7 @@ async def test_an_aborted_transactions_events_are_never_folded(
         events_partitions=1,
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     first, aborted, later = (
         scripted_sessions(2, 3),
         scripted_sessions(2, 2, first_invocation=4),

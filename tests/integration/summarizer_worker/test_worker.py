@@ -21,8 +21,8 @@ from schemas.compaction_request import CompactionRequest, compaction_request_id
 from schemas.event import Event
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
+from schemas.partitioning import session_partition
 from summarizer_worker.extractive import extractive_summary
-from summarizer_worker.session_slice import event_partition
 from tests.conftest import unique_topic
 from tests.support.events import envelope, session_key
 from tests.support.kafka import (
@@ -215,7 +215,7 @@ async def test_every_request_gets_one_summary_and_bad_ones_are_dead_lettered(
         # The summary went to its session's partition, after the range.
         record = summary_records[event.id]
         assert record.key == request.session_key.encode()
-        assert record.partition == event_partition(record.key, EVENTS_PARTITIONS)
+        assert record.partition == session_partition(record.key, EVENTS_PARTITIONS)
         assert {r.partition for r in records if r.key == record.key} == {record.partition}
         assert summary.offset > request.end_offset
     assert summaries_by_request(final).keys() == summaries_by_request(records).keys()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from schemas.kafka_settings import KafkaSettings
 from streams.cli import main
 from streams.demo import run_demo
-from streams.settings import KafkaSettings
 
 
 @pytest.mark.parametrize(

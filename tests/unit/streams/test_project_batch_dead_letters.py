@@ -35,6 +35,7 @@ from schemas.dead_letter import DeadLetter
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import Offset, SessionKey, TenantId
+from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams import project_batch
 from streams.project_batch import (
@@ -42,7 +43,6 @@ from streams.project_batch import (
     BatchProjector,
     SessionCache,
     SourceRecord,
-    partition_of,
 )
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import (
@@ -84,7 +84,7 @@ class Log:
         self, key: bytes | None, value: bytes, *, partition: int | None = None
     ) -> SourceRecord:
         if partition is None:
-            partition = 0 if key is None else partition_of(key, PARTITIONS)
+            partition = 0 if key is None else session_partition(key, PARTITIONS)
         offset = self._next[partition]
         self._next[partition] = offset + 1
         return SourceRecord(TOPIC, partition, offset, key, value)

@@ -15,13 +15,13 @@ from schemas.dead_letter import MAX_DEAD_LETTER_BYTES, DeadLetter
 from schemas.envelope import Envelope
 from schemas.event import MAX_ID_CHARS, Event
 from schemas.keys import SessionKey, TenantId
+from schemas.partitioning import session_partition
 from streams import project_batch
 from streams.project_batch import (
     BatchOutcome,
     BatchProjector,
     SessionCache,
     SourceRecord,
-    partition_of,
 )
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import chunk_key, header_key
@@ -53,7 +53,7 @@ def _routed(values: list[tuple[bytes, bytes]], first_offset: int = 0) -> list[So
     next_offset: dict[int, int] = {}
     records = []
     for key, value in values:
-        partition = partition_of(key, PARTITIONS)
+        partition = session_partition(key, PARTITIONS)
         offset = next_offset.get(partition, first_offset)
         next_offset[partition] = offset + 1
         records.append(SourceRecord("events", partition, offset, key, value))
@@ -104,7 +104,7 @@ def test_the_review_probe_misrouted_record_no_longer_breaks_its_session() -> Non
     # H3: four records on the key's partition, one on another, then the next real one.
     envelopes = scripted_sessions(1, 2)
     key = envelopes[0].session_key.encode()
-    home = partition_of(key, PARTITIONS)
+    home = session_partition(key, PARTITIONS)
     table = Table()
     projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=PARTITIONS)
     first = [SourceRecord("events", home, n, key, encode(e)) for n, e in enumerate(envelopes[:4])]
@@ -157,7 +157,7 @@ def test_a_corrupt_stored_header_quarantines_its_session_only() -> None:
     more = [
         SourceRecord(
             "events",
-            partition_of(e.session_key.encode(), PARTITIONS),
+            session_partition(e.session_key.encode(), PARTITIONS),
             100 + n,
             e.session_key.encode(),
             encode(e),
@@ -251,7 +251,7 @@ def test_poison_records_are_dead_lettered_fitting_the_topic_and_the_rest_applied
 ) -> None:
     good = _routed(_sessions(2, 2))
     key = b"acme/app/u/s"
-    poison = SourceRecord("events", partition_of(key, PARTITIONS), 50, key, raw)
+    poison = SourceRecord("events", session_partition(key, PARTITIONS), 50, key, raw)
     outcome = _fold([*good[:3], poison, *good[3:]])
     assert _stages(outcome.dead_letters) == [("decode", poison.partition, 50)]
     letter = outcome.dead_letters[0]

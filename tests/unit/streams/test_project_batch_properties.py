@@ -2,7 +2,7 @@
 
 A generated world: two to four sessions (:func:`tests.support.strategies.session_logs`)
 are produced a few records at a time, interleaved, onto the partitions their
-keys route to (:func:`streams.project_batch.partition_of`), with offset gaps
+keys route to (:func:`streams.project_batch.session_partition`), with offset gaps
 (transaction markers). One :class:`~streams.project_batch.BatchProjector`
 consumes them in random batches:
 
@@ -81,6 +81,7 @@ from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
+from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.project_batch import (
     BatchOutcome,
@@ -89,7 +90,6 @@ from streams.project_batch import (
     SessionCache,
     SourceRecord,
     TableWrite,
-    partition_of,
     rebuild_session,
 )
 from streams.session_table import (
@@ -224,7 +224,7 @@ class World:
     # -- the topic ---------------------------------------------------------
 
     def produce(self, key: SessionKey, envelope: Envelope) -> None:
-        partition = partition_of(key.encode(), PARTITIONS)
+        partition = session_partition(key.encode(), PARTITIONS)
         offset = self.next_offset[partition]
         gap = self.data.draw(st.sampled_from((0,) * 6 + (1, 2)), label="gap")
         self.next_offset[partition] = offset + 1 + gap
@@ -330,7 +330,7 @@ class World:
 
     def _last_offset(self, key: SessionKey) -> int:
         """The session's last folded offset as the worker knows it: cached, else stored."""
-        partition = partition_of(key.encode(), PARTITIONS)
+        partition = session_partition(key.encode(), PARTITIONS)
         cached = self.peek(partition, key)
         if cached is not None:
             return cached.projection.last_offset
@@ -389,7 +389,7 @@ class World:
         # (a) requests: those a rebuild learned, then the new ones, per session.
         for request, partition in [*outcome.learned, *outcome.requests]:
             key = request.session_key
-            assert partition == partition_of(key.encode(), PARTITIONS)
+            assert partition == session_partition(key.encode(), PARTITIONS)
             emitted = self.emitted.setdefault(key, [])
             earlier = [r for r in emitted if r.request_id == request.request_id]
             if earlier:
@@ -421,7 +421,7 @@ class World:
         """Every cached session equals its rebuild from the table (whole) and the core's fold."""
         sizes = 0
         for key in self.pending:
-            partition = partition_of(key.encode(), PARTITIONS)
+            partition = session_partition(key.encode(), PARTITIONS)
             cached = self.peek(partition, key)
             if cached is None:
                 continue
@@ -445,7 +445,7 @@ class World:
             self.check_stored(key, self.store, strict=False)
 
     def check_stored(self, key: SessionKey, table: Table, *, strict: bool) -> None:
-        partition = partition_of(key.encode(), PARTITIONS)
+        partition = session_partition(key.encode(), PARTITIONS)
         raw = table.get((partition, header_key(key)))
         if raw is None:  # a crash may leave the first chunk of a session without its header
             assert self._stored(table, partition, key) == [] or key in self.torn_until, key
@@ -490,7 +490,7 @@ class World:
     def check_final(self) -> None:
         assert all(self.position[p] == len(self.log[p]) for p in range(PARTITIONS))
         for key in self.pending:
-            partition = partition_of(key.encode(), PARTITIONS)
+            partition = session_partition(key.encode(), PARTITIONS)
             final, requests = self.core.at(key, self.core.records[key][-1].offset)
             scratch, scratch_requests = self.core.from_scratch(key)
             assert (_without_memo(scratch), scratch_requests) == (_without_memo(final), requests)

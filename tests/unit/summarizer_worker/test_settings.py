@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from streams.settings import KafkaSettings
-from streams.topics import TOPIC_ROLES, topic_name
+from schemas.kafka_settings import TOPIC_ROLES
+from streams.topics import topic_specs
 from summarizer_worker.backends import make_summarizer, open_summarizer
 from summarizer_worker.endpoint import shown_endpoint
 from summarizer_worker.extractive import ExtractiveSummarizer
@@ -129,6 +129,10 @@ async def test_openai_settings_make_an_openai_backend_that_closes() -> None:
 
 def test_topic_names_are_the_ones_the_deployment_creates() -> None:
     worker = SummarizerSettings(topic_prefix="acme-prod")
-    deployment = KafkaSettings(topic_prefix="acme-prod")
-    for role in TOPIC_ROLES:
-        assert worker.topic(role) == topic_name(deployment, role)
+    assert [worker.topic(role) for role in TOPIC_ROLES] == [
+        "acme-prod.events",
+        "acme-prod.compaction-requests",
+        "acme-prod.projections",
+        "acme-prod.dead-letters",
+    ]
+    assert {spec.name for spec in topic_specs(worker)} == {worker.topic(r) for r in TOPIC_ROLES}

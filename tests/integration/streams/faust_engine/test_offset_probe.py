@@ -7,7 +7,7 @@ from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.records_to_delete import RecordsToDelete
 
-from streams.offset_probe import OffsetProbe
+from streams.faust_engine.offset_probe import OffsetProbe
 from tests.conftest import unique_topic
 
 pytestmark = pytest.mark.integration

@@ -6,7 +6,7 @@ from typing import Final
 
 import pytest
 
-from summarizer_worker.session_slice import event_partition
+from schemas.partitioning import session_partition
 
 #: Kafka's published murmur2 values (its client's own unit tests, as signed 32-bit ints):
 #: every Kafka client puts a key in partition ``(murmur2(key) & 0x7fffffff) % partitions``.
@@ -23,11 +23,11 @@ KAFKA_MURMUR2: Final = {
 @pytest.mark.parametrize("partitions", [1, 3, 12, 100])
 def test_a_session_goes_to_the_partition_every_kafka_client_picks(partitions: int) -> None:
     for key, murmur2 in KAFKA_MURMUR2.items():
-        assert event_partition(key, partitions) == (murmur2 & 0x7FFFFFFF) % partitions
+        assert session_partition(key, partitions) == (murmur2 & 0x7FFFFFFF) % partitions
 
 
 def test_sessions_spread_over_every_partition_and_a_topic_has_one_at_least() -> None:
     keys = [f"t/a/u/s{n}".encode() for n in range(200)]
-    assert {event_partition(key, 12) for key in keys} == set(range(12))
+    assert {session_partition(key, 12) for key in keys} == set(range(12))
     with pytest.raises(ValueError, match="at least one"):
-        event_partition(b"k", 0)
+        session_partition(b"k", 0)

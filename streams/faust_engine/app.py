@@ -1,6 +1,6 @@
 """The module-level faust app, for faust's own command line.
 
-``faust -A streams.app worker -l info`` runs the projector on the faust
+``faust -A streams.faust_engine.app worker -l info`` runs the projector on the faust
 engine, as ``ctxstream worker --engine faust`` does, with settings from the
 ``CTXSTREAM_*`` environment.
 The one module that builds objects at import (nothing connects until the
@@ -9,7 +9,7 @@ worker starts).
 
 from __future__ import annotations
 
-from streams.projector import build_projector
+from streams.faust_engine.projector import build_projector
 from streams.projector_settings import ProjectorSettings
 
 projector = build_projector(ProjectorSettings())

@@ -7,7 +7,7 @@ import bisect
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.partition_positions import (
+from streams.faust_engine.partition_positions import (
     Gap,
     GapRecords,
     PartitionPositions,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from streams.projector import FoldingTask
+from streams.faust_engine.projector import FoldingTask
 from streams.projector_metrics import ProjectorMetrics
 
 

@@ -6,7 +6,7 @@ the summarizer appends, an aborted transaction's records and marker. But
 faust can also drop records around a rebalance and go on. Only the log can
 tell the two apart: a ``read_committed`` read of the skipped range returns
 nothing for a gap of markers and aborted records, and the records faust
-dropped otherwise (:mod:`streams.partition_positions` folds them in place).
+dropped otherwise (:mod:`streams.faust_engine.partition_positions` folds them in place).
 
 One reader, no consumer group, one read at a time (the projector's agent
 runs one batch at a time, and its timer's probes wait their turn). A read

@@ -40,12 +40,12 @@ Delivery and crashes (at least once, made exact by offsets):
   records that are fetched again). The table keeps each partition's next
   expected offset (``p:<partition>``, written after the batch's session
   entries); every record that skips offsets is checked against the log
-  (:mod:`streams.offset_probe`) before the batch is folded, and the records
+  (:mod:`streams.faust_engine.offset_probe`) before the batch is folded, and the records
   faust skipped are read from the log and folded in their place
-  (:mod:`streams.partition_positions`), so no record is skipped, even across
+  (:mod:`streams.faust_engine.partition_positions`), so no record is skipped, even across
   restarts.
 
-The consumer reads ``read_committed`` (:mod:`streams.read_committed`): a
+The consumer reads ``read_committed`` (:mod:`streams.faust_engine.read_committed`): a
 summary the summarizer appended in a transaction that was later aborted is
 never folded. Dead letters are sent with the batch; a bad record never stops
 the worker.
@@ -54,30 +54,36 @@ the worker.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import faust
 from aiokafka.errors import KafkaError
-from faust.streams import _current_event  # faust has no public setter; see _bound_to
 from faust.types import TP
 
 from schemas.codec import decode_compaction_request, encode
 from schemas.compaction_request import CompactionRequest
+from schemas.kafka_settings import TopicRole
 from schemas.log_text import shown
+from schemas.partitioning import session_partition
 from streams import liveness
-from streams.offset_probe import OffsetProbe, ProbeTimeout
-from streams.partition_positions import (
+from streams.faust_engine.internals import (
+    bound_to,
+    changelog_sent_callback,
+    committed_offset,
+    reset_read_offset,
+)
+from streams.faust_engine.offset_probe import OffsetProbe, ProbeTimeout
+from streams.faust_engine.partition_positions import (
     Gap,
     GapRecords,
     PartitionPositions,
     start_position,
 )
+from streams.faust_engine.read_committed import ReadCommittedApp
 from streams.pending_requests import PendingRequest, PendingRequests
 from streams.project_batch import (
     BatchOutcome,
@@ -85,36 +91,15 @@ from streams.project_batch import (
     SessionCache,
     SourceRecord,
     TableWrite,
-    partition_of,
 )
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
-from streams.read_committed import ReadCommittedApp
 from streams.request_refusal import refusal_envelope
 from streams.session_table import position_key, session_of_request_key
-from streams.topics import TopicRole, topic_name
 
 logger = logging.getLogger(__name__)
 
 TABLE_NAME = "sessions"
-
-
-@contextlib.contextmanager
-def _bound_to(event: Any) -> Iterator[None]:
-    """Make `event` faust's current event in this task while the block runs.
-
-    faust routes table reads and writes by the current event's partition
-    (``Collection.partition_for_key``, the RocksDB store's ``_set``/``_get``),
-    and ``take_events`` fills its buffer in another task, so the agent's
-    task has no current event. Binding one of the batch's events of the
-    session's partition gives each write the changelog partition and RocksDB
-    database of that partition, exactly as a per-event loop would.
-    """
-    token = _current_event.set(weakref.ref(event))
-    try:
-        yield
-    finally:
-        _current_event.reset(token)
 
 
 Failure = Callable[[BaseException], None]
@@ -257,7 +242,7 @@ class ProjectorShell:
         ]
 
         def read(partition: int, key: bytes) -> bytes | None:
-            with _bound_to(by_partition[partition]):
+            with bound_to(by_partition[partition]):
                 value: bytes | None = self._table.get(key)
                 return value
 
@@ -356,10 +341,10 @@ class ProjectorShell:
         """
         store = self._table.data
         changelog = self._table.changelog_topic
-        on_sent = self._table._on_changelog_sent  # what send_changelog passes; no public name
+        on_sent = changelog_sent_callback(self._table)
         sent: list[Any] = []
         for write in outcome.writes:
-            with _bound_to(by_partition[write.partition]):
+            with bound_to(by_partition[write.partition]):
                 if write.value is not None:
                     store[write.key] = write.value
                 elif write.key in store:
@@ -513,7 +498,7 @@ class ProjectorShell:
             session_key = session_of_request_key(key)
             if session_key is None:
                 continue
-            partition = partition_of(session_key.encode(), partitions)
+            partition = session_partition(session_key.encode(), partitions)
             if partition not in owned:
                 continue
             value = self._table.get(key)
@@ -573,7 +558,7 @@ def raw_topic(app: faust.App, settings: ProjectorSettings, role: TopicRole) -> A
     Decoding is ours (:mod:`schemas.codec`).
     """
     return app.topic(
-        topic_name(settings, role),
+        settings.topic(role),
         key_type=bytes,
         value_type=bytes,
         key_serializer="raw",
@@ -593,7 +578,7 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         TABLE_NAME, partitions=settings.events_partitions, key_type=bytes, value_type=bytes
     )
     metrics = ProjectorMetrics()
-    events_name = topic_name(settings, "events")
+    events_name = settings.topic("events")
 
     async def seek(partition: int, offset: int) -> None:
         # seek_wait runs in faust's consumer thread and resets faust's read offset;
@@ -601,18 +586,10 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         # its fetch (KeyError in Fetcher.fetched_records, the fetcher crashes).
         tp = TP(events_name, partition)
         await app.consumer.seek_wait({tp: offset})
-        # faust's fetcher drops records below its read offset as read already;
-        # its own Consumer.seek moves that offset back, seek_wait does not
-        # (private: no public setter; pinned version).
-        consumer: Any = app.consumer
-        consumer._read_offset[tp] = offset if offset else None
+        reset_read_offset(app.consumer, tp, offset)
 
     def committed(partition: int) -> int | None:
-        # faust's committed offset of the partition, set when it was assigned
-        # (private: faust has no public reader of it; pinned version).
-        consumer: Any = app.consumer
-        offset: int | None = consumer._committed_offset.get(TP(events_name, partition))
-        return offset
+        return committed_offset(app.consumer, TP(events_name, partition))
 
     probe = OffsetProbe(bootstrap=settings.kafka_bootstrap, topic=events_name)
     shell = ProjectorShell(

@@ -1,6 +1,6 @@
 """Records the consumer drops without delivering them are found in the log and folded after all.
 
-faust can drop records around a rebalance (see :mod:`streams.partition_positions`).
+faust can drop records around a rebalance (see :mod:`streams.faust_engine.partition_positions`).
 The drop is reproduced here where it happens, between faust and the batch
 shell, as if faust had acked records without delivering them: two records
 in the middle (the next record reveals the gap: they are read from the log)
@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 
 from schemas.codec import encode
-from streams.projector import build_projector
-from streams.topics import topic_name
+from streams.faust_engine.projector import build_projector
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     append,
@@ -52,7 +51,7 @@ async def test_records_dropped_before_the_fold_are_sought_back_and_folded(
         request_check_interval_s=0.5,  # the timer that finds the dropped last record
     )
     await create_deployment_topics(settings)
-    events = topic_name(settings, "events")
+    events = settings.topic("events")
     envelopes = scripted_sessions(3, 2)
     await append(kafka_bootstrap, events, [(e.session_key.encode(), encode(e)) for e in envelopes])
 
