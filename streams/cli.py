@@ -92,6 +92,16 @@ def _bench_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_restore(args: argparse.Namespace) -> int:
+    from streams.bench_restore import report_json, report_text, run_restore_bench
+    from streams.projector_settings import ProjectorSettings
+
+    results = asyncio.run(run_restore_bench(ProjectorSettings(), args.sizes))
+    Path(args.json).write_text(report_json(results), encoding="utf-8")
+    sys.stdout.write(report_text(results))
+    return 0
+
+
 def _bench_compaction(args: argparse.Namespace) -> int:
     from streams.bench_compaction import (
         CompactionBenchConfig,
@@ -187,6 +197,19 @@ def _parser() -> argparse.ArgumentParser:
         "--profile", metavar="FILE", help="also write a cProfile of the projector run here"
     )
     ingest.set_defaults(run=_bench_ingest)
+    restore = bench_commands.add_parser(
+        "restore",
+        help="time a fresh native worker's restore of one session from the changelog, by size",
+    )
+    restore.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    restore.add_argument(
+        "--sizes",
+        type=_positive,
+        nargs="+",
+        default=[100, 1_000, 10_000, 50_000],
+        help="session lengths in events (default 100 1000 10000 50000)",
+    )
+    restore.set_defaults(run=_bench_restore)
     compaction = bench_commands.add_parser(
         "compaction",
         help="time compaction end to end: trigger appended to summary applied (extractive)",

@@ -85,8 +85,8 @@ def test_bench_core_command_writes_the_results(
     report = json.loads(target.read_text(encoding="utf-8"))
     assert [row["events"] for row in report["results"]] == [40, 80]
     for row in report["results"]:
-        assert set(row) == {"events", "read_s", "rebuild_s", "apply_s"}
-        assert all(row[key] > 0 for key in ("read_s", "rebuild_s", "apply_s"))
+        assert set(row) == {"events", "read_s", "rebuild_s", "apply_s", "decide_s"}
+        assert all(row[key] > 0 for key in ("read_s", "rebuild_s", "apply_s", "decide_s"))
     table = capsys.readouterr().out
     assert "read_s" in table
     assert len(table.splitlines()) == 3

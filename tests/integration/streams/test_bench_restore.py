@@ -1,0 +1,42 @@
+"""``ctxstream bench restore`` runs on the real broker and reports consistent figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.bench import run_bench
+
+pytestmark = pytest.mark.integration
+
+SIZES = (60, 240)
+
+
+async def test_the_benchmark_reports_restore_time_and_state_per_size(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    figures, stdout = await run_bench(
+        kafka_bootstrap, tmp_path, "restore", "--sizes", *(str(size) for size in SIZES)
+    )
+    results = figures["results"]
+    assert [result["events"] for result in results] == list(SIZES)
+    for result in results:
+        assert result["changelog_s"] > 0
+        assert result["first_fold_s"] > 0
+        assert result["restore_s"] == pytest.approx(
+            result["changelog_s"] + result["first_fold_s"], abs=2e-4
+        )
+    # Every record is in the session's stored chunks today: the state grows with the session.
+    assert results[1]["state_bytes"] > results[0]["state_bytes"] > 0
+    lines = stdout.splitlines()
+    assert lines[0].split() == [
+        "events",
+        "restore_s",
+        "changelog_s",
+        "first_fold_s",
+        "state_bytes",
+        "restore_x",
+        "state_x",
+    ]
+    assert [line.split()[0] for line in lines[1:]] == [str(size) for size in SIZES]
