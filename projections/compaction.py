@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from projections.compaction_config import CompactionConfig
-from projections.compaction_window import CompactionWindow, Trigger
+from projections.compaction_window import CompactionWindow
 from projections.rewind import drop_rewound
 from projections.size_gate import EventSizes
 from projections.sliding_window import select_sliding_window
 from projections.token_threshold import POST_INVOCATION, select_token_threshold_window
 from schemas.event import Event
 
-__all__ = ["CompactionWindow", "Trigger", "select_post_invocation_window"]
+__all__ = ["CompactionWindow", "select_post_invocation_window"]
 
 
 def select_post_invocation_window(

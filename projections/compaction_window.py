@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
+from schemas.compaction_request import CompactionTrigger
 from schemas.event import Event
-
-Trigger = Literal["sliding_window", "token_threshold"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +24,7 @@ class CompactionWindow:
             summary's end.
     """
 
-    trigger: Trigger
+    trigger: CompactionTrigger
     events: tuple[Event, ...]
     seed: Event | None
     start_timestamp: float
@@ -34,7 +32,7 @@ class CompactionWindow:
 
     @classmethod
     def of(
-        cls, trigger: Trigger, events: tuple[Event, ...], seed: Event | None
+        cls, trigger: CompactionTrigger, events: tuple[Event, ...], seed: Event | None
     ) -> CompactionWindow:
         """A window over `events` (seed first if any), its range from the first/last item.
 

@@ -45,21 +45,24 @@ with the session log.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
 from projections.contents import ContentsRequest, build_contents
-from projections.masking import is_summary, surviving_summary_positions
+from projections.masking import (
+    Coverage,
+    coverage,
+    is_covered,
+    is_summary,
+    summary_range,
+    surviving_summary_positions,
+)
 from projections.parts import function_calls, function_responses
 from projections.visibility import branch_segments, is_included, recorded_call_ids
 from schemas.event import Content, Event
 from schemas.logged_event import LoggedEvent
-
-Coverage = tuple[tuple[float, float], ...]
-"""Disjoint closed timestamp ranges, sorted; ranges that overlap or touch are merged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +87,7 @@ class ContextView:
     call_ids: PSet[str] = field(default_factory=pset)
     awaited_call_ids: PSet[str] = field(default_factory=pset)
     summaries: PVector[LoggedEvent] = field(default_factory=pvector)
-    coverage: Coverage = ()
+    coverage: Coverage = field(default_factory=Coverage)
     raw: PVector[LoggedEvent] = field(default_factory=pvector)
     covered_tools: PMap[str, PVector[LoggedEvent]] = field(default_factory=pmap)
 
@@ -179,7 +182,7 @@ def _place(view: ContextView, record: LoggedEvent) -> ContextView:
         return view
     if is_summary(event):
         return _add_summary(view, record)
-    if _is_covered(event.timestamp, view.coverage):
+    if is_covered(event.timestamp, view.coverage):
         return replace(view, covered_tools=_index_tools(view.covered_tools, record))
     return replace(view, raw=view.raw.append(record))
 
@@ -189,18 +192,18 @@ def _add_summary(view: ContextView, record: LoggedEvent) -> ContextView:
     candidates = [*view.summaries, record]
     positions = surviving_summary_positions([c.envelope.event for c in candidates])
     summaries = pvector(candidates[p] for p in positions)
-    coverage = _merged(_range(c.envelope.event) for c in summaries)
-    if coverage == view.coverage:
+    covered = coverage(summary_range(c.envelope.event) for c in summaries)
+    if covered == view.coverage:
         return replace(view, summaries=summaries)
     kept: list[LoggedEvent] = []
     covered_tools = view.covered_tools
     for raw in view.raw:
-        if _is_covered(raw.envelope.event.timestamp, coverage):
+        if is_covered(raw.envelope.event.timestamp, covered):
             covered_tools = _index_tools(covered_tools, raw)
         else:
             kept.append(raw)
     return replace(
-        view, summaries=summaries, coverage=coverage, raw=pvector(kept), covered_tools=covered_tools
+        view, summaries=summaries, coverage=covered, raw=pvector(kept), covered_tools=covered_tools
     )
 
 
@@ -231,30 +234,3 @@ def _branch_call_refs(event: Event) -> list[str]:
         if at and ref:
             refs.append(ref)
     return refs
-
-
-def _range(summary: Event) -> tuple[float, float]:
-    compaction = summary.actions.compaction
-    if compaction is None:
-        raise ValueError(f"event {summary.id!r} is not a summary event")
-    return compaction.start_timestamp, compaction.end_timestamp
-
-
-def _merged(ranges: Iterable[tuple[float, float]]) -> Coverage:
-    """Union of the ranges with ``start <= end`` (NaN compares false), as masking takes it.
-
-    Example: ``[1, 3], [3, 5], [7, 6], [8, 9]`` -> ``((1, 5), (8, 9))``.
-    """
-    merged: list[tuple[float, float]] = []
-    for start, end in sorted(r for r in ranges if r[0] <= r[1]):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return tuple(merged)
-
-
-def _is_covered(timestamp: float, coverage: Coverage) -> bool:
-    """Whether `timestamp` lies in one of the closed ranges of `coverage`."""
-    slot = bisect.bisect_right(coverage, (timestamp, float("inf"))) - 1
-    return slot >= 0 and timestamp <= coverage[slot][1]

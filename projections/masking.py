@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from schemas.event import Event
 
@@ -26,9 +27,14 @@ def is_summary(event: Event) -> bool:
 
 
 def summary_range(event: Event) -> tuple[float, float]:
-    """The ``(start_timestamp, end_timestamp)`` of a summary event."""
+    """The ``(start_timestamp, end_timestamp)`` of a summary event.
+
+    Raises:
+        ValueError: `event` is not a summary event.
+    """
     compaction = event.actions.compaction
-    assert compaction is not None  # noqa: S101 - callers filter with is_summary
+    if compaction is None:
+        raise ValueError(f"event {event.id!r} is not a summary event")
     return compaction.start_timestamp, compaction.end_timestamp
 
 
@@ -107,11 +113,18 @@ def materialize_summary(summary: Event, agent_name: str) -> Event:
     )
 
 
-def coverage(ranges: Iterable[tuple[float, float]]) -> tuple[list[float], list[float]]:
+class Coverage(NamedTuple):
+    """Disjoint closed timestamp intervals, sorted: their starts and their ends."""
+
+    starts: tuple[float, ...] = ()
+    ends: tuple[float, ...] = ()
+
+
+def coverage(ranges: Iterable[tuple[float, float]]) -> Coverage:
     """Union of the non-inverted ranges, merged where they overlap or touch.
 
-    Ranges with a NaN bound cover nothing. Returns the sorted starts and ends
-    of the disjoint closed intervals, for :func:`is_covered`.
+    Ranges with a NaN bound cover nothing. Example: ``[1, 3], [3, 5], [7, 6],
+    [8, 9]`` -> intervals ``[1, 5]`` and ``[8, 9]``.
     """
     starts: list[float] = []
     ends: list[float] = []
@@ -121,13 +134,13 @@ def coverage(ranges: Iterable[tuple[float, float]]) -> tuple[list[float], list[f
         else:
             starts.append(start)
             ends.append(end)
-    return starts, ends
+    return Coverage(tuple(starts), tuple(ends))
 
 
-def is_covered(timestamp: float, starts: list[float], ends: list[float]) -> bool:
-    """Whether `timestamp` lies in one of the sorted, disjoint closed intervals."""
-    slot = bisect.bisect_right(starts, timestamp) - 1  # last interval starting <= ts
-    return slot >= 0 and timestamp <= ends[slot]
+def is_covered(timestamp: float, covered: Coverage) -> bool:
+    """Whether `timestamp` lies in one of the intervals of `covered`."""
+    slot = bisect.bisect_right(covered.starts, timestamp) - 1  # last interval starting <= ts
+    return slot >= 0 and timestamp <= covered.ends[slot]
 
 
 def mask_compacted(events: Sequence[Event], agent_name: str) -> list[Event]:
@@ -154,7 +167,7 @@ def mask_compacted(events: Sequence[Event], agent_name: str) -> list[Event]:
     survivors = surviving_summary_positions(events)
     if not survivors:  # no summary at all: every summary event survives or is contained
         return list(events)
-    starts, ends = coverage([summary_range(events[p]) for p in survivors])
+    covered = coverage([summary_range(events[p]) for p in survivors])
     # Summaries first, then raw events, as ADK lists them before sorting: the
     # keys are a total order except for a NaN end, which the stable sort then
     # leaves where this initial order put it.
@@ -163,7 +176,7 @@ def mask_compacted(events: Sequence[Event], agent_name: str) -> list[Event]:
         shown = materialize_summary(events[position], agent_name)
         items.append((shown.timestamp, position, shown))
     for position, event in enumerate(events):
-        if not is_summary(event) and not is_covered(event.timestamp, starts, ends):
+        if not is_summary(event) and not is_covered(event.timestamp, covered):
             items.append((event.timestamp, position, event))
     items.sort(key=lambda item: (item[0], item[1]))
     return [event for _, _, event in items]

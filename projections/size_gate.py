@@ -192,7 +192,7 @@ def _removable(
     live: Sequence[Event], survivors: list[int], start: float, end: float, sizes: EventSizes
 ) -> int:
     ranges = [summary_range(live[position]) for position in survivors]
-    starts, ends = coverage(ranges)
+    covered = coverage(ranges)
     total = -WEIGHTLESS_SUMMARY_SIZE
     for position, (first, last) in zip(survivors, ranges, strict=True):
         if start <= first and last <= end:
@@ -202,7 +202,7 @@ def _removable(
         if (
             start <= timestamp <= end
             and not is_summary(event)
-            and not is_covered(timestamp, starts, ends)
+            and not is_covered(timestamp, covered)
         ):
             total += sizes(event)
     return total

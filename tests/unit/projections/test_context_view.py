@@ -32,7 +32,7 @@ def _coverage(ranges: list[tuple[float, float]]) -> tuple[tuple[float, float], .
         for number, (start, end) in enumerate(ranges)
     ]
     view = rebuild_view(ContentsRequest(), logged(summaries, range(len(summaries))))
-    return view.coverage
+    return tuple(zip(view.coverage.starts, view.coverage.ends, strict=True))
 
 
 def test_touching_ranges_merge_and_an_inverted_one_covers_nothing() -> None:

@@ -2,12 +2,16 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from projections.masking import (
     coverage,
+    is_covered,
     is_summary,
     latest_summary,
     latest_summary_end,
     mask_compacted,
+    summary_range,
     surviving_summary_positions,
 )
 from tests.support.events import ids, summary_event, text_event
@@ -138,4 +142,24 @@ def test_without_summaries_stream_order_is_kept() -> None:
 
 
 def test_coverage_merges_touching_ranges_and_drops_inverted_ones() -> None:
-    assert coverage([(3.0, 5.0), (1.0, 3.0), (7.0, 6.0), (8.0, 9.0)]) == ([1.0, 8.0], [5.0, 9.0])
+    covered = coverage([(3.0, 5.0), (1.0, 3.0), (7.0, 6.0), (8.0, 9.0)])
+    assert (covered.starts, covered.ends) == ((1.0, 8.0), (5.0, 9.0))
+
+
+def test_the_bounds_of_each_interval_are_covered_and_the_gaps_are_not() -> None:
+    covered = coverage([(1.0, 5.0), (8.0, 9.0)])
+    assert [is_covered(t, covered) for t in (0.5, 1.0, 5.0, 6.0, 8.0, 9.0, 9.5)] == [
+        False,
+        True,
+        True,
+        False,
+        True,
+        True,
+        False,
+    ]
+    assert not is_covered(3.0, coverage([]))
+
+
+def test_the_range_of_an_event_that_is_no_summary_is_refused() -> None:
+    with pytest.raises(ValueError, match="'q1' is not a summary event"):
+        summary_range(text_event("q1", "i1", 1.0))
