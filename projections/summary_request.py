@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from schemas.compaction_request import CompactionRequest
+from schemas.envelope import Envelope
 from schemas.event import Event
+from schemas.log_text import shown
 
 METADATA_NAMESPACE: Final = "ctxstream"
 REQUEST_ID_KEY: Final = "compaction_request_id"
@@ -100,4 +103,50 @@ def refusal_event(request_id: str, reason: str, *, event_id: str, timestamp: flo
                 REFUSAL_REASON_KEY: reason[:MAX_REFUSAL_REASON_CHARS],
             }
         },
+    )
+
+
+#: Prefix of a refusal envelope's idempotency key.
+REFUSAL_IDEMPOTENCY_PREFIX: Final = "refused:"
+
+
+def refusal_envelope(
+    request: CompactionRequest,
+    reason: str,
+    *,
+    producer_id: str,
+    event_id: str,
+    timestamp: float,
+) -> Envelope:
+    """The envelope of the event that refuses `request` for `reason`.
+
+    Written by whoever gives up on a request: the summarizer (a valid request
+    it cannot summarize for good) and the projector (a request no summary
+    answered after its last attempt). It is an event of the request's own
+    session, keyed by it, which the projector folds to stop waiting and decide
+    again over a new window.
+
+    Example: request ``r1`` of ``acme/app/u/s`` refused with ``"HTTP 400"``
+    -> an event authored ``"ctxstream"`` without content whose
+    ``custom_metadata.ctxstream`` is ``{"compaction_refused": "r1", "reason":
+    "HTTP 400"}``, in an envelope of ``acme/app/u/s`` keyed ``refused:r1``.
+
+    Args:
+        request: The request given up on (validated: its tenant owns its session).
+        reason: Why; escaped to one line and cut to the event's limit.
+        producer_id: Who appends it.
+        event_id: Fresh event id.
+        timestamp: Creation time, ADK float seconds.
+
+    Raises:
+        ValueError: The request cannot key an envelope (it was not validated).
+    """
+    # shown() adds "..." after a cut: keep the result within the event's limit.
+    kept = shown(reason, MAX_REFUSAL_REASON_CHARS - 3) or "no reason given"
+    return Envelope(
+        tenant=request.tenant,
+        session_key=request.session_key,
+        producer_id=producer_id,
+        idempotency_key=f"{REFUSAL_IDEMPOTENCY_PREFIX}{request.request_id}",
+        event=refusal_event(request.request_id, kept, event_id=event_id, timestamp=timestamp),
     )

@@ -53,9 +53,8 @@ from typing import Any, Final
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 
-from schemas.codec import decode_compaction_request, encode
+from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
-from schemas.log_text import shown
 from schemas.partitioning import session_partition
 from streams.native_web import serving
 from streams.partition_store import MemoryPartitionStore, PartitionStore, RocksPartitionStore
@@ -70,7 +69,7 @@ from streams.project_batch import (
 )
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
-from streams.request_refusal import refusal_envelope
+from streams.request_records import log_emission, stored_request, timed_out_refusal
 from streams.session_table import position_key, session_of_request_key
 from streams.state_changelog import Restored, changelog_topic, ensure_changelog, restore
 from streams.topics import partition_count
@@ -321,15 +320,7 @@ class NativeProjector:
     async def _send_request(
         self, open_transaction: Transaction, request: CompactionRequest, kind: str
     ) -> None:
-        logger.info(
-            "compaction request session=%s trigger=%s offsets=%d..%d request=%s attempt=%d",
-            shown(request.session_key),
-            request.trigger,
-            request.start_offset,
-            request.end_offset,
-            request.request_id,
-            request.attempt,
-        )
+        log_emission(request)
         await open_transaction.send(
             self._requests, key=request.session_key.encode(), value=encode(request)
         )
@@ -358,7 +349,7 @@ class NativeProjector:
                 for retry in retries.get(partition, []):
                     await self._send_request(open_transaction, retry, "retry")
                 for request in refusals.get(partition, []):
-                    envelope = refusal_envelope(
+                    envelope = timed_out_refusal(
                         request,
                         app_id=settings.app_id,
                         timeout_s=settings.compaction_request_timeout_s,
@@ -440,16 +431,9 @@ class NativeProjector:
             value = owned.store.get(key)
             if session_key is None or value is None:
                 continue
-            try:
-                request = decode_compaction_request(value)
-            except Exception as exc:  # noqa: BLE001 - one stored value never stops the worker
-                logger.error(  # noqa: TRY400 - the message says it; no traceback
-                    "stored request of session=%s does not decode: %s",
-                    shown(session_key),
-                    shown(str(exc)),
-                )
-                continue
-            self.pending.learned(request, owned.partition, now)
+            request = stored_request(session_key, value)
+            if request is not None:
+                self.pending.learned(request, owned.partition, now)
 
     async def _release(self, partitions: set[int]) -> None:
         """Forget partitions no longer owned: producers stopped, stores closed, sessions dropped."""

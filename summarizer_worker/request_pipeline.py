@@ -16,7 +16,7 @@ to the room its envelope leaves. Failures are sorted by whether a retry helps:
   in (:mod:`summarizer_worker.request_stage`), whatever it raised: a dead
   letter with the step and the reason, and, when the request names its
   session legitimately, a refusal event in that session
-  (:mod:`summarizer_worker.request_refusal`) so the projector stops waiting.
+  (:func:`projections.summary_request.refusal_envelope`) so the projector stops waiting.
 
 A request waiting for its retry holds no read/summarize slot, so other
 sessions' requests go on meanwhile. Only a Kafka error of the readers (the
@@ -35,6 +35,7 @@ from typing import Final, assert_never
 from aiokafka.errors import KafkaError, OffsetOutOfRangeError
 from aiokafka.structs import ConsumerRecord
 
+from projections.summary_request import refusal_envelope
 from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import MAX_KEY_BYTES, build_dead_letter
@@ -51,7 +52,6 @@ from summarizer_worker.errors import (
     SummarizerUnavailableError,
 )
 from summarizer_worker.request_outcome import SKIPPED, OutputRecord, RequestOutcome
-from summarizer_worker.request_refusal import refusal_envelope
 from summarizer_worker.request_stage import at_stage, failure_reason
 from summarizer_worker.request_status import Answered, Summarize, Superseded, request_status
 from summarizer_worker.request_validity import request_problem

@@ -64,7 +64,7 @@ import faust
 from aiokafka.errors import KafkaError
 from faust.types import TP
 
-from schemas.codec import decode_compaction_request, encode
+from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
 from schemas.kafka_settings import TopicRole
 from schemas.log_text import shown
@@ -94,7 +94,7 @@ from streams.project_batch import (
 )
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
-from streams.request_refusal import refusal_envelope
+from streams.request_records import log_emission, stored_request, timed_out_refusal
 from streams.session_table import position_key, session_of_request_key
 
 logger = logging.getLogger(__name__)
@@ -397,15 +397,7 @@ class ProjectorShell:
         return sent
 
     async def _send_request(self, request: CompactionRequest, kind: str) -> Any:
-        logger.info(
-            "compaction request session=%s trigger=%s offsets=%d..%d request=%s attempt=%d",
-            shown(request.session_key),
-            request.trigger,
-            request.start_offset,
-            request.end_offset,
-            request.request_id,
-            request.attempt,
-        )
+        log_emission(request)
         sent = await self._requests.send(key=request.session_key.encode(), value=encode(request))
         self._metrics.requests_emitted.labels(trigger=request.trigger, kind=kind).inc()
         return sent
@@ -475,7 +467,7 @@ class ProjectorShell:
     async def _send_refusal(self, pending: PendingRequest, now: float) -> Any:
         """Append the refusal of a request no summary answered after its last attempt."""
         request = pending.request
-        envelope = refusal_envelope(
+        envelope = timed_out_refusal(
             request,
             app_id=self._settings.app_id,
             timeout_s=self._settings.compaction_request_timeout_s,
@@ -504,16 +496,9 @@ class ProjectorShell:
             value = self._table.get(key)
             if value is None:
                 continue
-            try:
-                request = decode_compaction_request(value)
-            except Exception as exc:  # noqa: BLE001 - one stored value never stops the timer
-                logger.error(  # noqa: TRY400 - the message says it; no traceback
-                    "stored request of session=%s does not decode: %s",
-                    shown(session_key),
-                    shown(str(exc)),
-                )
-                continue
-            self.pending.learned(request, partition, now)
+            request = stored_request(session_key, value)
+            if request is not None:
+                self.pending.learned(request, partition, now)
 
 
 def projector_app(settings: ProjectorSettings, app_id: str) -> faust.App:

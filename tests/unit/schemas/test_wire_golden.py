@@ -38,7 +38,7 @@ from pydantic import BaseModel
 
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import replay_decisions
-from projections.summary_request import refused_request_id, summary_request_id
+from projections.summary_request import refusal_envelope, refused_request_id, summary_request_id
 from schemas.codec import (
     decode_compaction_request,
     decode_dead_letter,
@@ -54,7 +54,6 @@ from schemas.keys import Offset, SessionKey, TenantId
 from schemas.logged_event import LoggedEvent
 from schemas.projection_snapshot import CompactionBoundary, ProjectionSnapshot, TokenUsage
 from schemas.upcasters import CURRENT_VERSION
-from summarizer_worker.request_refusal import refusal_envelope
 
 GOLDEN: Final = Path(__file__).parent / "golden"
 V1_ENVELOPE: Final = Path(__file__).parents[2] / "fixtures" / "envelope-v1.json"

@@ -8,11 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from projections.summary_request import refused_request_id, summary_request_id
+from projections.summary_request import refusal_envelope, refused_request_id, summary_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.event import UsageMetadata
 from schemas.keys import TenantId
-from summarizer_worker.request_refusal import refusal_envelope
 from summarizer_worker.request_window import request_window
 from summarizer_worker.summarizers import SummaryResult
 from summarizer_worker.summary_envelope import (
