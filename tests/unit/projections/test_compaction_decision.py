@@ -24,6 +24,7 @@ from projections.projection import SessionProjection, apply, live_events, projec
 from projections.summary_request import refusal_event, with_summary_request_id
 from projections.token_count import estimated_prompt_token_count
 from projections.token_threshold import TokenHook
+from schemas.codec import MAX_RECORD_BYTES, encode
 from schemas.compaction_request import MAX_SEED_TEXT_CHARS, compaction_request_id
 from schemas.event import Event
 from schemas.keys import Offset
@@ -31,6 +32,7 @@ from schemas.logged_event import LoggedEvent
 from tests.support.events import (
     SESSION,
     call_event,
+    event,
     logged,
     response_event,
     summary_event,
@@ -341,6 +343,26 @@ def test_a_refused_window_is_never_asked_for_again() -> None:
     assert requests[0].request_id != request.request_id
 
 
+def test_a_window_a_live_summary_already_answers_is_not_asked_for_again() -> None:
+    # inv3's partial chunk completes inv2 and decides inv1..inv2; the chunk is not
+    # stored, so inv3's first stored event completes inv2 again and chooses the same
+    # window. By then a summary naming the request is live (ending at 0.0, which the
+    # sliding window ignores, so inv1 and inv2 stay new): nothing is emitted.
+    chunk = text_event("p3", "inv3", 130.0, "par", author="agent", partial=True)
+    log = _log([*_invocations(2), chunk])
+    _, requests = replay_decisions(SESSION, log, SLIDING)
+    (request,) = requests
+    assert request.event_ids == ("u1", "a1", "u2", "a2")
+    summary = with_summary_request_id(summary_event("s1", 0.0, 0.0, 131.0), request.request_id)
+    question = text_event("u3", "inv3", 132.0, "q3")
+    projection, requests = replay_decisions(
+        SESSION, [*log, *logged([summary, question], [50, 60])], SLIDING
+    )
+    assert requests == [request]
+    assert projection.in_flight is None
+    assert projection.last_offset == 60
+
+
 def test_a_refusal_is_not_a_trigger() -> None:
     log = _log(_invocations(2))
     before = project(SESSION, log)
@@ -382,6 +404,43 @@ def test_a_seed_no_request_can_carry_decides_nothing_instead_of_raising() -> Non
     assert requests == []
     assert projection.in_flight is None
     assert projection.last_offset == 60  # every record folded
+
+
+def _session_seeded_with_data(data_chars: int) -> list[LoggedEvent]:
+    """inv1, its summary holding `data_chars` characters of inline data, inv2 over 100 tokens."""
+    content = {
+        "role": "model",
+        "parts": [
+            {"text": "sum"},
+            {"inlineData": {"mimeType": "image/png", "data": "A" * data_chars}},
+        ],
+    }
+    compaction = {"start_timestamp": 111.0, "end_timestamp": 112.0, "compacted_content": content}
+    summary = event("s1", "user", 113.0, inv="cmp-s1", actions={"compaction": compaction})
+    later = [
+        text_event("u2", "inv2", 120.0, "q2"),
+        text_event(
+            "a2", "inv2", 121.0, "a2", author="agent", usage_metadata={"prompt_token_count": 500}
+        ),
+        text_event("u3", "inv3", 130.0, "q3"),
+    ]
+    return _log([*_invocations(1), summary, *later])
+
+
+def test_a_request_of_exactly_one_record_is_decided_and_one_byte_more_is_not() -> None:
+    # u3 completes inv2 at 500 tokens: the token window [seed, u2]. Each character of the
+    # seed's inline data adds one byte to the encoded request, so the data can be sized
+    # to make the request exactly MAX_RECORD_BYTES.
+    _, requests = replay_decisions(SESSION, _session_seeded_with_data(4), TOKEN)
+    (small,) = requests
+    assert small.event_ids == ("u2",)
+    fill = 4 + MAX_RECORD_BYTES - len(encode(small))
+    _, requests = replay_decisions(SESSION, _session_seeded_with_data(fill), TOKEN)
+    (at_limit,) = requests
+    assert at_limit.event_ids == ("u2",)
+    assert len(encode(at_limit)) == MAX_RECORD_BYTES
+    _, requests = replay_decisions(SESSION, _session_seeded_with_data(fill + 1), TOKEN)
+    assert requests == []
 
 
 # -- what a fold remembers: the gate memo only after a selection found nothing ------------
@@ -591,6 +650,39 @@ def test_another_record_at_the_last_offset_decides_nothing() -> None:
     before = project(SESSION, log[:4])
     again = logged([log[4].envelope.event], [log[3].offset])[0]
     assert decide_compaction(before, apply(before, again), again, SLIDING) is None
+
+
+def test_an_armed_sliding_hook_the_memo_answers_under_the_token_count_selects_nothing() -> None:
+    # Both triggers, S [100, 101] of 338 characters. u2 completes inv1 with no count since
+    # S: the hook selects (the estimate, 300 // 4 = 75, is below 100) and finds nothing.
+    # The token window passes the gate, so it gets no bound; the sliding bound: floor 103
+    # (u2), budget 338 - (39 - 27) = 326, spent by a2 (40), u3 (39) and a3 (40): 207. a2
+    # and a3 report 50 tokens, below 100. u4 completes inv3, two new invocations: the
+    # hook is armed, yet the count is below the threshold and the bound holds, so nothing
+    # is selected. u4 is stamped 102.5, below the floor: the bound goes, nothing is left.
+    config = CompactionConfig(
+        compaction_interval=2, overlap_size=0, token_threshold=100, event_retention_size=0
+    )
+    usage = {"usage_metadata": {"prompt_token_count": 50}}
+    events = [
+        text_event("u1", "inv1", 100.0, "q1"),
+        text_event("a1", "inv1", 101.0, "a1", author="agent"),
+        summary_event("s", 100.0, 101.0, 102.0, "p" * 300),
+        text_event("u2", "inv2", 103.0, "q2"),
+        text_event("a2", "inv2", 104.0, "a2", author="agent", **usage),
+        text_event("u3", "inv3", 105.0, "q3"),
+        text_event("a3", "inv3", 106.0, "a3", author="agent", **usage),
+        text_event("u4", "inv4", 102.5, "q4"),
+    ]
+    log = _log(events)
+    before, requests = replay_decisions(SESSION, log[:-1], config)
+    assert requests == []
+    assert before.gate_memo == GateMemo(None, GateBound(103.0, 207), 0)
+    assert before.invocations.since_compaction == 2
+    assert before.tokens.last_prompt_tokens == 50
+    folded = step(before, log[-1], config)
+    assert folded.request is None
+    assert folded.projection.gate_memo is None
 
 
 def test_a_partial_chunk_that_completes_an_invocation_leaves_the_memo_of_its_selection() -> None:

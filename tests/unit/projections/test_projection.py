@@ -172,6 +172,24 @@ def test_a_later_rewind_can_bring_back_what_an_earlier_one_annulled() -> None:
     assert _texts(projection) == ["x"]
 
 
+def test_a_rewind_keeps_the_summaries_before_it_and_recounts_the_last_prompt_tokens() -> None:
+    log = _log(
+        text_event("e1", "i1", 100),
+        text_event("e2", "i1", 101, author="agent"),
+        _summary("s1", 100, 101, 102, "r1"),
+        text_event("e3", "i2", 103, author="agent", usage_metadata={"prompt_token_count": 70}),
+        text_event("e4", "i3", 104, author="agent", usage_metadata={"prompt_token_count": 90}),
+        rewind_event("rw", "i3", 105),
+    )
+    projection = project(SESSION, log)
+    assert [e.id for e in live_events(projection)] == ["e1", "e2", "s1", "e3"]
+    boundary = projection.summaries.boundary
+    assert boundary is not None
+    assert boundary.envelope.event.id == "s1"
+    assert dict(projection.summaries.request_ids) == {"r1": 30}
+    assert projection.tokens.last_prompt_tokens == 70
+
+
 def test_rewind_to_an_unknown_invocation_only_records_itself() -> None:
     log = _log(text_event("a1", "a", 100), rewind_event("rw", "nope", 101))
     before = project(SESSION, log[:1])

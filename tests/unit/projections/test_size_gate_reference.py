@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from projections.size_gate import content_json_size, event_json_size, is_worth_compacting
 from schemas.event import Content, Part
 from tests.support.events import (
@@ -123,4 +125,53 @@ def test_content_size_renames_unmodelled_genai_fields_but_not_payload_keys() -> 
             {"function_call": {"name": "f", "args": {"someKey": 1.5}}},
         ],
     }
+    assert content_json_size(content) == _compact_json_length(expected)
+
+
+@pytest.mark.parametrize(
+    ("wire", "snake"),
+    [
+        ("executableCode", "executable_code"),
+        ("codeExecutionResult", "code_execution_result"),
+        ("toolCall", "tool_call"),
+        ("toolResponse", "tool_response"),
+    ],
+)
+def test_content_size_renames_the_keys_of_a_genai_object_alone_in_its_part(
+    wire: str, snake: str
+) -> None:
+    # The object is kept as it arrived (camelCase keys); genai dumps its keys in snake_case.
+    content = Content.model_validate(
+        {"role": "model", "parts": [{wire: {"newerField": {"innerKey": 1}}}]}
+    )
+    expected = {"role": "model", "parts": [{snake: {"newer_field": {"inner_key": 1}}}]}
+    assert content_json_size(content) == _compact_json_length(expected)
+
+
+@pytest.mark.parametrize(
+    ("part", "expected_part"),
+    [
+        (
+            {"functionCall": {"name": "f", "args": {}, "willContinue": True}},
+            {"function_call": {"name": "f", "args": {}, "will_continue": True}},
+        ),
+        (
+            {"functionResponse": {"name": "f", "response": {}, "willContinue": True}},
+            {"function_response": {"name": "f", "response": {}, "will_continue": True}},
+        ),
+        (
+            {"inlineData": {"mimeType": "image/png", "data": "aGk=", "newerField": 1}},
+            {"inline_data": {"mime_type": "image/png", "data": "aGk=", "newer_field": 1}},
+        ),
+        (
+            {"fileData": {"fileUri": "gs://b/f", "newerField": 1}},
+            {"file_data": {"file_uri": "gs://b/f", "newer_field": 1}},
+        ),
+    ],
+)
+def test_content_size_renames_an_unmodelled_field_of_a_call_response_or_media(
+    part: dict[str, Any], expected_part: dict[str, Any]
+) -> None:
+    content = Content.model_validate({"role": "model", "parts": [part]})
+    expected = {"role": "model", "parts": [expected_part]}
     assert content_json_size(content) == _compact_json_length(expected)

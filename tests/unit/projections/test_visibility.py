@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from projections.contents import ContentsRequest
-from projections.visibility import is_included, is_on_visible_branch, is_tool_progress
+from projections.visibility import (
+    is_included,
+    is_on_visible_branch,
+    is_tool_progress,
+    is_workflow_user_input,
+)
 from tests.support.contents import texts
 from tests.support.events import call, event, resp, text, thought
 
@@ -100,6 +107,15 @@ def test_workflow_user_input_for_a_node_is_dropped() -> None:
     assert not is_included(events[0], request, frozenset())
     assert is_included(events[1], request, frozenset())
     assert is_included(events[2], request, frozenset())  # carries a function response
+
+
+@pytest.mark.parametrize("path", ["wf@1/node@2", "node", "XXXX"])
+def test_outside_a_workflow_user_input_at_any_node_path_is_workflow_input(path: str) -> None:
+    # The current node path defaults to "": every non-empty path is another node's.
+    addressed = event("e1", "user", 100, [text("for node")], nodeInfo={"path": path})
+    assert is_workflow_user_input(addressed)
+    assert not is_workflow_user_input(event("e2", "user", 101, [text("plain")]))
+    assert not is_workflow_user_input(addressed, node_path=path)
 
 
 def test_tool_progress_hidden_even_without_current_branch() -> None:
