@@ -22,6 +22,7 @@ async def test_the_benchmark_reports_restore_time_and_state_per_size(
     results = figures["results"]
     assert [result["events"] for result in results] == list(SIZES)
     for result in results:
+        assert result["dead_letters"] == 0
         assert result["changelog_s"] > 0
         assert result["first_fold_s"] > 0
         assert result["restore_s"] == pytest.approx(
