@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from projections.projection import empty_projection
 from schemas.codec import decode_envelope_sized, encode
-from schemas.keys import SessionKey
+from schemas.keys import Offset, SessionKey
 from streams.project_batch import (
     BatchOutcome,
     BatchProjector,
+    CachedSession,
     SessionCache,
     SourceRecord,
+    TableWrite,
     rebuild_session,
 )
 from streams.projector_settings import ProjectorSettings
-from streams.session_table import chunk_key, decode_chunk, decode_header, header_key, request_key
+from streams.session_table import (
+    SessionHeader,
+    chunk_key,
+    decode_chunk,
+    decode_header,
+    encode_header,
+    header_key,
+    request_key,
+)
+from tests.support.events import answer_envelope
 from tests.support.kafka import scripted_sessions
 
 SETTINGS = ProjectorSettings(compaction={"compaction_interval": 2, "overlap_size": 0})
@@ -130,3 +142,140 @@ def test_the_session_being_folded_stays_even_beyond_the_bound() -> None:
     table.apply(projector.project(_records(1, 3, 0), table.read))
     assert len(cache) == 1
     assert cache.get((0, KEY)) is not None
+
+
+# --- the session cache on its own ------------------------------------------------------
+
+
+def _cached(partition: int, size: int) -> CachedSession:
+    key = SessionKey(f"tenant0/support/u{partition}/s{size}")
+    projection = empty_projection(key, SETTINGS.view_request_for(key))
+    return CachedSession(projection, partition, 0, 0, None, SETTINGS.compaction_for(key), size)
+
+
+def _id(session: CachedSession) -> tuple[int, SessionKey]:
+    return (session.partition, session.projection.session_key)
+
+
+def test_revoking_partitions_drops_their_sessions_and_keeps_the_others() -> None:
+    cache = SessionCache(1 << 30)
+    a, b, c, d = _cached(0, 10), _cached(1, 20), _cached(2, 40), _cached(1, 80)
+    for session in (a, b, c, d):
+        cache.put(_id(session), session)
+    assert (len(cache), cache.bytes) == (4, 150)
+    cache.revoked({1})
+    assert (len(cache), cache.bytes) == (2, 50)  # a and c: 10 + 40
+    assert cache.get(_id(b)) is None
+    assert cache.get(_id(d)) is None
+    assert cache.get(_id(a)) is a
+    assert cache.get(_id(c)) is c
+    cache.revoked({3})  # owns no cached session: nothing changes
+    assert (len(cache), cache.bytes) == (2, 50)
+    cache.revoked({0, 2})
+    assert (len(cache), cache.bytes) == (0, 0)
+
+
+def test_putting_a_cached_session_again_replaces_it_and_its_bytes() -> None:
+    cache = SessionCache(1 << 30)
+    first, other = _cached(0, 100), _cached(1, 7)
+    cache.put(_id(first), first)
+    cache.put(_id(other), other)
+    again = _cached(0, 100)
+    again.size = 30
+    cache.put(_id(first), again)
+    assert (len(cache), cache.bytes) == (2, 37)
+    assert cache.get(_id(first)) is again
+
+
+def test_a_cache_exactly_at_its_bound_drops_nothing() -> None:
+    cache = SessionCache(100)
+    a, b = _cached(0, 60), _cached(1, 40)
+    cache.put(_id(a), a)
+    cache.put(_id(b), b)
+    cache.evict()
+    assert (len(cache), cache.bytes) == (2, 100)
+    c = _cached(2, 1)
+    cache.put(_id(c), c)
+    cache.evict()  # 101 bytes: the least recently used (a, 60) goes
+    assert (len(cache), cache.bytes) == (2, 41)
+    assert cache.get(_id(a)) is None
+
+
+def test_evicting_around_the_kept_least_recently_used_session_drops_the_next_one() -> None:
+    cache = SessionCache(60)
+    kept, other = _cached(0, 50), _cached(1, 50)
+    cache.put(_id(kept), kept)
+    cache.put(_id(other), other)
+    cache.evict(keep=_id(kept))
+    assert (len(cache), cache.bytes) == (1, 50)
+    assert cache.get(_id(kept)) is kept
+    assert cache.get(_id(other)) is None
+
+
+# --- a rebuilt session, and the entries a redelivery writes again -------------------------
+
+
+def test_a_rebuilt_session_whose_stored_request_was_answered_deletes_the_request_key() -> None:
+    table = Table()
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
+    decided = projector.project(_records(1, 3, 0), table.read)
+    table.apply(decided)
+    [(request, _)] = decided.requests
+    stale = table.values[request_key(KEY)]
+    summary = SourceRecord(
+        "events", 0, 12, KEY.encode(), encode(answer_envelope(request, 1, 2_000.0))
+    )
+    table.apply(projector.project([summary], table.read))
+    # The delete of the answered request's key was lost (say, with a crash): it is back.
+    table.values[request_key(KEY)] = stale
+    chunk = table.values[chunk_key(KEY, 1)]
+    cache = SessionCache(1 << 30)
+    fresh = BatchProjector(SETTINGS, cache, partitions=1)
+    outcome = fresh.project([summary], table.read)  # redelivered to a worker that rebuilds
+    assert outcome.writes == [
+        TableWrite(0, request_key(KEY), None),
+        TableWrite(0, chunk_key(KEY, 1), chunk),
+        TableWrite(0, header_key(KEY), encode_header(SessionHeader(Offset(12), 2, 13))),
+    ]
+    assert (outcome.redelivered, outcome.applied, outcome.dead_letters) == (1, 0, [])
+    assert outcome.learned == []
+    rebuilt = cache.get((0, KEY))
+    assert rebuilt is not None
+    assert rebuilt.request is None
+    assert rebuilt.projection.in_flight is None
+
+
+def _two_chunks() -> tuple[BatchProjector, Table]:
+    """KEY stored in two chunks (offsets 0-11 and 12-19), its request of the first in flight."""
+    table = Table()
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
+    for batch in (_records(1, 3, 0), _records(4, 2, 12)):
+        table.apply(projector.project(batch, table.read))
+    header = decode_header(table.values[header_key(KEY)])
+    assert (header.last_offset, header.chunks, header.events) == (19, 2, 20)
+    return projector, table
+
+
+def test_a_redelivery_from_the_first_chunk_writes_every_chunk_the_request_and_the_header() -> None:
+    projector, table = _two_chunks()
+    stored = dict(table.values)
+    outcome = projector.project(_records(1, 3, 0)[8:], table.read)  # offsets 8 to 11
+    assert outcome.redelivered == 4
+    assert outcome.writes == [
+        TableWrite(0, chunk_key(KEY, 0), stored[chunk_key(KEY, 0)]),
+        TableWrite(0, chunk_key(KEY, 1), stored[chunk_key(KEY, 1)]),
+        TableWrite(0, request_key(KEY), stored[request_key(KEY)]),
+        TableWrite(0, header_key(KEY), encode_header(SessionHeader(Offset(19), 2, 20))),
+    ]
+
+
+def test_a_redelivery_from_a_chunks_first_offset_writes_that_chunk_and_no_earlier_one() -> None:
+    projector, table = _two_chunks()
+    stored = dict(table.values)
+    outcome = projector.project(_records(4, 2, 12)[:1], table.read)  # offset 12: chunk 1's first
+    assert outcome.redelivered == 1
+    assert outcome.writes == [
+        TableWrite(0, chunk_key(KEY, 1), stored[chunk_key(KEY, 1)]),
+        TableWrite(0, request_key(KEY), stored[request_key(KEY)]),
+        TableWrite(0, header_key(KEY), encode_header(SessionHeader(Offset(19), 2, 20))),
+    ]

@@ -16,11 +16,14 @@ be assembled); the cases here are the ones it leaves out: a record without a
 key or under another session's key, a codec that raises something else than
 a DecodeError, an unencodable request decided from a seed, a stored chunk or
 request that no longer decodes, a chunk missing when a redelivery rewrites
-it, and a snapshot that cannot be encoded.
+it, and a snapshot that cannot be encoded. Some tests also pin exact reasons (and the
+WARNING line a dead letter logs), and what a refusal or a quarantine leaves behind: a refused
+record redelivered, a quarantine that lasts until its partition is revoked, the cache it empties.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any, Final
@@ -43,6 +46,8 @@ from streams.project_batch import (
     BatchProjector,
     SessionCache,
     SourceRecord,
+    TableWrite,
+    decode_record,
 )
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import (
@@ -51,6 +56,7 @@ from streams.session_table import (
     chunk_key,
     decode_header,
     encode_chunk,
+    encode_header,
     header_key,
     request_key,
 )
@@ -173,6 +179,35 @@ def _merged(*streams: list[SourceRecord]) -> list[SourceRecord]:
 # --- decode --------------------------------------------------------------------------
 
 
+def test_decode_a_record_without_a_key_names_the_stage_and_reason_and_logs_the_letter(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="streams.project_batch")
+    keyless = SourceRecord(TOPIC, 1, 7, None, b'{"x":1}')
+    outcome = _project([keyless])
+    [letter] = outcome.dead_letters
+    assert (letter.stage, letter.reason) == ("decode", "record has no key (the session key)")
+    assert (letter.source_topic, letter.source_partition, letter.source_offset) == ("events", 1, 7)
+    assert (letter.original_key, letter.original_value) == (None, b'{"x":1}')
+    # Operators grep this line: it names the record and why it was refused.
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            "dead letter topic=events partition=1 offset=7 stage=decode "
+            "reason=record has no key (the session key)",
+        )
+    ]
+    assert outcome.writes == []
+
+
+def test_decode_record_refuses_a_record_without_a_key() -> None:
+    letter = decode_record(SourceRecord(TOPIC, 3, 41, None, b"{}"))
+    assert isinstance(letter, DeadLetter)
+    assert (letter.stage, letter.reason) == ("decode", "record has no key (the session key)")
+    assert (letter.source_topic, letter.source_partition, letter.source_offset) == ("events", 3, 41)
+    assert (letter.original_key, letter.original_value, letter.truncated) == (None, b"{}", False)
+
+
 def test_decode_a_record_without_a_key() -> None:
     log = Log()
     victim, other = _interleaved(log, 2)
@@ -260,7 +295,72 @@ def test_fold_a_record_whose_step_raises(monkeypatch: pytest.MonkeyPatch) -> Non
     assert outcome.applied == 7
 
 
+def test_fold_a_failure_with_a_long_message_keeps_its_first_500_characters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    log = Log()
+    victim = [log.turn(VICTIM) for _ in range(3)]
+    real = compaction_decision.step
+
+    def step(projection: Any, record: Any, config: CompactionConfig) -> Any:
+        if record.envelope.event.id == "victim-1":
+            raise ValueError("v" * 1_000)
+        return real(projection, record, config)
+
+    monkeypatch.setattr(project_batch, "step", step)
+    [letter] = _project(victim).dead_letters
+    assert (letter.stage, letter.source_offset) == ("fold", victim[1].offset)
+    assert letter.reason == "ValueError: " + "v" * 500 + "..."
+    assert letter.truncated is False  # the cut is the reason's own, not the letter's
+
+
 # --- encode --------------------------------------------------------------------------
+
+
+def _deciding(
+    monkeypatch: pytest.MonkeyPatch, request_bytes: int
+) -> tuple[BatchOutcome, list[SourceRecord]]:
+    """Two invocations of the victim, the second's first event deciding a request over the
+    first, whose encoding is made `request_bytes` long."""
+    settings = SETTINGS.model_copy(
+        update={"compaction": CompactionConfig(compaction_interval=1, overlap_size=0)}
+    )
+    log = Log()
+    victim = [log.turn(VICTIM, invocationId=f"inv{n}") for n in range(2)]
+    real = encode
+
+    def encode_request(record: Any) -> bytes:
+        if isinstance(record, CompactionRequest):
+            return b"x" * request_bytes
+        return real(record)
+
+    monkeypatch.setattr(project_batch, "encode", encode_request)
+    projector = BatchProjector(settings, SessionCache(1 << 30), partitions=PARTITIONS)
+    return _project(victim, projector=projector), victim
+
+
+def test_encode_a_request_of_exactly_the_record_limit_is_decided(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    outcome, victim = _deciding(monkeypatch, 1_000_000)
+    assert outcome.dead_letters == []
+    assert [request.decided_at_offset for request, _ in outcome.requests] == [victim[1].offset]
+    partition = victim[0].partition
+    assert TableWrite(partition, request_key(VICTIM), b"x" * 1_000_000) in outcome.writes
+
+
+def test_encode_a_request_over_the_record_limit_refuses_its_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    outcome, victim = _deciding(monkeypatch, 1_000_001)
+    [letter] = outcome.dead_letters
+    assert (letter.stage, letter.source_offset) == ("encode", victim[1].offset)
+    assert letter.reason == (
+        "ValueError: the compaction request it decides takes 1000001 bytes, "
+        "over the record limit of 1000000"
+    )
+    assert outcome.requests == []
+    assert _headers(outcome)[VICTIM].last_offset == victim[0].offset
 
 
 def _summary_with_inline_data(session: SessionKey, data_chars: int) -> dict[str, Any]:
@@ -377,6 +477,48 @@ def test_session_size_the_record_that_takes_its_session_over_the_limit() -> None
     assert _headers(after)[VICTIM].last_offset == later.offset > big.offset
 
 
+def test_session_size_reason_counts_the_stored_the_batchs_and_the_records_bytes() -> None:
+    log = Log()
+    small = [log.turn(VICTIM) for _ in range(3)]
+    big = log.turn(VICTIM, content={"role": "user", "parts": [{"text": "x" * 50_000}]})
+    sizes = [decode_envelope_sized(r.value)[1] for r in [*small, big]]
+    limit = sum(sizes[:3]) + 10_000
+    settings = SETTINGS.model_copy(update={"session_max_bytes": limit})
+    projector = BatchProjector(settings, SessionCache(1 << 30), partitions=PARTITIONS)
+    table: Table = {}
+    assert _project(small[:2], table, projector).dead_letters == []
+    # Stored: the first two records; this batch: the third, then the big one.
+    [letter] = _project([small[2], big], table, projector).dead_letters
+    assert (letter.stage, letter.source_offset) == ("session-size", big.offset)
+    assert letter.reason == (
+        f"session {VICTIM} would hold about {sizes[0] + sizes[1] + sizes[2] + sizes[3]} "
+        f"bytes in memory with this record, over session_max_bytes={limit}"
+    )
+
+
+def test_session_size_a_refused_record_redelivered_rewrites_every_stored_chunk() -> None:
+    # The session's first record was refused: its offset is below the first stored chunk's.
+    log = Log()
+    big = log.turn(VICTIM, content={"role": "user", "parts": [{"text": "x" * 50_000}]})
+    small = [log.turn(VICTIM), log.turn(VICTIM)]
+    settings = SETTINGS.model_copy(update={"session_max_bytes": 20_000})  # two small ones fit
+    projector = BatchProjector(settings, SessionCache(1 << 30), partitions=PARTITIONS)
+    table: Table = {}
+    first = _project([big, *small], table, projector)
+    assert [(letter.stage, letter.source_offset) for letter in first.dead_letters] == [
+        ("session-size", big.offset)
+    ]
+    partition = big.partition
+    chunk = table[(partition, chunk_key(VICTIM, 0))]
+    again = _project([big, small[0]], table, projector)
+    assert (again.dead_letters, again.redelivered, again.applied) == ([], 2, 0)
+    header = SessionHeader(Offset(small[-1].offset), 1, 2)
+    assert again.writes == [
+        TableWrite(partition, chunk_key(VICTIM, 0), chunk),
+        TableWrite(partition, header_key(VICTIM), encode_header(header)),
+    ]
+
+
 # --- rebuild -------------------------------------------------------------------------
 
 
@@ -460,3 +602,63 @@ def test_snapshot_that_cannot_be_encoded(monkeypatch: pytest.MonkeyPatch) -> Non
     # The session itself moved on: only its snapshot is missing.
     assert _headers(outcome)[VICTIM].last_offset == victim[-1].offset
     assert _headers(outcome)[OTHER].last_offset == other[-1].offset
+
+
+def test_rebuild_a_quarantined_session_stays_so_until_its_partition_is_revoked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="streams.project_batch")
+    log = Log()
+    table: Table = {}
+    victim = [log.turn(VICTIM), log.turn(VICTIM)]
+    _project(victim, table)
+    partition = victim[0].partition
+    chunk = table.pop((partition, chunk_key(VICTIM, 0)))
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=PARTITIONS)
+    first = log.turn(VICTIM)
+    caplog.clear()
+    outcome = _project([first], table, projector)
+    reason = f"session {VICTIM} quarantined: LookupError: session {VICTIM}: chunk 0 of 1 is missing"
+    assert [
+        (letter.stage, letter.source_offset, letter.reason) for letter in outcome.dead_letters
+    ] == [("rebuild", first.offset, reason)]
+    assert projector.quarantined == {(partition, VICTIM): reason}
+    errors = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [("ERROR", reason)]
+    # The chunk is back, but the session stays quarantined while the worker owns it.
+    table[(partition, chunk_key(VICTIM, 0))] = chunk
+    second = log.turn(VICTIM)
+    outcome = _project([second], table, projector)
+    assert [
+        (letter.stage, letter.source_offset, letter.reason) for letter in outcome.dead_letters
+    ] == [("rebuild", second.offset, reason)]
+    assert (outcome.writes, outcome.applied) == ([], 0)
+    assert projector.quarantined == {(partition, VICTIM): reason}
+    projector.revoked({partition})
+    assert projector.quarantined == {}
+    third = log.turn(VICTIM)
+    outcome = _project([third], table, projector)
+    assert (outcome.dead_letters, outcome.applied) == ([], 1)
+    header = _headers(outcome)[VICTIM]
+    assert (header.last_offset, header.chunks, header.events) == (third.offset, 2, 3)
+
+
+def test_rebuild_a_cached_session_quarantined_at_a_redelivery_leaves_the_cache() -> None:
+    log = Log()
+    table: Table = {}
+    cache = SessionCache(1 << 30)
+    projector = BatchProjector(SETTINGS, cache, partitions=PARTITIONS)
+    victim, other = _interleaved(log, 2)
+    _project(_merged(victim, other), table, projector)
+    partition = victim[0].partition
+    del table[(partition, chunk_key(VICTIM, 0))]
+    other_later = log.turn(OTHER)
+    outcome = _project([victim[1], other_later], table, projector)
+    reason = f"session {VICTIM} quarantined: LookupError: session {VICTIM}: chunk 0 is missing"
+    assert [
+        (letter.stage, letter.source_offset, letter.reason) for letter in outcome.dead_letters
+    ] == [("rebuild", victim[1].offset, reason)]
+    assert projector.quarantined == {(partition, VICTIM): reason}
+    assert cache.get((partition, VICTIM)) is None
+    other_bytes = sum(decode_envelope_sized(r.value)[1] for r in [*other, other_later])
+    assert (len(cache), cache.bytes) == (1, other_bytes)
