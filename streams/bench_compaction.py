@@ -49,7 +49,6 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from projections.summary_request import summary_request_id
 from schemas.codec import decode_compaction_request, decode_envelope, decode_projection_snapshot
@@ -69,7 +68,7 @@ from streams.bench_compaction_figures import (
 )
 from streams.bench_ingest import workload
 from streams.topic_follower import follow
-from streams.topics import create_topics
+from streams.topics import create_topics, delete_topics_of
 from streams.worker_processes import (
     PROJECTOR,
     SUMMARIZER,
@@ -171,7 +170,7 @@ async def run_compaction_bench(
     finally:
         for worker in workers:
             await stop_worker(worker)
-        await _delete_topics(deployment)
+        await delete_topics_of(deployment)
 
 
 async def _measure(
@@ -425,19 +424,6 @@ async def _committed_summaries(settings: KafkaSettings) -> Mapping[str, int]:
     finally:
         await consumer.stop()
     return counts
-
-
-async def _delete_topics(settings: KafkaSettings) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
-    await admin.start()
-    try:
-        existing = set(await admin.list_topics())
-        # The deployment's topics and the projector's own (changelog, assignor): the prefix.
-        ours = [t for t in existing if t.startswith(settings.topic_prefix)]
-        if ours:
-            await admin.delete_topics(ours)
-    finally:
-        await admin.close()
 
 
 def report_json(report: CompactionBenchReport) -> str:

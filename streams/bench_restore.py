@@ -33,14 +33,13 @@ from pathlib import Path
 from typing import Final
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient
 
 from projections.bench_workload import BENCH_SESSION, bench_session
 from schemas.codec import encode
 from schemas.kafka_settings import KafkaSettings
 from streams.native_engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
-from streams.topics import create_topics
+from streams.topics import create_topics, delete_topics_of
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +133,7 @@ async def measure(base: ProjectorSettings, events: int, run_dir: Path) -> Restor
         finally:
             await fresh.stop()
     finally:
-        await _delete_topics(settings)
+        await delete_topics_of(settings)
     return RestoreBenchResult(
         events=events,
         restore_s=round(changelog_s + first_fold_s, 4),
@@ -164,17 +163,6 @@ async def run_restore_bench(
         logger.info("bench restore %s", result)
         results.append(result)
     return results
-
-
-async def _delete_topics(settings: ProjectorSettings) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
-    await admin.start()
-    try:
-        ours = [t for t in await admin.list_topics() if t.startswith(settings.topic_prefix)]
-        if ours:
-            await admin.delete_topics(ours)
-    finally:
-        await admin.close()
 
 
 def report_json(results: Sequence[RestoreBenchResult]) -> str:

@@ -199,7 +199,7 @@ class NativeProjector:
             logger.info("native projector stopped")
 
     async def _partition_count(self) -> int:
-        partitions = await partition_count(self._settings, self._events)
+        partitions = await partition_count(self._settings.kafka_bootstrap, self._events)
         if not partitions:
             raise RuntimeError(f"topic {self._events!r} does not exist: create it first")
         if partitions != self._settings.events_partitions:

@@ -23,16 +23,14 @@ from dataclasses import dataclass
 from typing import Final
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from streams.partition_store import PartitionStore
 from streams.project_batch import TableWrite
 from streams.projector_settings import ProjectorSettings
-from streams.topics import partition_count
+from streams.topics import TopicSpec, ensure_topics, partition_count
 
 logger = logging.getLogger(__name__)
 
-_TOPIC_ALREADY_EXISTS: Final = 36  # Kafka protocol error code
 #: How long a changelog just created may take to appear in the cluster's metadata.
 METADATA_WAIT_S: Final = 30.0
 #: How long a restore may go without reading anything before it gives up.
@@ -55,30 +53,18 @@ async def ensure_changelog(settings: ProjectorSettings, partitions: int) -> None
             `events` (its partitions would not line up with `events`').
     """
     name = changelog_topic(settings)
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
-    await admin.start()
-    try:
-        if name not in set(await admin.list_topics()):
-            response = await admin.create_topics(
-                [
-                    NewTopic(
-                        name=name,
-                        num_partitions=partitions,
-                        replication_factor=settings.replication_factor,
-                        topic_configs={
-                            "cleanup.policy": "compact",
-                            "min.insync.replicas": str(settings.min_insync_replicas),
-                        },
-                    )
-                ]
-            )
-            for row in getattr(response, "topic_errors", []):
-                code = int(row[1])
-                if code not in (0, _TOPIC_ALREADY_EXISTS):
-                    raise RuntimeError(f"cannot create topic {name!r}: error {code}")
-    finally:
-        await admin.close()
-    found = await partition_count(settings, name, wait_s=METADATA_WAIT_S)
+    spec = TopicSpec(
+        role=None,
+        name=name,
+        partitions=partitions,
+        replication_factor=settings.replication_factor,
+        config={
+            "cleanup.policy": "compact",
+            "min.insync.replicas": str(settings.min_insync_replicas),
+        },
+    )
+    await ensure_topics(settings.kafka_bootstrap, [spec])
+    found = await partition_count(settings.kafka_bootstrap, name, wait_s=METADATA_WAIT_S)
     if found != partitions:
         raise RuntimeError(
             f"changelog {name!r} has {found} partitions, events has {partitions}: "

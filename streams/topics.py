@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -20,9 +20,9 @@ _TOPIC_ALREADY_EXISTS: Final = 36  # Kafka protocol error code
 
 @dataclass(frozen=True, slots=True)
 class TopicSpec:
-    """One topic as the deployment wants it."""
+    """One topic as the deployment wants it (`role` None: a worker's own, such as a changelog)."""
 
-    role: TopicRole
+    role: TopicRole | None
     name: str
     partitions: int
     replication_factor: int
@@ -87,8 +87,17 @@ async def create_topics(settings: KafkaSettings) -> TopicsCreated:
         RuntimeError: the broker refused a topic for another reason than that
             it exists already (the message names the topic and the error).
     """
-    specs = topic_specs(settings)
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    return await ensure_topics(settings.kafka_bootstrap, topic_specs(settings))
+
+
+async def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec]) -> TopicsCreated:
+    """Create the topics of `specs` that do not exist yet; existing ones are left alone.
+
+    Raises:
+        RuntimeError: the broker refused a topic for another reason than that
+            it exists already (the message names the topic and the error).
+    """
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         present = set(await admin.list_topics())
@@ -116,20 +125,36 @@ async def create_topics(settings: KafkaSettings) -> TopicsCreated:
     return TopicsCreated(created, existing)
 
 
-async def partition_count(settings: KafkaSettings, topic: str, *, wait_s: float = 0.0) -> int:
-    """How many partitions the broker reports for `topic`; 0 when it does not exist.
+async def delete_topics_of(settings: KafkaSettings) -> None:
+    """Delete every topic whose name starts with the deployment's prefix.
+
+    The four, and the workers' own where their app ids start with the prefix
+    (the benchmarks' projectors: ``<prefix>-projector-sessions-changelog``).
+    """
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        ours = [t for t in await admin.list_topics() if t.startswith(settings.topic_prefix)]
+        if ours:
+            await admin.delete_topics(ours)
+    finally:
+        await admin.close()
+
+
+async def partition_count(bootstrap: str, topic: str, *, wait_s: float = 0.0) -> int:
+    """How many partitions the broker reports for `topic`; 0 when it names none.
 
     A topic just created may be missing from the metadata for a moment: with
     `wait_s`, the question is asked again until it is there or time runs out.
     """
     deadline = time.monotonic() + wait_s
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         while True:
             described = await admin.describe_topics([topic])
-            if described and described[0].get("error_code") == 0:
-                return len(described[0].get("partitions") or [])
+            if described and described[0].get("error_code") == 0 and described[0].get("partitions"):
+                return len(described[0]["partitions"])
             if time.monotonic() >= deadline:
                 return 0
             await asyncio.sleep(0.1)

@@ -23,8 +23,9 @@ import time
 from typing import Any, Final
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import OffsetOutOfRangeError
+
+from streams.topics import partition_count
 
 logger = logging.getLogger(__name__)
 
@@ -84,19 +85,10 @@ class OffsetProbe:
         Raises:
             ProbeTimeout: The broker named no partitions within the probe's timeout.
         """
-        deadline = time.monotonic() + self._timeout_s
-        admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap)
-        await admin.start()
-        try:
-            while True:
-                (described,) = await admin.describe_topics([self._topic])
-                if described.get("error_code") == 0 and described.get("partitions"):
-                    return len(described["partitions"])
-                if time.monotonic() >= deadline:
-                    raise ProbeTimeout(f"no partitions of {self._topic} in {self._timeout_s:.0f} s")
-                await asyncio.sleep(0.1)
-        finally:
-            await admin.close()
+        partitions = await partition_count(self._bootstrap, self._topic, wait_s=self._timeout_s)
+        if not partitions:
+            raise ProbeTimeout(f"no partitions of {self._topic} in {self._timeout_s:.0f} s")
+        return partitions
 
     async def first_record(self, partition: int, start: int, end: int) -> int | None:
         """The offset of the first committed record of `partition` in ``[start, end)``.
