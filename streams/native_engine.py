@@ -194,8 +194,6 @@ class NativeProjector:
             async with self._lock:
                 await self._release(set(self._owned))
             await consumer.stop()
-            for store in self._memory_stores.values():
-                store.close()
             logger.info("native projector stopped")
 
     async def _partition_count(self) -> int:
@@ -376,12 +374,6 @@ class NativeProjector:
         # back restores only the changelog's tail.
         return self._memory_stores.setdefault(partition, MemoryPartitionStore())
 
-    def assigned(self, consumer: AIOKafkaConsumer, partitions: set[int]) -> None:
-        """Partitions assigned: paused until restored by the consume loop (under the lock)."""
-        for partition in partitions - set(self._owned):
-            consumer.pause(TopicPartition(self._events, partition))
-            self._restoring.add(partition)
-
     async def _restore_assigned(self, consumer: AIOKafkaConsumer) -> None:
         """Restore every assigned partition, in the order the module's docstring gives."""
         for partition in sorted(self._restoring):
@@ -457,9 +449,11 @@ class NativeProjector:
             await self._release(partitions)
 
     async def on_assigned(self, consumer: AIOKafkaConsumer, partitions: set[int]) -> None:
-        """Partitions assigned (under the lock)."""
+        """Partitions assigned: paused until the consume loop restores them (under the lock)."""
         async with self._lock:
-            self.assigned(consumer, partitions)
+            for partition in partitions - set(self._owned):
+                consumer.pause(TopicPartition(self._events, partition))
+                self._restoring.add(partition)
 
     def batch_age_s(self, now: float) -> float:
         """Seconds since the last batch was folded (0 until the first)."""

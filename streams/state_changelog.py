@@ -129,7 +129,7 @@ async def restore(settings: ProjectorSettings, partition: int, store: PartitionS
             ]
             records += len(writes)
             new_position = await consumer.position(tp)
-            if new_position > position or writes:
+            if new_position > position:  # past every record read, or markers only
                 store.apply(writes, new_position)
                 position = new_position
                 progress_at = time.monotonic()
