@@ -33,7 +33,15 @@ newest summary event and, when there is none, ADK's characters/4 estimate of
 the request contents (reference §3.6, :mod:`projections.token_count`), so a
 session whose model calls report no usage is compacted by tokens too.
 
-Cheap pre-checks keep the O(history) selection off the hot path: the
+The selection reads a tail of the live list, not the session: in a live
+list in order (rising timestamps, contiguous invocations, the pipeline's
+own summaries; :mod:`projections.live_order`) the events from
+:func:`~projections.decision_window.decision_start` on choose the very
+window the whole list would, so a decision costs what the events since the
+newest summary cost. Out of order, or when the token trigger must estimate,
+it reads the whole live list, as ``use_memo=False`` always does.
+
+Cheap pre-checks keep the selection off the hot path: the
 post-invocation hook runs only when ``invocations.since_compaction`` has
 reached ``compaction_interval``, or the last recorded prompt-token count has
 reached ``token_threshold`` or none was recorded since the newest summary;
@@ -100,6 +108,7 @@ from typing import Final
 from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
 from projections.compaction_window import CompactionWindow
+from projections.decision_window import decision_start
 from projections.gate_memo import gate_memo
 from projections.masking import is_summary
 from projections.projection import (
@@ -315,14 +324,17 @@ def _decide(
     hook = completes_invocation(before, record) and _hook_may_fire(before, config)
     if hook and not (use_memo and _quiet_after_invocation(before, config)):
         selected = True
+        start = _hook_tail(before, config) if use_memo else 0
         window = select_post_invocation_window(
-            live_events(before),
+            live_events(before, start),
             config,
             seed_invocation_id=SEED_INVOCATION_ID,
-            sizes=live_event_sizes(before) if use_memo else None,
+            sizes=live_event_sizes(before, start) if use_memo else None,
         )
         if window is not None:
-            request = compaction_request(before, window, decided_at_offset=record.offset)
+            request = compaction_request(
+                before, window, decided_at_offset=record.offset, start=start
+            )
             if request is not None:
                 return _emitted(after, request, selected, chosen_before=True)
     if after.log.records is before.log.records:
@@ -380,16 +392,36 @@ def _token_check(
         return None, False
     if use_memo and _quiet_token_check(projection):
         return None, False
+    # Without a recorded count the trigger estimates from the whole contents.
+    log = projection.log
+    start = decision_start(log.live, log.order, 0) if use_memo and recorded is not None else 0
     window = select_token_threshold_window(
-        live_events(projection),
+        live_events(projection, start),
         config,
         hook,
         seed_invocation_id=SEED_INVOCATION_ID,
-        sizes=live_event_sizes(projection) if use_memo else None,
+        sizes=live_event_sizes(projection, start) if use_memo else None,
     )
     if window is None:
         return None, True
-    return compaction_request(projection, window, decided_at_offset=decided_at_offset), True
+    request = compaction_request(
+        projection, window, decided_at_offset=decided_at_offset, start=start
+    )
+    return request, True
+
+
+def _hook_tail(before: SessionProjection, config: CompactionConfig) -> int:
+    """Where the post-invocation hook's selection may start reading `before`'s live list.
+
+    At 0 when the token trigger is on and no count was recorded since the
+    newest summary: its estimate reads the whole contents.
+    """
+    log = before.log
+    if config.has_token_threshold:
+        newest_first = (record.envelope.event for record in reversed(log.live))
+        if newest_recorded_count(newest_first, agent_name="", isolation_scope=None) is None:
+            return 0
+    return decision_start(log.live, log.order, config.overlap_size or 0)
 
 
 def _may_emit(projection: SessionProjection, request: CompactionRequest) -> bool:
@@ -439,12 +471,17 @@ def _remembered(projection: SessionProjection, config: CompactionConfig) -> Sess
 
 
 def compaction_request(
-    projection: SessionProjection, window: CompactionWindow, *, decided_at_offset: Offset
+    projection: SessionProjection,
+    window: CompactionWindow,
+    *,
+    decided_at_offset: Offset,
+    start: int = 0,
 ) -> CompactionRequest | None:
     """The request to summarize `window`, chosen from the live events of `projection`.
 
-    The window holds the very event objects of the projection's live records,
-    so their offsets are found by identity. O(live events).
+    The window holds the very event objects of the projection's live records
+    from position `start` on, so their offsets are found by identity.
+    O(live events from `start`).
 
     None when no request can carry the window: its seed (the previous
     summary, rolled in) is beyond what a request may carry
@@ -461,7 +498,7 @@ def compaction_request(
         ValueError: an event of the window is not a live event of `projection` (a bug).
     """
     offsets: Mapping[int, Offset] = {
-        id(record.envelope.event): record.offset for record in projection.log.live
+        id(record.envelope.event): record.offset for record in projection.log.live[start:]
     }
     try:
         event_offsets = tuple(offsets[id(event)] for event in window.summarized_events)

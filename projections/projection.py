@@ -273,13 +273,18 @@ def forget_request(projection: SessionProjection, request_id: str) -> SessionPro
     return replace(projection, in_flight=None)
 
 
-def live_events(projection: SessionProjection) -> list[Event]:
-    """The live events (rewinds applied), stream order: what compaction selection reads. O(n)."""
-    return [record.envelope.event for record in projection.log.live]
+def live_events(projection: SessionProjection, start: int = 0) -> list[Event]:
+    """The live events (rewinds applied) from position `start`: what selection reads.
+
+    Stream order. O(n - start).
+    """
+    return [record.envelope.event for record in projection.log.live[start:]]
 
 
-def live_event_sizes(projection: SessionProjection) -> EventSizes:
-    """The size-gate sizes of the live events, measured when they were applied. O(n).
+def live_event_sizes(projection: SessionProjection, start: int = 0) -> EventSizes:
+    """The size-gate sizes of the live events from position `start`. O(n - start).
+
+    Each was measured when its event was applied.
 
     The lookup goes by object identity, so it answers for the very event
     objects :func:`live_events` returns; any other event is measured.
@@ -287,7 +292,7 @@ def live_event_sizes(projection: SessionProjection) -> EventSizes:
     log = projection.log
     table = {
         id(record.envelope.event): size
-        for record, size in zip(log.live, log.live_sizes, strict=True)
+        for record, size in zip(log.live[start:], log.live_sizes[start:], strict=True)
     }
 
     def size_of(event: Event) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from pyrsistent import PMap, PVector, pmap, pvector
 
+from projections.live_order import LiveOrder, live_order, note_live_event
 from projections.rewind import drop_rewound
 from projections.size_gate import event_json_size
 from schemas.event import Event
@@ -44,6 +45,8 @@ class SessionLog:
             that are empty are not indexed): what :func:`is_stored` compares.
         sizes: The size-gate size of each record of `records`, same positions.
         live_sizes: The size-gate size of each record of `live`, same positions.
+        order: The order facts of `live` (:mod:`projections.live_order`): where
+            a compaction decision may read only the newest records.
     """
 
     records: PVector[LoggedEvent] = field(default_factory=pvector)
@@ -52,6 +55,7 @@ class SessionLog:
     stored_by_id: PMap[str, Event] = field(default_factory=pmap)
     sizes: PVector[int] = field(default_factory=pvector)
     live_sizes: PVector[int] = field(default_factory=pvector)
+    order: LiveOrder = field(default_factory=LiveOrder)
 
 
 def is_stored(log: SessionLog, event: Event) -> bool:
@@ -87,14 +91,18 @@ def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, boo
     target = event.actions.rewind_before_invocation_id
     if not target:
         live, live_sizes = log.live.append(record), log.live_sizes.append(size)
-        return SessionLog(records, live, first_positions, stored, sizes, live_sizes), False
+        order = note_live_event(log.order, event)
+        return SessionLog(records, live, first_positions, stored, sizes, live_sizes, order), False
     if target not in log.first_positions:
         return (
-            SessionLog(records, log.live, first_positions, stored, sizes, log.live_sizes),
+            SessionLog(
+                records, log.live, first_positions, stored, sizes, log.live_sizes, log.order
+            ),
             False,
         )
     live, live_sizes = live_records(records, sizes)
-    return SessionLog(records, live, first_positions, stored, sizes, live_sizes), True
+    order = live_order(record.envelope.event for record in live)
+    return SessionLog(records, live, first_positions, stored, sizes, live_sizes, order), True
 
 
 def live_records(

@@ -1,0 +1,359 @@
+"""A decision reads a tail of the live list only where the tail decides what the whole would.
+
+The oracle is the plain selection over the whole live list (``use_memo=False``):
+generated sessions kept in order (:mod:`projections.live_order`), with tool
+traffic, branches, summaries, rewinds, reused call ids, now and then an event
+that breaks the order, and the summarizer's answers, are folded twice in
+lockstep, and every decision must be the same. The hand-worked cases pin
+where the tail starts and each rule of the order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import event as note
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from projections.compaction_config import CompactionConfig
+from projections.compaction_decision import step
+from projections.decision_window import decision_start
+from projections.live_order import call_ids_named, live_order
+from projections.projection import SessionProjection, project
+from projections.summary_request import with_summary_request_id
+from schemas.compaction_request import CompactionRequest
+from schemas.event import Event
+from tests.support.events import (
+    SESSION,
+    call_event,
+    logged,
+    response_event,
+    rewind_event,
+    summary_event,
+    text_event,
+)
+from tests.support.strategies import ARMED_THRESHOLD, session_events
+
+Json = dict[str, Any]
+
+
+def _projection(events: list[Event]) -> SessionProjection:
+    return project(SESSION, logged(events, list(range(len(events)))))
+
+
+def _start(events: list[Event], overlap: int) -> int:
+    log = _projection(events).log
+    return decision_start(log.live, log.order, overlap)
+
+
+# -- where the tail starts ---------------------------------------------------------------
+
+#: §4.1's example: inv1 (100, 101), inv2 (102, 103), S1 [100, 103] at 104, inv3, inv4.
+WORKED = [
+    text_event("a", "inv1", 100.0),
+    text_event("b", "inv1", 101.0),
+    text_event("c", "inv2", 102.0),
+    text_event("d", "inv2", 103.0),
+    summary_event("s1", 100.0, 103.0, 104.0),
+    text_event("e", "inv3", 105.0),
+    text_event("f", "inv3", 106.0),
+    text_event("g", "inv4", 107.0),
+]
+
+
+def test_the_tail_starts_at_the_newest_summary_without_overlap() -> None:
+    assert _start(WORKED, 0) == 4
+
+
+def test_the_tail_reaches_the_overlap_invocations_behind_the_first_new_one() -> None:
+    assert _start(WORKED, 1) == 2
+
+
+def test_an_overlap_behind_the_first_invocation_reads_the_whole_list() -> None:
+    assert _start(WORKED, 2) == 0
+    assert _start(WORKED, 5) == 0
+
+
+def test_events_after_the_newest_summary_older_than_its_end_stay_in_the_tail() -> None:
+    # inv3's first event landed before the summary of inv1..inv2 did: new, so in the tail.
+    events = [
+        text_event("a", "inv1", 100.0),
+        text_event("b", "inv2", 101.0),
+        text_event("c", "inv2", 102.0),
+        text_event("d", "inv3", 103.0),
+        summary_event("s1", 100.0, 101.0, 104.0),
+        text_event("e", "inv3", 105.0),
+    ]
+    # First newer than 101: c (position 2), of inv2, which starts at 1.
+    assert _start(events, 0) == 1
+
+
+def test_a_summary_that_shares_no_invocation_is_passed_over_by_the_overlap() -> None:
+    # Behind the first new invocation (inv3) lie the summary's own run and inv2.
+    events = [*WORKED[:5], text_event("e", "inv3", 105.0)]
+    assert _start(events, 1) == 2
+
+
+def test_a_session_without_a_summary_reads_from_the_start() -> None:
+    assert _start(WORKED[:4], 0) == 0
+
+
+def test_an_older_event_that_names_a_tail_call_reads_the_whole_list() -> None:
+    events = [
+        *WORKED[:3],
+        response_event("r", "inv2", 102.5, "c1"),
+        WORKED[3],
+        summary_event("s1", 100.0, 103.0, 104.0),
+        call_event("e", "inv3", 105.0, "c1"),
+    ]
+    assert _start(events, 0) == 0
+    fresh = [*events[:3], *events[4:]]
+    assert _start(fresh, 0) == 4
+
+
+def test_an_old_answer_to_a_reused_call_id_keeps_the_window_short() -> None:
+    # inv2 calls c1 again and never hears back; c1's only response is inv1's, before the
+    # tail. Over the whole list c1 is answered, so not dead: the window stops before the call.
+    # A tail that left the old response out would call it dead and take all of inv2 and inv3.
+    long = "x" * 400
+    events = [
+        text_event("q1", "inv1", 100.0, long),
+        call_event("c", "inv1", 101.0, "c1"),
+        response_event("r", "inv1", 102.0, "c1"),
+        text_event("a1", "inv1", 103.0, long, author="agent"),
+        summary_event("s1", 100.0, 103.0, 104.0),
+        text_event("q2", "inv2", 105.0, long),
+        call_event("c-again", "inv2", 106.0, "c1"),
+        text_event("q3", "inv3", 107.0, long),
+        text_event("a3", "inv3", 108.0, long, author="agent"),
+    ]
+    config = CompactionConfig(compaction_interval=1, overlap_size=0)
+    before = _projection(events)
+    record = logged([text_event("q4", "inv4", 109.0)], [len(events)])[0]
+    decided = step(before, record, config).request
+    assert decided is not None
+    assert decided.event_ids == ("q2",)
+    assert step(before, record, config, use_memo=False).request == decided
+
+
+def test_a_tail_without_the_newest_invocation_reads_the_whole_list() -> None:
+    # After the summary only an event without invocation id: the newest invocation is inv2.
+    events = [*WORKED[:5], text_event("e", "", 105.0)]
+    assert _start(events, 0) == 0
+
+
+def test_an_unordered_list_reads_from_the_start() -> None:
+    late = text_event("h", "inv4", 90.0)
+    assert _start([*WORKED, late], 0) == 0
+
+
+# -- the rules of the order ------------------------------------------------------------
+
+
+def _ordered(events: list[Event]) -> bool:
+    return live_order(events).ordered
+
+
+def test_rising_timestamps_unscoped_and_contiguous_are_in_order() -> None:
+    assert _ordered(WORKED)
+
+
+def test_a_tie_or_a_step_back_breaks_the_order() -> None:
+    assert not _ordered([*WORKED, text_event("h", "inv4", 107.0)])
+    assert not _ordered([*WORKED, text_event("h", "inv4", 106.5)])
+
+
+def test_a_scoped_event_breaks_the_order() -> None:
+    assert not _ordered([*WORKED, text_event("h", "inv4", 108.0, isolation_scope="s")])
+
+
+def test_an_invocation_that_comes_back_breaks_the_order() -> None:
+    assert not _ordered([*WORKED, text_event("h", "inv3", 108.0)])
+    assert _ordered([*WORKED, text_event("h", "inv4", 108.0), text_event("i", "inv5", 109.0)])
+
+
+def test_a_summary_may_land_mid_invocation_with_an_id_of_its_own() -> None:
+    events = [*WORKED[:4], text_event("e", "inv3", 103.5), *WORKED[4:5]]
+    assert _ordered([*events, text_event("f", "inv3", 105.0)])
+    reused = summary_event("s2", 100.0, 103.5, 106.0, invocation_id="inv3")
+    assert not _ordered([*events, text_event("f", "inv3", 105.0), reused])
+    assert not _ordered([*WORKED, summary_event("s2", 100.0, 105.0, 108.0, invocation_id="cmp-s1")])
+
+
+def test_a_raw_event_may_not_take_a_summary_invocation_id() -> None:
+    assert not _ordered([*WORKED, text_event("h", "cmp-s1", 108.0)])
+
+
+def test_an_empty_invocation_id_counts_as_an_id() -> None:
+    events = [text_event("a", "", 100.0), text_event("b", "inv1", 101.0)]
+    assert _ordered(events)
+    assert not _ordered([*events, text_event("c", "", 102.0)])
+
+
+def test_each_summary_rule_breaks_the_order() -> None:
+    base = WORKED[:4]
+    assert _ordered([*base, summary_event("s", 100.0, 103.0, 104.0)])
+    assert not _ordered([*base, summary_event("s", 0.0, 103.0, 104.0)])  # start not above 0
+    assert not _ordered([*base, summary_event("s", 103.5, 103.0, 104.0)])  # inverted
+    assert not _ordered([*base, summary_event("s", 100.0, 104.0, 104.0)])  # ends at itself
+    assert not _ordered([*base, summary_event("s", 100.0, float("nan"), 104.0)])
+    later = [*WORKED, summary_event("t", 100.0, 103.0, 108.0)]  # end not above s1's
+    assert not _ordered(later)
+    assert _ordered([*WORKED, summary_event("t", 100.0, 105.0, 108.0)])
+
+
+def test_the_order_records_the_newest_summary_and_first_call_positions() -> None:
+    events = [
+        *WORKED[:5],
+        call_event("e", "inv3", 105.0, "c1"),
+        response_event("f", "inv3", 106.0, "c1"),
+    ]
+    order = live_order(events)
+    assert (order.last_summary_position, order.last_summary_end) == (4, 103.0)
+    assert dict(order.call_positions) == {"c1": 5}
+    assert order.length == 7
+
+
+def test_every_kind_of_call_id_is_named() -> None:
+    event = Event.model_validate(
+        {
+            "id": "x",
+            "author": "agent",
+            "timestamp": 1.0,
+            "content": {
+                "role": "model",
+                "parts": [
+                    {"function_call": {"id": "call", "name": "f"}},
+                    {"function_response": {"id": "response", "name": "f"}},
+                    {"function_call": {"id": "", "name": "f"}},
+                ],
+            },
+            "long_running_tool_ids": ["long"],
+            "actions": {
+                "requested_tool_confirmations": {"confirm": {}},
+                "requested_auth_configs": {"auth": {}},
+            },
+        }
+    )
+    assert call_ids_named(event) == ["call", "response", "long", "confirm", "auth"]
+
+
+def test_a_rewind_recomputes_the_order_of_what_is_left() -> None:
+    late = text_event("h", "inv3", 108.0)  # inv3 comes back: out of order
+    rewind = rewind_event("r", "inv3", 109.0)
+    log = _projection([*WORKED, late]).log
+    assert not log.order.ordered
+    log = _projection([*WORKED, late, rewind]).log
+    assert log.order.ordered  # inv3 and inv4 are gone
+    assert log.order.length == len(log.live) == 5
+
+
+# -- the tail decides what the whole list decides --------------------------------------
+
+
+@st.composite
+def _configs(draw: st.DrawFn) -> CompactionConfig:
+    sliding, token = draw(st.sampled_from(((True, False), (False, True), (True, True))))
+    return CompactionConfig(
+        compaction_interval=draw(st.integers(1, 3)) if sliding else None,
+        overlap_size=draw(st.integers(0, 3)) if sliding else None,
+        token_threshold=ARMED_THRESHOLD if token else None,
+        event_retention_size=draw(st.integers(0, 3)) if token else None,
+    )
+
+
+class _Orderer:
+    """Re-times generated events so that the live list stays in order, mostly."""
+
+    def __init__(self, draw: Callable[[Any], Any], break_order: bool) -> None:
+        self.draw = draw
+        self.break_order = break_order
+        self.clock = 100.0
+        self.raw: list[float] = []
+        self.last_end = 0.0
+        self.call_ids: list[str] = []
+
+    def tick(self) -> float:
+        self.clock += 1.0
+        return self.clock
+
+    def raw_event(self, event: Event) -> Event:
+        data: Json = event.model_dump(mode="json", exclude_unset=True)
+        data["timestamp"] = self.tick()
+        if self.break_order and self.draw(st.integers(0, 29)) == 0:
+            data["timestamp"] = self.clock - self.draw(st.integers(0, 5))
+        for part in (data.get("content") or {}).get("parts") or ():
+            call = part.get("function_call")
+            if call and call.get("id"):
+                if self.call_ids and self.draw(st.integers(0, 9)) == 0:
+                    call["id"] = self.draw(st.sampled_from(self.call_ids))  # a reused id
+                self.call_ids.append(call["id"])
+        timed = Event.model_validate(data)
+        self.raw.append(timed.timestamp)
+        return timed
+
+    def summary(self, event: Event) -> Event | None:
+        later = [t for t in self.raw if t > self.last_end]
+        if not later:
+            return None
+        end = self.draw(st.sampled_from(later))
+        start = self.draw(st.sampled_from([t for t in self.raw if t <= end]))
+        self.last_end = end
+        data: Json = event.model_dump(mode="json", exclude_unset=True)
+        data["timestamp"] = self.tick()
+        compaction = data["actions"]["compaction"]
+        compaction["start_timestamp"], compaction["end_timestamp"] = start, end
+        data.pop("isolation_scope", None)
+        return Event.model_validate(data)
+
+    def answer(self, request: CompactionRequest, serial: int) -> Event:
+        self.last_end = max(self.last_end, request.end_timestamp)
+        summary = summary_event(
+            f"ans{serial}", request.start_timestamp, request.end_timestamp, self.tick()
+        )
+        return with_summary_request_id(summary, request.request_id)
+
+
+def _ordered_lockstep(
+    events: list[Event], config: CompactionConfig, draw: Callable[[Any], Any], break_order: bool
+) -> tuple[SessionProjection, SessionProjection, int]:
+    orderer = _Orderer(draw, break_order)
+    tail = plain = SessionProjection(SESSION)
+    offset = tails = 0
+    requested: CompactionRequest | None = None
+    overlap = config.overlap_size or 0
+    for serial, generated in enumerate(events):
+        if generated.isolation_scope is not None:
+            continue
+        incoming: list[Event] = []
+        if plain.in_flight is not None and requested is not None and draw(st.booleans()):
+            incoming.append(orderer.answer(requested, serial))
+        if generated.actions.compaction is not None:
+            summary = orderer.summary(generated)
+            if summary is not None:
+                incoming.append(summary)
+        else:
+            incoming.append(orderer.raw_event(generated))
+        for item in incoming:
+            offset += 1
+            record = logged([item], [offset])[0]
+            tails += decision_start(tail.log.live, tail.log.order, overlap) > 0
+            with_tail = step(tail, record, config)
+            whole = step(plain, record, config, use_memo=False)
+            assert with_tail.request == whole.request, f"at offset {offset}"
+            requested = whole.request or requested
+            tail, plain = with_tail.projection, whole.projection
+    return tail, plain, tails
+
+
+@settings(max_examples=300, deadline=None)
+@given(session_events(max_invocations=10), _configs(), st.booleans(), st.data())
+def test_the_tail_decides_exactly_as_the_whole_live_list(
+    events: list[Event], config: CompactionConfig, break_order: bool, data: st.DataObject
+) -> None:
+    tail, plain, tails = _ordered_lockstep(events, config, data.draw, break_order)
+    note(f"tail used: {tails > 0}")
+    assert replace(tail, gate_memo=None) == plain
