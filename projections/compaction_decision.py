@@ -118,13 +118,13 @@ from projections.projection import (
     live_events,
     note_request,
 )
+from projections.rolling_seed import carried_seed
 from projections.summary_request import refused_request_id
 from projections.token_count import newest_recorded_count
 from projections.token_threshold import TokenHook, select_token_threshold_window
 from schemas.codec import MAX_RECORD_BYTES, encode
 from schemas.compaction_request import (
     CompactionRequest,
-    SummarySeed,
     compaction_request_id,
     seed_problem,
 )
@@ -516,16 +516,7 @@ def compaction_request(
         event_ids=window.event_ids,
         start_timestamp=window.start_timestamp,
         end_timestamp=window.end_timestamp,
-        seed=(
-            None
-            if seed is None or seed.content is None
-            else SummarySeed(
-                timestamp=seed.timestamp,
-                author=seed.author,
-                branch=seed.branch,
-                content=seed.content,
-            )
-        ),
+        seed=None if seed is None else carried_seed(seed),
         decided_at_offset=decided_at_offset,
     )
     return request if len(encode(request)) <= MAX_RECORD_BYTES else None

@@ -13,6 +13,7 @@ from projections.compaction_window import CompactionWindow
 from projections.masking import is_summary, latest_summary
 from projections.obligations import call_ids, response_ids, self_contained_prefix
 from projections.rewind import drop_rewound
+from projections.rolling_seed import seed_event
 from projections.size_gate import EventSizes, passes_size_gate
 from projections.token_count import observed_prompt_token_count
 from schemas.event import Event
@@ -78,26 +79,6 @@ def safe_split_index(candidates: Sequence[Event], retention: int) -> int:
         if not orphans and index <= initial:
             return index
     return 0
-
-
-def seed_event(previous: Event, *, invocation_id: str) -> Event:
-    """The synthetic first window item that carries the previous summary forward.
-
-    Deliberate ADK trick (reference §5.4): it is timestamped with the previous
-    summary's *start*, so the new summary's range (first to last window item)
-    contains the previous one, which is then subsumed.
-    """
-    compaction = previous.actions.compaction
-    if compaction is None:
-        raise ValueError(f"event {previous.id!r} is not a summary event")
-    return Event(
-        invocation_id=invocation_id,
-        author="model",
-        branch=previous.branch,
-        isolation_scope=previous.isolation_scope,
-        timestamp=compaction.start_timestamp,
-        content=compaction.compacted_content,
-    )
 
 
 def evaluate_token_threshold(

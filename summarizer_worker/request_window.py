@@ -10,27 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from schemas.compaction_request import CompactionRequest, SummarySeed
+from projections.rolling_seed import rebuilt_seed_event
+from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
 from summarizer_worker.errors import RangeNotFoundError
-
-
-def seed_window_event(seed: SummarySeed, *, request_id: str) -> Event:
-    """The synthetic first window item that carries the previous summary (reference §5.4).
-
-    Timestamped with the previous summary's start, so the new summary's range
-    contains the previous one. Its invocation id only has to be fresh; it is
-    derived from the request so the same request always gives the same window.
-    """
-    return Event(
-        invocation_id=f"seed-{request_id}",
-        author=seed.author,
-        branch=seed.branch,
-        timestamp=seed.timestamp,
-        content=seed.content,
-    )
 
 
 def request_window(
@@ -54,7 +39,7 @@ def request_window(
     """
     window: list[Event] = []
     if request.seed is not None:
-        window.append(seed_window_event(request.seed, request_id=request.request_id))
+        window.append(rebuilt_seed_event(request.seed, invocation_id=f"seed-{request.request_id}"))
     for offset, event_id in zip(request.event_offsets, request.event_ids, strict=True):
         record = records.get(offset)
         if record is None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from projections.masking import is_summary
 from projections.rewind import drop_rewound
+from projections.rolling_seed import seed_event
 from projections.size_gate import (
     content_json_size,
     event_json_size,
@@ -18,7 +19,6 @@ from projections.size_gate import (
     renamed_content_json_size,
     worth_compacting,
 )
-from projections.token_threshold import seed_event
 from schemas.event import Content, Event
 from schemas.logged_event import LoggedEvent
 from tests.support.events import summary_event, text_event

@@ -6,11 +6,11 @@ import pytest
 
 from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
+from projections.rolling_seed import seed_event
 from projections.token_threshold import (
     TokenHook,
     evaluate_token_threshold,
     safe_split_index,
-    seed_event,
     select_token_threshold_window,
 )
 from schemas.event import Event

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from projections.rolling_seed import seed_event
 from schemas.compaction_request import SummarySeed
 from schemas.event import Content, Part
 from schemas.keys import Offset
 from summarizer_worker.errors import RangeNotFoundError
-from summarizer_worker.request_window import request_window, seed_window_event
-from tests.support.events import request_for, session
+from summarizer_worker.request_window import request_window
+from tests.support.events import request_for, session, summary_event
 
 SEED = SummarySeed(
     timestamp=50.0,
@@ -33,7 +34,10 @@ def test_a_seed_comes_first_with_the_previous_summary_and_its_start() -> None:
     seed = window[0]
     assert (seed.author, seed.timestamp, seed.content) == ("model", 50.0, SEED.content)
     assert seed.invocation_id == f"seed-{request.request_id}"
-    assert seed == seed_window_event(SEED, request_id=request.request_id)
+    # The event the projector's token trigger put first in the window, but for its fresh id.
+    text = "earlier: the user asked for a plan"
+    previous = summary_event("s0", 50.0, 80.0, 81.0, text=text)
+    assert seed == seed_event(previous, invocation_id=seed.invocation_id)
 
 
 def test_a_missing_offset_is_a_range_not_found() -> None:
