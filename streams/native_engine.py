@@ -37,6 +37,23 @@ In-flight requests are retried by the engine's retry timer
 (:class:`~streams.pending_requests.PendingRequests`) inside transactions of
 the session's partition; a request refused after its last attempt appends
 its refusal to `events` the same way.
+
+Backpressure: a backlog (a burst, a restart behind) waits on the broker, not
+in memory. aiokafka fetches in the background, but 0.14's fetcher keeps at
+most one fetched chunk per assigned partition (at most
+``max_partition_fetch_bytes``, or one record batch when a single batch is
+larger, up to the broker's ``message.max.bytes``) and sends a partition's
+next fetch only once every record of its chunk was taken: a partition whose
+chunk waits is in effect paused until the fold catches up. The loop takes a
+batch (``getmany``, at most ``batch_size`` records, at most one chunk per
+partition) only after the previous batch committed, and while it folds the
+drained partitions' next chunks arrive. So the raw bytes of fetched records
+held ahead of and in the fold are at most two chunks per owned partition
+plus the fetch response being decoded (``fetch_max_bytes``):
+:meth:`~streams.projector_settings.ProjectorSettings.fetched_bytes_bound`,
+36 MiB with the defaults (1 MiB chunks, 16 MiB responses) and 12
+partitions. The engine needs no ``pause`` of its own for this; the only
+partitions it pauses are newly assigned ones, until they are restored.
 """
 
 from __future__ import annotations
@@ -167,6 +184,9 @@ class NativeProjector:
             auto_offset_reset="earliest",
             session_timeout_ms=session_timeout_ms,
             heartbeat_interval_ms=min(3000, session_timeout_ms // 3),
+            # What bounds the records fetched ahead of the fold (the module's docstring).
+            max_partition_fetch_bytes=settings.max_partition_fetch_bytes,
+            fetch_max_bytes=settings.fetch_max_bytes,
         )
         await consumer.start()
         try:
@@ -176,11 +196,13 @@ class NativeProjector:
             self._projector = projector
             consumer.subscribe([self._events], listener=_Rebalance(self, consumer))
             logger.info(
-                "native projector started group=%s events=%s partitions=%d store=%s",
+                "native projector started group=%s events=%s partitions=%d store=%s "
+                "fetched_bytes_bound=%d",
                 settings.app_id,
                 self._events,
                 self._partitions,
                 self._store_kind(),
+                settings.fetched_bytes_bound(self._partitions),
             )
             self.started.set()
             self.metrics.folding_alive.set(1)

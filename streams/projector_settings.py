@@ -5,9 +5,9 @@ from __future__ import annotations
 import gc
 import importlib.util
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from projections.compaction_config import CompactionConfig
@@ -17,6 +17,14 @@ from schemas.kafka_settings import KafkaSettings
 from schemas.keys import SessionKey, parse_session_key
 
 _DEFAULT_COMPACTION = CompactionConfig(compaction_interval=10, overlap_size=1)
+
+#: Kafka's default ``message.max.bytes`` (the deployment's brokers and topics keep it): the
+#: largest record batch a broker accepts. A fetch returns a partition's first batch whole even
+#: when it is larger than ``max_partition_fetch_bytes``, so one partition's fetched chunk is at
+#: most the larger of the two.
+BROKER_MAX_BATCH_BYTES: Final = 1_048_588
+#: aiokafka's default ``fetch_max_bytes``, which faust's aiokafka driver keeps.
+AIOKAFKA_FETCH_MAX_BYTES: Final = 52_428_800
 
 
 class ProjectorSettings(KafkaSettings):
@@ -75,6 +83,24 @@ class ProjectorSettings(KafkaSettings):
         description="raw bytes of fetched records waiting to be folded: faust's stream "
         "buffer holds at most this many maximum-size records",
     )
+    max_partition_fetch_bytes: int = Field(
+        default=1024**2,
+        ge=64 * 1024,
+        le=256 * 1024**2,
+        description="bytes one fetch returns of one partition (Kafka's "
+        "max.partition.fetch.bytes; faust's consumer_max_fetch_size): the consumer holds at "
+        "most one fetched chunk per assigned partition and fetches that partition again only "
+        "once all of the chunk was taken, so this bounds what is fetched ahead of the fold "
+        "(fetched_bytes_bound); a record batch larger than it still comes, alone",
+    )
+    fetch_max_bytes: int = Field(
+        default=16 * 1024**2,
+        ge=64 * 1024,
+        le=1024**3,
+        description="bytes of one fetch response (Kafka's fetch.max.bytes), native engine: a "
+        "response is decoded whole before its chunks join the buffer; faust's aiokafka "
+        "driver does not pass it on and keeps aiokafka's 50 MiB",
+    )
     compaction_request_max_attempts: int = Field(
         default=3,
         ge=1,
@@ -102,6 +128,60 @@ class ProjectorSettings(KafkaSettings):
     )
     metrics_port: int = Field(default=6066, ge=0, le=65535, description="0: no metrics server")
     metrics_bind: str = "127.0.0.1"
+
+    @model_validator(mode="after")
+    def _response_holds_a_chunk(self) -> Self:
+        if self.fetch_max_bytes < self.max_partition_fetch_bytes:
+            raise ValueError(
+                f"fetch_max_bytes={self.fetch_max_bytes} is below "
+                f"max_partition_fetch_bytes={self.max_partition_fetch_bytes}"
+            )
+        return self
+
+    def fetched_bytes_bound(
+        self, partitions: int, *, brokers: int = 1, record_bytes: int = MAX_RECORD_BYTES
+    ) -> int:
+        """The most raw bytes of fetched `events` records the worker holds, waiting or in the fold.
+
+        What bounds the memory records take between the broker and the fold
+        (the table and the cached projections they then grow are the state,
+        bounded by ``session_cache_bytes`` and the store). aiokafka (both
+        engines consume through it) keeps at most one fetched chunk per
+        assigned partition, ``chunk = max(max_partition_fetch_bytes,``
+        :data:`BROKER_MAX_BATCH_BYTES` ``)``, and sends that partition's next
+        fetch only once every record of the chunk was taken (0.14's
+        ``Fetcher._get_actions_per_node`` skips a partition whose result is
+        still buffered); a response being decoded is held whole, beside the
+        chunks copied out of it, and each broker answers one fetch at a time.
+
+        * native: ``2 * partitions * chunk`` (the buffer, refilled while the
+          batch ``getmany`` took, at most one chunk per partition, is
+          folded) plus the responses being decoded,
+          ``min(brokers * fetch_max_bytes, partitions * chunk)``. 36 MiB at
+          the defaults with 12 partitions and one broker.
+        * faust: the same two chunks per partition (aiokafka's buffer, and
+          what faust's consumer thread drained from it and is still handing
+          to the stream), the responses (:data:`AIOKAFKA_FETCH_MAX_BYTES`
+          each), and records of `record_bytes` (faust bounds these in
+          records, not bytes): :attr:`stream_buffer_records` in the stream
+          buffer, ``batch_size`` in the batch being folded, and one waiting
+          for it. 5.7 GiB at the defaults with 13 partitions and records of
+          the largest size the codec accepts, nearly all of it the batch and
+          the stream buffer; 62 MiB with records of 4 KB.
+
+        Args:
+            partitions: Partitions the consumer is assigned (faust: its
+                internal leader topic's included).
+            brokers: Brokers leading them.
+            record_bytes: The largest record's raw size.
+        """
+        chunk = max(self.max_partition_fetch_bytes, BROKER_MAX_BATCH_BYTES)
+        held = 2 * partitions * chunk
+        if self.engine == "native":
+            return held + min(brokers * self.fetch_max_bytes, partitions * chunk)
+        responses = min(brokers * AIOKAFKA_FETCH_MAX_BYTES, partitions * chunk)
+        records = (self.stream_buffer_records + self.batch_size + 1) * record_bytes
+        return held + responses + records
 
     @property
     def stream_buffer_records(self) -> int:
