@@ -30,9 +30,11 @@ metric                                         type       what
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from schemas.dead_letter import DeadLetter
 
 _BATCH_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -117,6 +119,26 @@ class ProjectorMetrics:
             ["answer"],
             registry=self.registry,
         )
+
+    def outputs_sent(
+        self, *, applied: int, redelivered: int, snapshots: int, letters: Sequence[DeadLetter]
+    ) -> None:
+        """Count what a batch sent: records applied and redelivered, snapshots, dead letters."""
+        self.events_applied.inc(applied)
+        self.events_redelivered.inc(redelivered)
+        self.snapshots.inc(snapshots)
+        self.dead_letters.inc(len(letters))
+        for letter in letters:
+            self.dead_letters_by_stage.labels(stage=letter.stage).inc()
+
+    def batch_folded(
+        self, seconds: float, *, sessions_cached: int, cache_bytes: int, quarantined: int
+    ) -> None:
+        """Record a batch folded and sent in `seconds`, and the cache it leaves."""
+        self.batch_seconds.observe(seconds)
+        self.sessions_cached.set(sessions_cached)
+        self.cache_bytes.set(cache_bytes)
+        self.sessions_quarantined.set(quarantined)
 
     def set_lag(self, lag: Mapping[int, int]) -> None:
         """Replace the lag gauge's partitions with `lag`."""

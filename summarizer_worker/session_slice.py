@@ -3,11 +3,12 @@
 A session lives in the partition its key hashes to (Kafka's default
 partitioner, murmur2 of the key: the one aiokafka, faust and the Java client
 use), and partitions interleave sessions. A read assigns that one partition
-to a consumer of its own (no group, ``read_committed``), seeks to the first
-requested offset and reads up to the partition's last stable offset (LSO) as
-it was when the read began, keeping the session's records only: its cost is
-the range plus what the partition received after it, never the session's or
-the partition's history before it.
+to a consumer of its own (no group, ``read_committed``: the range read of
+:class:`~schemas.committed_range.CommittedRangeReader`, which the projector's
+offset probe shares), seeks to the first requested offset and reads up to the
+partition's last stable offset (LSO) as it was when the read began, keeping
+the session's records only: its cost is the range plus what the partition
+received after it, never the session's or the partition's history before it.
 
 Readers are pooled, one read at a time each; a record of another session is
 skipped before it is decoded. The session's records one read keeps are
@@ -26,10 +27,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import ConsumerRecord
 from aiokafka.admin import AIOKafkaAdminClient
 
 from schemas.codec import decode_envelope
+from schemas.committed_range import CommittedRangeReader
 from schemas.keys import Offset
 from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
@@ -38,14 +40,6 @@ from summarizer_worker.errors import SliceTooLargeError
 
 logger = logging.getLogger(__name__)
 
-#: How long one poll waits for fetched records. The last records before the
-#: LSO are often transaction markers, which a poll never returns: the read
-#: notices it has reached the LSO at the end of such a wait.
-POLL_MS: Final = 5
-#: A reader's fetch waits this long at most for new data at the end of the
-#: log; kept short so that a reader moving to another partition is not held
-#: up by its previous long poll.
-FETCH_MAX_WAIT_MS: Final = 10
 #: Bytes per partition per fetch: a tail after a backlog arrives in few fetches.
 FETCH_BYTES: Final = 8 * 1024 * 1024
 #: How often, and how long at most, to ask for the last stable offset while
@@ -102,20 +96,10 @@ class SliceReaders:
         self._max_slice_bytes = max_slice_bytes
         self._partitions = 0
         self._readers = [
-            AIOKafkaConsumer(
-                bootstrap_servers=bootstrap,
-                group_id=None,
-                enable_auto_commit=False,
-                isolation_level="read_committed",
-                # A requested offset below the log start is an error, never a
-                # silent jump to another offset.
-                auto_offset_reset="none",
-                fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
-                max_partition_fetch_bytes=FETCH_BYTES,
-            )
+            CommittedRangeReader(bootstrap=bootstrap, topic=topic, fetch_bytes=FETCH_BYTES)
             for _ in range(size)
         ]
-        self._idle: asyncio.Queue[AIOKafkaConsumer] = asyncio.Queue()
+        self._idle: asyncio.Queue[CommittedRangeReader] = asyncio.Queue()
 
     async def start(self) -> None:
         """Learn the topic's partition count and connect every reader.
@@ -138,7 +122,7 @@ class SliceReaders:
             await reader.stop()
 
     @asynccontextmanager
-    async def _reader(self) -> AsyncIterator[AIOKafkaConsumer]:
+    async def _reader(self) -> AsyncIterator[CommittedRangeReader]:
         reader = await self._idle.get()
         try:
             yield reader
@@ -155,20 +139,12 @@ class SliceReaders:
                 exceed the byte bound.
         """
         partition = session_partition(key, self._partitions)
-        tp = TopicPartition(self._topic, partition)
+        kept = _SessionRecords(
+            key, partition=partition, start_offset=start_offset, max_bytes=self._max_slice_bytes
+        )
         async with self._reader() as reader:
-            reader.assign([tp])
-            stable = Offset((await reader.end_offsets([tp]))[tp])
-            records: list[LoggedEvent] = []
-            if start_offset < stable:
-                reader.seek(tp, start_offset)
-                try:
-                    await _read_until(
-                        reader, tp, stable, key, records, max_bytes=self._max_slice_bytes
-                    )
-                finally:
-                    reader.pause(tp)  # no prefetching past the slice while idle
-        return SessionSlice(partition, start_offset, stable, tuple(records))
+            stable = await reader.read_to_stable(partition, start_offset, kept.add)
+        return SessionSlice(partition, start_offset, Offset(stable), tuple(kept.records))
 
     async def wait_readable(self, partition: int, offset: int) -> None:
         """Return once the record at `offset` of `partition` is below the last stable offset.
@@ -179,10 +155,9 @@ class SliceReaders:
         :data:`STABLE_WAIT_S` (the markers of a committed transaction are
         written in milliseconds unless the broker is in trouble).
         """
-        tp = TopicPartition(self._topic, partition)
         deadline = time.monotonic() + STABLE_WAIT_S
         async with self._reader() as reader:
-            while (await reader.end_offsets([tp]))[tp] <= offset:
+            while await reader.stable_offset(partition) <= offset:
                 if time.monotonic() > deadline:
                     logger.warning(
                         "offset=%d partition=%d not readable after %.0f s",
@@ -209,39 +184,42 @@ async def _partition_count(bootstrap: str, topic: str) -> int:
     return len(partitions)
 
 
-async def _read_until(
-    reader: AIOKafkaConsumer,
-    tp: TopicPartition,
-    stable: Offset,
-    key: bytes,
-    records: list[LoggedEvent],
-    *,
-    max_bytes: int,
-) -> None:
-    kept_bytes = 0
-    start_offset = await reader.position(tp)
-    while await reader.position(tp) < stable:
-        batches = await reader.getmany(tp, timeout_ms=POLL_MS)
-        for record in batches.get(tp, ()):
-            if record.offset >= stable:
-                return
-            if record.key != key:
-                continue
-            # Counted before decoding: what is refused is never decoded.
-            kept_bytes += len(record.key) + len(record.value or b"")
-            if kept_bytes > max_bytes:
-                raise SliceTooLargeError(
-                    partition=tp.partition, start_offset=start_offset, limit_bytes=max_bytes
-                )
-            try:
-                envelope = decode_envelope(record.value, record_key=record.key)
-            except Exception as exc:  # noqa: BLE001 - DecodeError, or what a hostile record provokes
-                # The projector dead-letters it; here it is simply not an event.
-                logger.debug(
-                    "skipped offset=%d partition=%d reason=%s",
-                    record.offset,
-                    tp.partition,
-                    shown(exc),
-                )
-                continue
-            records.append(LoggedEvent(Offset(record.offset), envelope))
+class _SessionRecords:
+    """The records of one session a slice read keeps, bounded in bytes."""
+
+    def __init__(self, key: bytes, *, partition: int, start_offset: Offset, max_bytes: int) -> None:
+        self._key = key
+        self._partition = partition
+        self._start_offset = start_offset
+        self._max_bytes = max_bytes
+        self._kept_bytes = 0
+        self.records: list[LoggedEvent] = []
+
+    def add(self, record: ConsumerRecord[bytes, bytes]) -> None:
+        """Keep `record` if it is the session's and decodes (skipped otherwise).
+
+        Raises:
+            SliceTooLargeError: Keeping it would exceed the byte bound.
+        """
+        if record.key != self._key:
+            return
+        # Counted before decoding: what is refused is never decoded.
+        self._kept_bytes += len(record.key) + len(record.value or b"")
+        if self._kept_bytes > self._max_bytes:
+            raise SliceTooLargeError(
+                partition=self._partition,
+                start_offset=self._start_offset,
+                limit_bytes=self._max_bytes,
+            )
+        try:
+            envelope = decode_envelope(record.value, record_key=record.key)
+        except Exception as exc:  # noqa: BLE001 - DecodeError, or what a hostile record provokes
+            # The projector dead-letters it; here it is simply not an event.
+            logger.debug(
+                "skipped offset=%d partition=%d reason=%s",
+                record.offset,
+                self._partition,
+                shown(exc),
+            )
+            return
+        self.records.append(LoggedEvent(Offset(record.offset), envelope))

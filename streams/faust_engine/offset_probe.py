@@ -8,10 +8,12 @@ tell the two apart: a ``read_committed`` read of the skipped range returns
 nothing for a gap of markers and aborted records, and the records faust
 dropped otherwise (:mod:`streams.faust_engine.partition_positions` folds them in place).
 
-One reader, no consumer group, one read at a time (the projector's agent
-runs one batch at a time, and its timer's probes wait their turn). A read
-assigns the one partition, seeks to the range's start and reads until its
-position passes the range: a fetch or two on a healthy broker, about half a
+One reader (:class:`~schemas.committed_range.CommittedRangeReader`, the range
+read the summarizer's slices share: no consumer group, ``read_committed``),
+one read at a time (the projector's agent runs one batch at a time, and its
+timers' probes wait their turn). A read assigns the one partition, seeks to
+the range's start and reads until its position passes the range or reaches
+the last stable offset: a fetch or two on a healthy broker, about half a
 millisecond here.
 """
 
@@ -19,21 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any, Final
 
-from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
-from aiokafka.errors import OffsetOutOfRangeError
+from aiokafka import ConsumerRecord
 
+from schemas.committed_range import CommittedRangeReader, RangeReadTimeout
 from streams.topics import partition_count
 
 logger = logging.getLogger(__name__)
 
-#: How long one poll waits for fetched records: a range of markers returns no
-#: record at all, and the read notices its position passed the range after it.
-POLL_MS: Final = 5
-#: A fetch at the end of the log waits this long at most for new data.
-FETCH_MAX_WAIT_MS: Final = 10
 #: Bytes per partition per fetch: a gap is short, and a probe looks at one record.
 FETCH_BYTES: Final = 256 * 1024
 
@@ -51,19 +47,12 @@ class OffsetProbe:
         self._topic = topic
         self._timeout_s = timeout_s
         self._lock = asyncio.Lock()
-        self._reader: AIOKafkaConsumer | None = None  # made in the loop that probes
+        self._reader: CommittedRangeReader | None = None  # made in the loop that probes
 
-    async def _started(self) -> AIOKafkaConsumer:
+    async def _started(self) -> CommittedRangeReader:
         if self._reader is None:
-            reader = AIOKafkaConsumer(
-                bootstrap_servers=self._bootstrap,
-                group_id=None,
-                enable_auto_commit=False,
-                isolation_level="read_committed",
-                # Below the log start is an error the probe handles, never a jump.
-                auto_offset_reset="none",
-                fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
-                max_partition_fetch_bytes=FETCH_BYTES,
+            reader = CommittedRangeReader(
+                bootstrap=self._bootstrap, topic=self._topic, fetch_bytes=FETCH_BYTES
             )
             await reader.start()
             self._reader = reader
@@ -116,42 +105,20 @@ class OffsetProbe:
         wanted = end - start if limit is None else min(limit, end - start)
         if wanted <= 0:
             return []
-        tp = TopicPartition(self._topic, partition)
+        found: list[ConsumerRecord[Any, Any]] = []
         async with self._lock:
             reader = await self._started()
-            reader.assign([tp])
-            reader.seek(tp, start)
             try:
-                return await self._read(reader, tp, end, wanted)
-            finally:
-                reader.pause(tp)  # no prefetching while idle
-
-    async def _read(
-        self, reader: AIOKafkaConsumer, tp: TopicPartition, end: int, wanted: int
-    ) -> list[ConsumerRecord[Any, Any]]:
-        found: list[ConsumerRecord[Any, Any]] = []
-        deadline = time.monotonic() + self._timeout_s
-        while time.monotonic() < deadline:
-            # No more records than wanted or than offsets left in the range: the
-            # fetch beyond them is never decoded.
-            left = min(wanted - len(found), max(1, end - await reader.position(tp)))
-            try:
-                fetched = await reader.getmany(tp, timeout_ms=POLL_MS, max_records=left)
-            except OffsetOutOfRangeError:
-                # The range starts below the log start: what retention deleted
-                # is gone for every reader; read on from the log start.
-                log_start = (await reader.beginning_offsets([tp]))[tp]
-                reader.seek(tp, log_start)
-                continue
-            for record in fetched.get(tp, []):
-                if record.offset >= end:
-                    return found
-                found.append(record)
-                if len(found) == wanted:
-                    return found
-            position = await reader.position(tp)
-            if position >= end or position >= (await reader.end_offsets([tp]))[tp]:
-                return found  # past the range, or at the last stable offset before its end
-        raise ProbeTimeout(
-            f"partition {tp.partition}: offsets before {end} not read in {self._timeout_s:.0f} s"
-        )
+                await reader.read_range(
+                    partition,
+                    start,
+                    end,
+                    found.append,
+                    limit=wanted,
+                    timeout_s=self._timeout_s,
+                    # What retention deleted is gone for every reader: read on from the log start.
+                    from_log_start=True,
+                )
+            except RangeReadTimeout as exc:
+                raise ProbeTimeout(str(exc)) from exc
+        return found

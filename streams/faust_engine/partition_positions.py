@@ -16,8 +16,9 @@ entries), and checks every record against it:
 * the expected record is admitted and moves the position;
 * a record above it leaves a *gap*. Most gaps are Kafka's own (the commit
   marker after every transactional summary, aborted records), but only the
-  log can say: before the batch is admitted the shell reads the gap's
-  committed records from the log (:class:`~streams.faust_engine.offset_probe.OffsetProbe`,
+  log can say: before the batch is admitted the gap recovery
+  (:mod:`streams.faust_engine.gap_recovery`) reads the gap's committed
+  records from the log (:class:`~streams.faust_engine.offset_probe.OffsetProbe`,
   for each of :meth:`PartitionPositions.gaps`). Those records, when there
   are any, are the ones faust dropped: they are folded right before the
   record that revealed the gap, as if faust had delivered them. A gap the

@@ -6,9 +6,16 @@ in batches (``stream.take_events``), hands each batch to
 :class:`~streams.project_batch.BatchProjector` and moves the outcome:
 dead letters to `dead-letters`, requests to `compaction-requests`, snapshots
 to `projections` (log-compacted, keyed by session), writes to the
-``sessions`` table (layout in :mod:`streams.session_table`). A timer
-re-emits requests no summary answered in time (:mod:`streams.pending_requests`).
-Metrics are served at ``/metrics`` on faust's web server.
+``sessions`` table (layout in :mod:`streams.session_table`).
+:class:`ProjectorShell` composes one-idea parts around the batch step: the
+table bound to a batch's events (:mod:`streams.faust_engine.batch_table`),
+the sends (:mod:`streams.faust_engine.output_sender`), the requests in
+flight (:mod:`streams.faust_engine.request_retries`: the app's
+``request_retry_timer`` re-emits requests no summary answered in time, by
+:mod:`streams.pending_requests`' rules) and the gap recovery
+(:mod:`streams.faust_engine.gap_recovery`, with the app's
+``gap_recovery_timer``). Metrics (:class:`~streams.projector_metrics.ProjectorMetrics`)
+are served at ``/metrics`` on faust's web server.
 
 Delivery and crashes (at least once, made exact by offsets):
 
@@ -30,8 +37,8 @@ Delivery and crashes (at least once, made exact by offsets):
   (:mod:`streams.project_batch`). Redelivered records are skipped by
   ``last_offset`` (the core's own rule), their sessions' snapshots are sent
   again, and a request decided by one of them and lost with the crash is in
-  the table (``r:``, written before the header): the timer re-emits it one
-  timeout after the restart.
+  the table (``r:``, written before the header): the ``request_retry_timer``
+  re-emits it one timeout after the restart.
 * A rebalance revokes partitions after faust committed them; their cached
   projections and pending requests are dropped, and the new owner rebuilds
   from the table it recovered.
@@ -42,8 +49,8 @@ Delivery and crashes (at least once, made exact by offsets):
   entries); every record that skips offsets is checked against the log
   (:mod:`streams.faust_engine.offset_probe`) before the batch is folded, and the records
   faust skipped are read from the log and folded in their place
-  (:mod:`streams.faust_engine.partition_positions`), so no record is skipped, even across
-  restarts.
+  (:mod:`streams.faust_engine.partition_positions`, :mod:`streams.faust_engine.gap_recovery`),
+  so no record is skipped, even across restarts.
 
 The consumer reads ``read_committed`` (:mod:`streams.faust_engine.read_committed`): a
 summary the summarizer appended in a transaction that was later aborted is
@@ -61,41 +68,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import faust
-from aiokafka.errors import KafkaError
 from faust.types import TP
 
-from schemas.codec import encode
-from schemas.compaction_request import CompactionRequest
 from schemas.kafka_settings import TopicRole
 from schemas.log_text import shown
-from schemas.partitioning import session_partition
 from streams import liveness
-from streams.faust_engine.internals import (
-    bound_to,
-    changelog_sent_callback,
-    committed_offset,
-    reset_read_offset,
-)
-from streams.faust_engine.offset_probe import OffsetProbe, ProbeTimeout
-from streams.faust_engine.partition_positions import (
-    Gap,
-    GapRecords,
-    PartitionPositions,
-    start_position,
-)
+from streams.faust_engine.batch_table import BatchTable
+from streams.faust_engine.gap_recovery import Committed, GapRecovery, Seek
+from streams.faust_engine.internals import committed_offset, reset_read_offset
+from streams.faust_engine.offset_probe import OffsetProbe
+from streams.faust_engine.output_sender import OutputSender
 from streams.faust_engine.read_committed import ReadCommittedApp
-from streams.pending_requests import PendingRequest, PendingRequests
-from streams.project_batch import (
-    BatchOutcome,
-    BatchProjector,
-    SessionCache,
-    SourceRecord,
-    TableWrite,
-)
+from streams.faust_engine.request_retries import RequestRetries
+from streams.project_batch import BatchProjector, SessionCache, SourceRecord
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
-from streams.request_records import log_emission, stored_request, timed_out_refusal
-from streams.session_table import position_key, session_of_request_key
 
 logger = logging.getLogger(__name__)
 
@@ -177,59 +164,69 @@ class Projector:
 
 
 class ProjectorShell:
-    """Moves one batch's bytes between faust and :class:`BatchProjector`."""
+    """Moves one batch between faust and :class:`BatchProjector`, composing one-idea parts.
+
+    Attributes:
+        retries: The requests in flight, retried by the app's ``request_retry_timer``.
+        gaps: The gap recovery; the app's ``gap_recovery_timer`` seeks back stalls.
+        first_batch_at: When the first batch began (monotonic), None before it.
+        last_batch_at: When the last batch ended (monotonic), None before it.
+    """
 
     def __init__(
         self,
         settings: ProjectorSettings,
         table: Any,
-        requests_topic: Any,
-        snapshots_topic: Any,
-        dead_letters_topic: Any,
+        sender: OutputSender,
         metrics: ProjectorMetrics,
-        seek: Callable[[int, int], Awaitable[None]],
-        committed: Callable[[int], int | None],
         probe: OffsetProbe,
-        events_topic: Any,
+        seek: Seek,
+        committed: Committed,
     ) -> None:
+        """Fold into faust's `table`, send through `sender`, check gaps with `probe`.
+
+        `seek` and `committed` reach faust's consumer for the gap recovery.
+        """
         self._settings = settings
         self._table = table
-        self._events = events_topic
-        self._requests = requests_topic
-        self._snapshots = snapshots_topic
-        self._dead_letters = dead_letters_topic
+        self._sender = sender
         self._metrics = metrics
-        self._seek = seek
-        self._committed = committed
         self._probe = probe
-        self._positions = PartitionPositions(idle_s=max(2.0, 4 * settings.batch_within_s))
         self._cache = SessionCache(settings.session_cache_bytes)
         self._projector: BatchProjector | None = None  # made once the partition count is known
-        self.pending = PendingRequests()
-        self._rescan = False
+        self._partitions: int | None = None
+        self.retries = RequestRetries(
+            settings,
+            partitions=self._events_partitions,
+            table=table,
+            sender=sender,
+            metrics=metrics,
+        )
+        self.gaps = GapRecovery(
+            topic=settings.topic("events"),
+            batch_within_s=settings.batch_within_s,
+            probe=probe,
+            seek=seek,
+            committed=committed,
+            metrics=metrics,
+        )
         self.first_batch_at: float | None = None
         self.last_batch_at: float | None = None
-        self._folding = False
-        self._drained_at = 0.0  # when a batch came short of its size: faust had no more
-        self._partitions: int | None = None
 
     async def project(self, events: Sequence[Any]) -> None:
         """Fold one batch of faust events and send everything it causes."""
-        self._folding = True
+        self.gaps.batch_began(drained=len(events) < self._settings.batch_size)
         try:
             await self._project(events)
         finally:
-            self._folding = False
             self.last_batch_at = time.monotonic()
-            self._positions.heard({event.message.partition for event in events}, self.last_batch_at)
+            self.gaps.batch_ended({event.message.partition for event in events}, self.last_batch_at)
 
     async def _project(self, events: Sequence[Any]) -> None:
         started = time.perf_counter()
         if self.first_batch_at is None:
             self.first_batch_at = time.monotonic()
-        if len(events) < self._settings.batch_size:
-            self._drained_at = time.monotonic()
-        by_partition = {event.message.partition: event for event in events}
+        table = BatchTable(self._table, events)
         records = [
             SourceRecord(
                 event.message.topic,
@@ -240,60 +237,42 @@ class ProjectorShell:
             )
             for event in events
         ]
-
-        def read(partition: int, key: bytes) -> bytes | None:
-            with bound_to(by_partition[partition]):
-                value: bytes | None = self._table.get(key)
-                return value
-
-        def stored_position(partition: int) -> int | None:
-            raw = read(partition, position_key(partition))
-            stored = None if raw is None else int(raw)
-            return start_position(stored, self._committed(partition))
-
-        missing = await self._read_gaps(self._positions.gaps(records, stored_position))
-        for gap, dropped in missing.items():
-            if dropped:
-                logger.warning(
-                    "records skipped partition=%d offsets=%d..%d: %d read from the log",
-                    gap.partition,
-                    gap.expected,
-                    gap.seen - 1,
-                    len(dropped),
-                )
-        admission = self._positions.admit(records, stored_position, missing)
-        outcome = (await self._batch_projector()).project(admission.records, read)
-        outcome.writes.extend(  # after the sessions' entries: a position never runs ahead
-            TableWrite(partition, position_key(partition), str(offset).encode())
-            for partition, offset in admission.positions.items()
-        )
+        admission = await self.gaps.admit(records, table.stored_position)
+        projector = await self._batch_projector()
+        outcome = projector.project(admission.records, table.read)
+        # After the sessions' entries: a position never runs ahead.
+        outcome.writes.extend(table.position_writes(admission.positions))
         # Requests leave first, before the batch's snapshots are assembled: the
         # summarizer starts on them while the rest goes out. A crash before the
         # table writes below only redelivers the batch, which decides the same
         # requests again under the same ids (the summarizer skips answered ones).
-        sent = await self._send_requests(outcome)
-        await asyncio.gather(*sent)
-        sent = await self._write(outcome, by_partition)
-        sent += await self._send(outcome)
+        await asyncio.gather(*await self.retries.send_first(outcome, time.time()))
+        sent = await table.write(outcome.writes)
+        outputs = await self._sender.send_outputs(outcome)
+        self._metrics.outputs_sent(
+            applied=outcome.applied,
+            redelivered=outcome.redelivered,
+            snapshots=outputs.snapshots,
+            letters=outputs.letters,
+        )
         # The batch's records are acked when this returns: wait until the broker has
         # every output, so a committed offset never outruns what it caused.
-        await asyncio.gather(*sent)
-        for gap in admission.gaps:
-            logger.warning(
-                "gap not read topic=%s partition=%d: seeking back to %d (got %d)",
-                events[0].message.topic,
-                gap.partition,
-                gap.expected,
-                gap.seen,
-            )
-            await self._seek(gap.partition, gap.expected)
-        self._metrics.batch_seconds.observe(time.perf_counter() - started)
-        self._metrics.sessions_cached.set(len(self._cache))
-        self._metrics.cache_bytes.set(self._cache.bytes)
+        await asyncio.gather(*sent, *outputs.deliveries)
+        await self.gaps.seek_back(admission.gaps)
+        self._metrics.batch_folded(
+            time.perf_counter() - started,
+            sessions_cached=len(self._cache),
+            cache_bytes=self._cache.bytes,
+            quarantined=len(projector.quarantined),
+        )
 
     def batch_age_s(self, now: float) -> float:
         """Seconds since the last batch was folded (since the first start: 0 until then)."""
         return 0.0 if self.last_batch_at is None else max(0.0, now - self.last_batch_at)
+
+    def _events_partitions(self) -> int:
+        """The `events` partition count: the broker's once a batch asked, the settings' before."""
+        return self._partitions or self._settings.events_partitions
 
     async def _batch_projector(self) -> BatchProjector:
         """The batch step, made on the first batch with the `events` partition count."""
@@ -310,195 +289,18 @@ class ProjectorShell:
             self._projector = BatchProjector(self._settings, self._cache, partitions=partitions)
         return self._projector
 
-    async def _read_gaps(self, gaps: Sequence[Gap], limit: int | None = None) -> GapRecords:
-        """The log's committed records in each gap, at most `limit` each; unanswered: left out."""
-        missing: dict[Gap, list[SourceRecord]] = {}
-        for gap in gaps:
-            try:
-                found = await self._probe.records(
-                    gap.partition, gap.expected, gap.seen, limit=limit
-                )
-            except (ProbeTimeout, KafkaError) as exc:
-                logger.warning("gap %s not answered by the log: %r", gap, exc)
-                self._metrics.gaps_probed.labels(answer="unanswered").inc()
-                continue
-            missing[gap] = [
-                SourceRecord(r.topic, r.partition, r.offset, r.key, r.value) for r in found
-            ]
-            self._metrics.gaps_probed.labels(answer="records" if found else "empty").inc()
-        return missing
-
-    async def _write(self, outcome: BatchOutcome, by_partition: dict[int, Any]) -> list[Any]:
-        """Write the table: the local store, then the changelog; the changelog sends.
-
-        What ``table[key] = value`` does (store write, then the changelog
-        record to the event's partition, with the table's callback that keeps
-        the changelog offset for RocksDB's recovery), but sent to the producer
-        at once and keeping the delivery future. faust's ``send_changelog``
-        goes through its producer buffer instead: 100 messages deep, drained
-        one message per loop step, with a warning and a flush whenever a batch
-        overfills it, which cost the projector about a third of its time.
-        """
-        store = self._table.data
-        changelog = self._table.changelog_topic
-        on_sent = changelog_sent_callback(self._table)
-        sent: list[Any] = []
-        for write in outcome.writes:
-            with bound_to(by_partition[write.partition]):
-                if write.value is not None:
-                    store[write.key] = write.value
-                elif write.key in store:
-                    del store[write.key]
-                else:
-                    continue
-            sent.append(
-                await changelog.send(
-                    key=write.key,
-                    value=write.value,
-                    partition=write.partition,
-                    key_serializer="raw",
-                    value_serializer="raw",
-                    callback=on_sent,
-                )
-            )
-        return sent
-
-    async def _send_requests(self, outcome: BatchOutcome) -> list[Any]:
-        """Send the batch's new requests and note the in-flight ones; their delivery futures."""
-        now = time.time()
-        sent: list[Any] = []
-        for request, partition in outcome.requests:
-            sent.append(await self._send_request(request, "first"))
-            self.pending.emitted(request, partition, now)
-        for session_key in outcome.answered:
-            self.pending.answered(session_key)
-        for request, partition in outcome.learned:
-            self.pending.learned(request, partition, now)
-        return sent
-
-    async def _send(self, outcome: BatchOutcome) -> list[Any]:
-        """Send snapshots (assembled here) and dead letters; their delivery futures."""
-        snapshots, failed = outcome.snapshot_records()
-        sent: list[Any] = [
-            await self._snapshots.send(key=key, value=value) for key, value in snapshots
-        ]
-        letters = [*outcome.dead_letters, *failed]
-        for letter in letters:
-            key = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
-            sent.append(await self._dead_letters.send(key=key.encode(), value=encode(letter)))
-            self._metrics.dead_letters_by_stage.labels(stage=letter.stage).inc()
-        metrics = self._metrics
-        metrics.events_applied.inc(outcome.applied)
-        metrics.events_redelivered.inc(outcome.redelivered)
-        metrics.dead_letters.inc(len(letters))
-        metrics.snapshots.inc(len(snapshots))
-        if self._projector is not None:
-            metrics.sessions_quarantined.set(len(self._projector.quarantined))
-        return sent
-
-    async def _send_request(self, request: CompactionRequest, kind: str) -> Any:
-        log_emission(request)
-        sent = await self._requests.send(key=request.session_key.encode(), value=encode(request))
-        self._metrics.requests_emitted.labels(trigger=request.trigger, kind=kind).inc()
-        return sent
-
     def revoked(self, partitions: set[int]) -> None:
         """Forget what this worker knew of partitions it no longer owns."""
         if self._projector is not None:
             self._projector.revoked(partitions)
         else:
             self._cache.revoked(partitions)
-        self.pending.revoked(partitions)
-        self._positions.revoked(partitions)
+        self.retries.revoked(partitions)
+        self.gaps.revoked(partitions)
 
     def assigned(self) -> None:
-        """Look for in-flight requests of the new partitions at the next timer tick."""
-        self._rescan = True
-
-    async def seek_stalled(self, fetch_positions: dict[int, int | None]) -> None:
-        """Seek back partitions fetched past records this worker never received."""
-        if self._folding:
-            return  # faust's queue may hold what this batch has not reached yet
-        now = time.monotonic()
-        drained_at = self._drained_at
-        if now - (self.last_batch_at or 0.0) >= self._settings.batch_within_s:
-            drained_at = now  # no batch for a while: faust has nothing to deliver
-        committed = {partition: self._committed(partition) for partition in fetch_positions}
-        stalls = self._positions.stalled(fetch_positions, committed, now, drained_at)
-        answers = await self._read_gaps(stalls, limit=1)  # a seek fetches the rest
-        for stall in stalls:
-            seek = self._positions.stall_answered(stall, answers)
-            if seek is None:
-                continue
-            log = logger.debug if self._positions.sought_before(seek.partition) else logger.warning
-            log(
-                "partition=%d fetched up to %d but nothing arrived from %d: seeking back",
-                seek.partition,
-                seek.seen,
-                seek.expected,
-            )
-            await self._seek(seek.partition, seek.expected)
-
-    async def seek_commit_holes(self, owned: set[int]) -> None:
-        """Seek back partitions whose faust commits stopped below what was folded."""
-        committed = {partition: self._committed(partition) for partition in owned}
-        for hole in self._positions.commit_holes(committed, time.monotonic()):
-            logger.warning(
-                "partition=%d committed offset stays at %d below the fold at %d: seeking back",
-                hole.partition,
-                hole.expected,
-                hole.seen,
-            )
-            await self._seek(hole.partition, hole.expected)
-
-    async def retry_due(self, owned: set[int], now: float) -> None:
-        """Re-emit every in-flight request older than the timeout."""
-        if self._rescan:
-            self._rescan = False
-            self._learn_requests(owned, now)
-        settings = self._settings
-        due = self.pending.due(
-            now, settings.compaction_request_timeout_s, settings.compaction_request_max_attempts
-        )
-        sent = [await self._send_request(retry, "retry") for retry in due.retries]
-        sent += [await self._send_refusal(pending, now) for pending in due.refused]
-        await asyncio.gather(*sent)
-
-    async def _send_refusal(self, pending: PendingRequest, now: float) -> Any:
-        """Append the refusal of a request no summary answered after its last attempt."""
-        request = pending.request
-        envelope = timed_out_refusal(
-            request,
-            app_id=self._settings.app_id,
-            timeout_s=self._settings.compaction_request_timeout_s,
-            now=now,
-        )
-        self._metrics.requests_refused.inc()
-        return await self._events.send(
-            key=request.session_key.encode(), value=encode(envelope), partition=pending.partition
-        )
-
-    def _learn_requests(self, owned: set[int], now: float) -> None:
-        """Read the ``r:`` keys of the owned partitions into the pending requests.
-
-        O(keys): only keys are listed, and only ``r:`` values are read. A
-        stored request that no longer decodes is logged and left alone (its
-        session is quarantined when it is next touched).
-        """
-        partitions = self._partitions or self._settings.events_partitions
-        for key in list(self._table.keys()):
-            session_key = session_of_request_key(key)
-            if session_key is None:
-                continue
-            partition = session_partition(session_key.encode(), partitions)
-            if partition not in owned:
-                continue
-            value = self._table.get(key)
-            if value is None:
-                continue
-            request = stored_request(session_key, value)
-            if request is not None:
-                self.pending.learned(request, partition, now)
+        """Look for in-flight requests of the new partitions at the next retry."""
+        self.retries.assigned()
 
 
 def projector_app(settings: ProjectorSettings, app_id: str) -> faust.App:
@@ -521,7 +323,14 @@ def projector_app(settings: ProjectorSettings, app_id: str) -> faust.App:
         broker_session_timeout=settings.session_timeout_s,
         consumer_auto_offset_reset="earliest",
         producer_acks=-1,
-        # Bounded in bytes: at most inflight_max_bytes of maximum-size records wait.
+        # aiokafka's default, as the native engine's producers: a table chunk
+        # (MAX_CHUNK_BYTES, its key and framing) fits; faust's own 1,000,000 does not.
+        producer_max_request_size=1024**2,
+        # What bounds the records fetched ahead of the fold (ProjectorSettings.fetched_bytes_bound):
+        # aiokafka holds at most one chunk of this many bytes per partition, and the stream
+        # buffer at most inflight_max_bytes of maximum-size records; faust stops handing a
+        # partition's records on while the buffer is full.
+        consumer_max_fetch_size=settings.max_partition_fetch_bytes,
         stream_buffer_maxsize=settings.stream_buffer_records,
         # The web server serves /metrics and /healthz only: faust's table pages
         # would expose every tenant's stored events, its router, graph and stats
@@ -577,18 +386,13 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         return committed_offset(app.consumer, TP(events_name, partition))
 
     probe = OffsetProbe(bootstrap=settings.kafka_bootstrap, topic=events_name)
-    shell = ProjectorShell(
-        settings,
-        table,
-        requests_topic,
-        snapshots_topic,
-        dead_letters_topic,
-        metrics,
-        seek,
-        committed,
-        probe,
-        events_topic,
+    sender = OutputSender(
+        events=events_topic,
+        requests=requests_topic,
+        snapshots=snapshots_topic,
+        dead_letters=dead_letters_topic,
     )
+    shell = ProjectorShell(settings, table, sender, metrics, probe, seek, committed)
     folding = FoldingTask(metrics)
 
     @app.on_before_shutdown.connect
@@ -606,19 +410,26 @@ def build_projector(settings: ProjectorSettings) -> Projector:
 
     # faust's timer decorator carries no types.
     @app.timer(  # type: ignore[untyped-decorator]
-        settings.request_check_interval_s, name="retry_compaction_requests"
+        settings.request_check_interval_s, name="request_retry_timer"
     )
-    async def retry_compaction_requests() -> None:
-        """Re-emit in-flight requests that no summary answered in time."""
+    async def request_retry_timer() -> None:
+        """Re-emit in-flight requests no summary answered in time; refuse those out of attempts."""
+        if not app.rebalancing:
+            await shell.retries.retry_due(owned(), time.time())
+
+    @app.timer(  # type: ignore[untyped-decorator]
+        settings.request_check_interval_s, name="gap_recovery_timer"
+    )
+    async def gap_recovery_timer() -> None:
+        """Seek back partitions fetched past records never delivered, and stuck commits."""
         if not app.rebalancing:
             partitions = owned()
-            await shell.retry_due(partitions, time.time())
             positions = {
                 partition: await app.consumer.position(TP(events_name, partition))
                 for partition in partitions
             }
-            await shell.seek_stalled(positions)
-            await shell.seek_commit_holes(partitions)
+            await shell.gaps.seek_stalled(positions)
+            await shell.gaps.seek_commit_holes(partitions)
 
     @app.on_partitions_revoked.connect
     def on_revoked(_: Any, /, *args: Any, signal: Any, **__: Any) -> None:
