@@ -1,4 +1,4 @@
-"""The rolling seed: built by the token trigger, carried by the request, rebuilt by the summarizer."""
+"""The rolling seed: built by the token trigger, carried in requests, rebuilt by the summarizer."""
 
 from __future__ import annotations
 
