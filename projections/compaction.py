@@ -9,7 +9,11 @@ from projections.compaction_window import CompactionWindow
 from projections.rewind import drop_rewound
 from projections.size_gate import EventSizes
 from projections.sliding_window import select_sliding_window
-from projections.token_threshold import POST_INVOCATION, select_token_threshold_window
+from projections.token_threshold import (
+    POST_INVOCATION,
+    ObservedCount,
+    select_token_threshold_window,
+)
 from schemas.event import Event
 
 __all__ = ["CompactionWindow", "select_post_invocation_window"]
@@ -22,6 +26,7 @@ def select_post_invocation_window(
     seed_invocation_id: str = "seed",
     skip_token_threshold: bool = False,
     sizes: EventSizes | None = None,
+    observed: ObservedCount | None = None,
 ) -> CompactionWindow | None:
     """The window the runner's post-invocation hook summarizes, or None.
 
@@ -40,13 +45,20 @@ def select_post_invocation_window(
         sizes: Per-event sizes for the size gate
             (:func:`~projections.size_gate.worth_compacting`); None runs the
             reference gate, which serializes the live events.
+        observed: The token trigger's prompt-token count, read by the caller;
+            None reads it from `events`.
     """
     live = [event for event in drop_rewound(events) if event.isolation_scope is None]
     if not live:
         return None
     if config.has_token_threshold and not skip_token_threshold:
         window = select_token_threshold_window(
-            events, config, POST_INVOCATION, seed_invocation_id=seed_invocation_id, sizes=sizes
+            events,
+            config,
+            POST_INVOCATION,
+            seed_invocation_id=seed_invocation_id,
+            sizes=sizes,
+            observed=observed,
         )
         if window is not None:
             return window

@@ -38,8 +38,9 @@ list in order (rising timestamps, contiguous invocations, the pipeline's
 own summaries; :mod:`projections.live_order`) the events from
 :func:`~projections.decision_window.decision_start` on choose the very
 window the whole list would, so a decision costs what the events since the
-newest summary cost. Out of order, or when the token trigger must estimate,
-it reads the whole live list, as ``use_memo=False`` always does.
+newest summary cost. Out of order, or when the token trigger must estimate
+for another request than the view's, it reads the whole live list, as
+``use_memo=False`` always does.
 
 Cheap pre-checks keep the selection off the hot path: the
 post-invocation hook runs only when ``invocations.since_compaction`` has
@@ -57,9 +58,11 @@ the same O(1) facts skip a trigger whose own count says it cannot fire
 (``since_compaction`` below the interval, a recorded prompt-token count
 below the threshold). The decisions are exactly those of the plain
 selection: ``use_memo=False`` runs it alone, and a property test holds the
-two equal. The estimate is not kept incrementally: without a recorded
-count, an armed token check that the memo does not answer assembles the
-contents once (O(history)).
+two equal. Without a recorded count, a token check that the memo does not
+answer estimates from the view's contents when the view serves the check's
+request (the post-invocation hook's, with the default view): O(visible
+context), which compaction bounds; for another agent, branch or scope it
+assembles the contents from the whole live list (O(history)).
 
 Never two in flight: nothing is decided while the projection waits on a
 request. A request whose id a live summary already answers, or that a
@@ -108,20 +111,27 @@ from typing import Final
 from projections.compaction import select_post_invocation_window
 from projections.compaction_config import CompactionConfig
 from projections.compaction_window import CompactionWindow
+from projections.contents_request import ContentsRequest
 from projections.decision_window import decision_start
 from projections.gate_memo import gate_memo
 from projections.masking import is_summary
 from projections.projection import (
     SessionProjection,
     apply,
+    context_contents,
     live_event_sizes,
     live_events,
     note_request,
 )
 from projections.rolling_seed import carried_seed
 from projections.summary_request import refused_request_id
-from projections.token_count import newest_recorded_count
-from projections.token_threshold import TokenHook, select_token_threshold_window
+from projections.token_count import content_characters, newest_recorded_count
+from projections.token_threshold import (
+    POST_INVOCATION,
+    ObservedCount,
+    TokenHook,
+    select_token_threshold_window,
+)
 from schemas.codec import MAX_RECORD_BYTES, encode
 from schemas.compaction_request import (
     CompactionRequest,
@@ -324,12 +334,13 @@ def _decide(
     hook = completes_invocation(before, record) and _hook_may_fire(before, config)
     if hook and not (use_memo and _quiet_after_invocation(before, config)):
         selected = True
-        start = _hook_tail(before, config) if use_memo else 0
+        start, observed = _hook_tail(before, config) if use_memo else (0, None)
         window = select_post_invocation_window(
             live_events(before, start),
             config,
             seed_invocation_id=SEED_INVOCATION_ID,
             sizes=live_event_sizes(before, start) if use_memo else None,
+            observed=observed,
         )
         if window is not None:
             request = compaction_request(
@@ -392,15 +403,19 @@ def _token_check(
         return None, False
     if use_memo and _quiet_token_check(projection):
         return None, False
-    # Without a recorded count the trigger estimates from the whole contents.
+    # Without a recorded count the trigger estimates from the whole contents: the view's,
+    # when it serves the hook's request, else the tail is not enough.
+    observed = _view_estimate(projection, hook) if use_memo and recorded is None else None
     log = projection.log
-    start = decision_start(log.live, log.order, 0) if use_memo and recorded is not None else 0
+    tail = use_memo and (recorded is not None or observed is not None)
+    start = decision_start(log.live, log.order, 0) if tail else 0
     window = select_token_threshold_window(
         live_events(projection, start),
         config,
         hook,
         seed_invocation_id=SEED_INVOCATION_ID,
         sizes=live_event_sizes(projection, start) if use_memo else None,
+        observed=observed,
     )
     if window is None:
         return None, True
@@ -410,18 +425,44 @@ def _token_check(
     return request, True
 
 
-def _hook_tail(before: SessionProjection, config: CompactionConfig) -> int:
-    """Where the post-invocation hook's selection may start reading `before`'s live list.
+def _hook_tail(
+    before: SessionProjection, config: CompactionConfig
+) -> tuple[int, ObservedCount | None]:
+    """Where the post-invocation hook starts reading `before`, and the count it is handed.
 
-    At 0 when the token trigger is on and no count was recorded since the
-    newest summary: its estimate reads the whole contents.
+    The count is handed only when the events from that start do not give it.
+
+    When the token trigger is on and no count was recorded since the newest
+    summary, it estimates from the whole contents: from the view's when the
+    view serves the hook's request, else the selection reads from 0.
     """
     log = before.log
+    observed = None
     if config.has_token_threshold:
         newest_first = (record.envelope.event for record in reversed(log.live))
         if newest_recorded_count(newest_first, agent_name="", isolation_scope=None) is None:
-            return 0
-    return decision_start(log.live, log.order, config.overlap_size or 0)
+            observed = _view_estimate(before, POST_INVOCATION)
+            if observed is None:
+                return 0, None
+    return decision_start(log.live, log.order, config.overlap_size or 0), observed
+
+
+def _view_estimate(projection: SessionProjection, hook: TokenHook) -> ObservedCount | None:
+    """ADK's characters/4 estimate for `hook`, from the view's contents: O(visible).
+
+    None when the view serves another request than the estimate's (another
+    agent, branch or scope, or other options): then only the whole live list
+    gives it.
+    """
+    request = ContentsRequest(
+        agent_name=hook.agent_name,
+        current_branch=hook.current_branch,
+        isolation_scope=hook.isolation_scope,
+    )
+    if request != projection.view.request:
+        return None
+    characters = content_characters(context_contents(projection))
+    return ObservedCount(characters // 4 if characters else None)
 
 
 def _may_emit(projection: SessionProjection, request: CompactionRequest) -> bool:

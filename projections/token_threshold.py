@@ -36,6 +36,17 @@ class TokenHook:
     isolation_scope: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ObservedCount:
+    """A prompt-token count the caller read, in place of reading it from the events.
+
+    Attributes:
+        count: The count (None: nothing recorded and nothing countable).
+    """
+
+    count: int | None
+
+
 #: The post-invocation flavour: no agent, no branch, unscoped.
 POST_INVOCATION = TokenHook()
 
@@ -88,6 +99,7 @@ def evaluate_token_threshold(
     *,
     seed_invocation_id: str = "seed",
     sizes: EventSizes | None = None,
+    observed: ObservedCount | None = None,
 ) -> TokenThresholdOutcome:
     """Run the token trigger and report what it saw and chose.
 
@@ -105,6 +117,8 @@ def evaluate_token_threshold(
         sizes: Per-event sizes for the size gate
             (:func:`~projections.size_gate.worth_compacting`); None runs the
             reference gate, which serializes the live events.
+        observed: The prompt-token count, read by the caller (the view's
+            estimate); None reads it from `events`.
 
     Returns:
         The outcome; its window is None when nothing is to be summarized.
@@ -116,11 +130,15 @@ def evaluate_token_threshold(
     if previous is not None and previous.actions.compaction is not None:
         previous_end = previous.actions.compaction.end_timestamp
     candidates = tuple(e for e in scoped if not is_summary(e) and e.timestamp > previous_end)
-    count = observed_prompt_token_count(
-        live,
-        agent_name=hook.agent_name,
-        current_branch=hook.current_branch,
-        isolation_scope=hook.isolation_scope,
+    count = (
+        observed.count
+        if observed is not None
+        else observed_prompt_token_count(
+            live,
+            agent_name=hook.agent_name,
+            current_branch=hook.current_branch,
+            isolation_scope=hook.isolation_scope,
+        )
     )
     outcome = TokenThresholdOutcome(count, previous_end, candidates, None)
     threshold, retention = config.token_threshold, config.event_retention_size
@@ -147,6 +165,7 @@ def select_token_threshold_window(
     *,
     seed_invocation_id: str = "seed",
     sizes: EventSizes | None = None,
+    observed: ObservedCount | None = None,
 ) -> CompactionWindow | None:
     """The token-threshold window, or None if the trigger does not fire.
 
@@ -154,5 +173,5 @@ def select_token_threshold_window(
     pre-request hook gets the hook's isolation scope and is appended at once.
     """
     return evaluate_token_threshold(
-        events, config, hook, seed_invocation_id=seed_invocation_id, sizes=sizes
+        events, config, hook, seed_invocation_id=seed_invocation_id, sizes=sizes, observed=observed
     ).window

@@ -139,6 +139,32 @@ def test_an_old_answer_to_a_reused_call_id_keeps_the_window_short() -> None:
     assert step(before, record, config, use_memo=False).request == decided
 
 
+def test_without_usage_the_token_trigger_estimates_from_the_view() -> None:
+    # No event reports usage. After the summary the contents are its 3 characters and two
+    # texts of 400: 803 characters, 200 tokens by ADK's estimate, at the threshold of 200.
+    # One event is retained, so the window is q2, with the summary rolled in as its seed.
+    events = [
+        text_event("q1", "inv1", 100.0, "x" * 40),
+        text_event("a1", "inv1", 101.0, "y" * 40, author="agent"),
+        summary_event("s1", 100.0, 101.0, 102.0),
+        text_event("q2", "inv2", 103.0, "x" * 400),
+        text_event("a2", "inv2", 104.0, "y" * 400, author="agent"),
+    ]
+    config = CompactionConfig(token_threshold=200, event_retention_size=1)
+    before = _projection(events)
+    assert decision_start(before.log.live, before.log.order, 0) == 2
+    record = logged([text_event("q3", "inv3", 105.0)], [len(events)])[0]
+    decided = step(before, record, config).request
+    assert decided is not None
+    assert (decided.trigger, decided.event_ids) == ("token_threshold", ("q2",))
+    assert decided.seed is not None
+    assert decided.seed.timestamp == 100.0
+    assert step(before, record, config, use_memo=False).request == decided
+    # At 201 tokens the estimate of 200 does not reach the threshold.
+    below = CompactionConfig(token_threshold=201, event_retention_size=1)
+    assert step(before, record, below).request is None
+
+
 def test_a_tail_without_the_newest_invocation_reads_the_whole_list() -> None:
     # After the summary only an event without invocation id: the newest invocation is inv2.
     events = [*WORKED[:5], text_event("e", "", 105.0)]
