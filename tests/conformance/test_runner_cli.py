@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxstream.cli import main
 from projections.conformance import KINDS
-from streams.cli import main
 from tests.support.vectors import CONFORMANCE_DIR, RECORDED_DIR
 
 #: The kinds recorded from ADK's functions; ``compaction_decisions`` (the

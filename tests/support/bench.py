@@ -13,7 +13,7 @@ BENCH_TIMEOUT_S = 300.0  # worker starts and group joins, the workload, the sett
 
 
 async def run_bench(kafka_bootstrap: str, run_dir: Path, *args: str) -> tuple[dict[str, Any], str]:
-    """Run ``python -m streams bench <args> --json FILE`` in `run_dir`; its figures and stdout.
+    """Run ``python -m ctxstream bench <args> --json FILE`` in `run_dir`; its figures and stdout.
 
     Fails when the command exits non-zero, with the tail of its stderr.
     """
@@ -21,7 +21,7 @@ async def run_bench(kafka_bootstrap: str, run_dir: Path, *args: str) -> tuple[di
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "streams",
+        "ctxstream",
         "bench",
         *args,
         "--json",

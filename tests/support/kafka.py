@@ -678,11 +678,11 @@ async def running_projector(settings: ProjectorSettings, timeout_s: float) -> As
 
 
 def start_worker(settings: ProjectorSettings, log_path: Path) -> subprocess.Popen[bytes]:
-    """``python -m streams worker`` with `settings` in its environment, logging to `log_path`."""
+    """``python -m ctxstream worker`` with `settings` in its environment, logging to `log_path`."""
     env = {**os.environ, **settings_env(settings)}
     with log_path.open("ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "streams", "worker"],
+            [sys.executable, "-m", "ctxstream", "worker"],
             cwd=REPO,
             env=env,
             stdout=log,
@@ -703,7 +703,7 @@ def stop_worker(process: subprocess.Popen[bytes]) -> None:
 
 
 #: How the worker is started: ``ctxstream summarizer``, or its module.
-CLI_COMMAND: Final = ("streams.cli", "summarizer")
+CLI_COMMAND: Final = ("ctxstream", "summarizer")
 MODULE_COMMAND: Final = ("summarizer_worker",)
 
 

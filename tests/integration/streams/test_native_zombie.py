@@ -67,9 +67,9 @@ async def test_a_paused_worker_is_fenced_and_its_writes_never_seen(
     zombie = WorkerProcess(
         {**env, "CTXSTREAM_FAULT_TRANSACTION_PAUSE_S": str(PAUSE_S)},
         tmp_path / "zombie.log",
-        command=("streams", "worker"),
+        command=("ctxstream", "worker"),
     )
-    successor = WorkerProcess(env, tmp_path / "successor.log", command=("streams", "worker"))
+    successor = WorkerProcess(env, tmp_path / "successor.log", command=("ctxstream", "worker"))
     await zombie.start()
     try:
         assert await zombie.wait_for("transaction open", OPEN_TIMEOUT_S), zombie.log_since_start()

@@ -19,7 +19,7 @@ state-only event; a summary follows every ``summary_every``-th invocation
 (from the second on), starts at the first event and ends at the last event of
 the invocation before the newest; a prefix of a longer session is the shorter
 one; the errors name their arguments. Picks computed outside the code are in
-``tests/unit/streams/test_bench_core.py``.
+``tests/unit/ctxstream/test_bench_core.py``.
 
 The tests never write the golden files. When the workload changes on
 purpose (which makes older benchmark figures incomparable), run from the

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from ctxstream.cli import main
+from ctxstream.demo import run_demo
 from schemas.kafka_settings import KafkaSettings
-from streams.cli import main
-from streams.demo import run_demo
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The pipeline's two workers as child processes: their settings, start and stop.
 
-The benchmark and the demo run the projector (``python -m streams worker``)
+The benchmark and the demo run the projector (``python -m ctxstream worker``)
 and the summarizer (``python -m summarizer_worker``) as the deployment does:
 separate processes configured by ``CTXSTREAM_*`` variables, each logging to
 a file of its own.
@@ -23,7 +23,7 @@ from schemas.kafka_settings import KafkaSettings
 logger = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S: Final = 30.0
-PROJECTOR: Final = ["streams", "worker"]
+PROJECTOR: Final = ["ctxstream", "worker"]
 SUMMARIZER: Final = ["summarizer_worker"]
 
 

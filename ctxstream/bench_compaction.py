@@ -3,11 +3,11 @@
 One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``, on fresh topics
 (``bench-<hex>.*``, deleted afterwards):
 
-1. start the projector (``python -m streams worker``, sliding window:
+1. start the projector (``python -m ctxstream worker``, sliding window:
    ``compaction_interval=3, overlap_size=1``) and the summarizer
    (``python -m summarizer_worker``, extractive) as child processes;
 2. warm both up with a few sessions until a summary of theirs is applied;
-3. append the workload (:mod:`streams.bench_compaction_figures`) one round
+3. append the workload (:mod:`ctxstream.bench_compaction_figures`) one round
    every ``--round-pause-s``, noting when each event's append began. With
    ``--arrivals spread`` (the default) the round's sessions append their
    invocations one after another, evenly spaced over the round, as
@@ -50,6 +50,23 @@ from typing import Any, Final, Literal
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from ctxstream.bench_compaction_figures import (
+    CompactionFigures,
+    bench_key,
+    compaction_figures,
+    percentile,
+    workload_rounds,
+)
+from ctxstream.bench_ingest import workload
+from ctxstream.topic_follower import follow
+from ctxstream.worker_processes import (
+    PROJECTOR,
+    SUMMARIZER,
+    projector_env,
+    start_worker,
+    stop_worker,
+    summarizer_env,
+)
 from projections.summary_request import summary_request_id
 from schemas.codec import decode_compaction_request, decode_envelope, decode_projection_snapshot
 from schemas.codec import encode as encode_record
@@ -59,24 +76,7 @@ from schemas.kafka_settings import KafkaSettings, TopicRole
 from schemas.keys import SessionKey
 from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams.bench_compaction_figures import (
-    CompactionFigures,
-    bench_key,
-    compaction_figures,
-    percentile,
-    workload_rounds,
-)
-from streams.bench_ingest import workload
-from streams.topic_follower import follow
 from streams.topics import create_topics, delete_topics_of
-from streams.worker_processes import (
-    PROJECTOR,
-    SUMMARIZER,
-    projector_env,
-    start_worker,
-    stop_worker,
-    summarizer_env,
-)
 
 logger = logging.getLogger(__name__)
 

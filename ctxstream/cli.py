@@ -27,13 +27,13 @@ def _topics_create(_: argparse.Namespace) -> int:
 
 
 def _conformance(args: argparse.Namespace) -> int:
-    from streams.conformance_report import run_conformance
+    from ctxstream.conformance_report import run_conformance
 
     return run_conformance(Path(args.directory), sys.stdout)
 
 
 def _bench_core(args: argparse.Namespace) -> int:
-    from streams.bench_core import report_table, run_core_bench, write_report
+    from ctxstream.bench_core import report_table, run_core_bench, write_report
 
     results = run_core_bench(args.sizes, repeats=args.repeats)
     write_report(results, Path(args.json))
@@ -70,7 +70,7 @@ def _positive(text: str) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from streams.demo import run_demo
+    from ctxstream.demo import run_demo
 
     def say(line: str) -> None:
         sys.stdout.write(line + "\n")
@@ -83,7 +83,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench_ingest(args: argparse.Namespace) -> int:
-    from streams.bench_ingest import IngestBenchConfig, report_text, run_ingest_bench
+    from ctxstream.bench_ingest import IngestBenchConfig, report_text, run_ingest_bench
 
     config = IngestBenchConfig(events=args.events, sessions=args.sessions, profile=args.profile)
     result = asyncio.run(run_ingest_bench(config))
@@ -93,7 +93,7 @@ def _bench_ingest(args: argparse.Namespace) -> int:
 
 
 def _bench_restore(args: argparse.Namespace) -> int:
-    from streams.bench_restore import report_json, report_text, run_restore_bench
+    from ctxstream.bench_restore import report_json, report_text, run_restore_bench
     from streams.projector_settings import ProjectorSettings
 
     results = asyncio.run(run_restore_bench(ProjectorSettings(), args.sizes))
@@ -103,7 +103,7 @@ def _bench_restore(args: argparse.Namespace) -> int:
 
 
 def _bench_compaction(args: argparse.Namespace) -> int:
-    from streams.bench_compaction import (
+    from ctxstream.bench_compaction import (
         CompactionBenchConfig,
         report_json,
         report_text,
@@ -260,7 +260,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     run: Command = args.run
     return run(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,17 +23,9 @@ from typing import Final
 
 from aiokafka import AIOKafkaProducer
 
-from schemas.codec import decode_envelope, decode_projection_snapshot
-from schemas.codec import encode as encode_record
-from schemas.envelope import Envelope
-from schemas.errors import DecodeError
-from schemas.kafka_settings import KafkaSettings
-from schemas.keys import SessionKey
-from schemas.projection_snapshot import ProjectionSnapshot
-from streams.bench_compaction_figures import bench_key, workload_rounds
-from streams.topic_follower import follow
-from streams.topics import create_topics
-from streams.worker_processes import (
+from ctxstream.bench_compaction_figures import bench_key, workload_rounds
+from ctxstream.topic_follower import follow
+from ctxstream.worker_processes import (
     PROJECTOR,
     SUMMARIZER,
     projector_env,
@@ -41,6 +33,14 @@ from streams.worker_processes import (
     stop_worker,
     summarizer_env,
 )
+from schemas.codec import decode_envelope, decode_projection_snapshot
+from schemas.codec import encode as encode_record
+from schemas.envelope import Envelope
+from schemas.errors import DecodeError
+from schemas.kafka_settings import KafkaSettings
+from schemas.keys import SessionKey
+from schemas.projection_snapshot import ProjectionSnapshot
+from streams.topics import create_topics
 
 #: Compact every 3 invocations, keeping one of them: a summary within seconds.
 COMPACTION: Final = {"compaction_interval": 3, "overlap_size": 1}

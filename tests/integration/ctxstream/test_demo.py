@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxstream.demo import COMPACTION, run_demo
 from schemas.kafka_settings import KafkaSettings
-from streams.demo import COMPACTION, run_demo
 from streams.projector_settings import ProjectorSettings
 from tests.support.kafka import clean_fold, expected_snapshots, read_log
 

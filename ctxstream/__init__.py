@@ -1,0 +1,9 @@
+"""ctxstream's front door and tools: the ``ctxstream`` command, the demo and the benchmarks.
+
+The command (:mod:`ctxstream.cli`, also ``python -m ctxstream``) starts every
+process of the pipeline (the projector from :mod:`streams`, the summarizer from
+:mod:`summarizer_worker`) and runs the tools around it: topic creation, the
+conformance report, the live demo and the benchmarks. The import graph shows
+the architecture: `ctxstream` -> `streams`, `summarizer_worker` ->
+`projections` -> `schemas`; nothing below imports `ctxstream`.
+"""

@@ -1,0 +1,9 @@
+"""``python -m ctxstream``: the ``ctxstream`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from ctxstream.cli import main
+
+sys.exit(main())
