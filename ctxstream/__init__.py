@@ -1,4 +1,7 @@
-"""ctxstream's front door and tools: the ``ctxstream`` command, the demo and the benchmarks.
+"""ctxstream's front door and tools: the client, the ``ctxstream`` command, the demo, benchmarks.
+
+Agents append their sessions' events with :class:`Client` (async) or
+:class:`SyncClient` (:mod:`ctxstream.client`).
 
 The command (:mod:`ctxstream.cli`, also ``python -m ctxstream``) starts every
 process of the pipeline (the projector from :mod:`streams`, the summarizer from
@@ -7,3 +10,8 @@ conformance report, the live demo and the benchmarks. The import graph shows
 the architecture: `ctxstream` -> `streams`, `summarizer_worker` ->
 `projections` -> `schemas`; nothing below imports `ctxstream`.
 """
+
+from ctxstream.client import Client, SyncClient
+from ctxstream.errors import InvalidEventError
+
+__all__ = ["Client", "InvalidEventError", "SyncClient"]

@@ -92,6 +92,15 @@ def _bench_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_append(args: argparse.Namespace) -> int:
+    from ctxstream.bench_append import report_text, run_append_bench
+
+    result = asyncio.run(run_append_bench(KafkaSettings(), args.events))
+    result.write_json(Path(args.json))
+    sys.stdout.write(report_text(result))
+    return 0
+
+
 def _bench_restore(args: argparse.Namespace) -> int:
     from ctxstream.bench_restore import report_json, report_text, run_restore_bench
     from streams.projector_settings import ProjectorSettings
@@ -197,6 +206,15 @@ def _parser() -> argparse.ArgumentParser:
         "--profile", metavar="FILE", help="also write a cProfile of the projector run here"
     )
     ingest.set_defaults(run=_bench_ingest)
+    append = bench_commands.add_parser(
+        "append",
+        help="the client's validated acks=all append against a plain producer, in one run",
+    )
+    append.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    append.add_argument(
+        "--events", type=_positive, default=20_000, help="events to append (default 20000)"
+    )
+    append.set_defaults(run=_bench_append)
     restore = bench_commands.add_parser(
         "restore",
         help="time a fresh native worker's restore of one session from the changelog, by size",

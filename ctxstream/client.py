@@ -1,0 +1,232 @@
+"""The client agents append their sessions' events with: validated, idempotent, acknowledged.
+
+Each event is checked the way the projector will read it, before anything is sent: the
+record is built and decoded by the very decoder the projector runs
+(:func:`schemas.codec.decode_envelope`, with the record key), so what the client accepts
+the pipeline folds, and what it refuses raises :class:`InvalidEventError` (a
+``ValueError``) naming the field, with nothing sent. Records go out on an idempotent
+producer with ``acks=all``, keyed by the session (Kafka's default partitioner, the
+projector's :func:`schemas.partitioning.session_partition`), so a session's events keep
+their order; :meth:`Client.append` returns the offset the broker gave the record once every
+in-sync replica has it.
+
+The idempotency key of an event is ``<session key>/<event id>``; an event without an id
+gets a fresh one, so give events ids when a retry must not append twice.
+
+Example::
+
+    async with Client(bootstrap="127.0.0.1:9092") as client:
+        offset = await client.append("acme/support/u1/s1", {"author": "user", ...})
+
+:class:`SyncClient` wraps the same calls for scripts, on an event loop of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Coroutine, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import orjson
+from aiokafka import AIOKafkaProducer
+
+from ctxstream.errors import InvalidEventError
+from schemas.codec import MAX_RECORD_BYTES, decode_envelope
+from schemas.errors import DecodeError, InvalidSessionKeyError
+from schemas.event import Event, event_to_json
+from schemas.kafka_settings import KafkaSettings
+from schemas.keys import Offset, parse_session_key
+
+EventInput = Event | Mapping[str, Any]
+"""An event as an ADK ``Event`` or its JSON (camelCase or snake_case field names)."""
+
+T = TypeVar("T")
+
+
+def event_record(session_key: str, event: EventInput, *, producer_id: str) -> tuple[bytes, bytes]:
+    """The (key, value) record of `event` in session `session_key`, as the projector reads it.
+
+    Raises:
+        InvalidEventError: The session key or the event is not one the pipeline accepts;
+            the message says which field and why.
+    """
+    try:
+        tenant = parse_session_key(session_key).tenant
+    except InvalidSessionKeyError as exc:
+        raise InvalidEventError(f"session_key: {exc}") from exc
+    if isinstance(event, Event):
+        fields: dict[str, Any] = event_to_json(event)
+    elif isinstance(event, Mapping):
+        fields = dict(event)
+    else:
+        raise InvalidEventError(f"event: expected an Event or a JSON object, got {type(event)}")
+    event_id = fields.get("id")
+    if not event_id:
+        event_id = fields["id"] = uuid.uuid4().hex
+    record = {
+        "schema_version": 2,
+        "tenant": tenant,
+        "session_key": session_key,
+        "producer_id": producer_id,
+        "idempotency_key": f"{session_key}/{event_id}"[:256],
+        "event": fields,
+    }
+    try:
+        value = orjson.dumps(record)
+    except TypeError as exc:
+        raise InvalidEventError(f"event: not JSON: {exc}") from exc
+    if len(value) > MAX_RECORD_BYTES:
+        raise InvalidEventError(
+            f"event: the record takes {len(value)} bytes, over the limit of {MAX_RECORD_BYTES}"
+        )
+    key = session_key.encode()
+    try:
+        decode_envelope(value, record_key=key)
+    except DecodeError as exc:
+        raise InvalidEventError(str(exc)) from exc
+    return key, value
+
+
+class Client:
+    """Appends events to the deployment's `events` topic. Async; one producer per client.
+
+    Constructed from the ``CTXSTREAM_*`` settings (:class:`schemas.kafka_settings.KafkaSettings`)
+    or the arguments, which win. Use it as an async context manager, or call
+    :meth:`start` and :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        *,
+        bootstrap: str | None = None,
+        topic_prefix: str | None = None,
+        producer_id: str | None = None,
+        settings: KafkaSettings | None = None,
+    ) -> None:
+        """A client of the cluster and deployment the settings (or the arguments) name."""
+        base = settings if settings is not None else KafkaSettings()
+        overrides = {
+            name: value
+            for name, value in (("kafka_bootstrap", bootstrap), ("topic_prefix", topic_prefix))
+            if value is not None
+        }
+        self._settings = base.model_copy(update=overrides) if overrides else base
+        self._events = self._settings.topic("events")
+        self._producer_id = producer_id or f"ctxstream-client-{uuid.uuid4().hex[:12]}"
+        self._producer: AIOKafkaProducer | None = None
+
+    @property
+    def events_topic(self) -> str:
+        """The topic the client appends to."""
+        return self._events
+
+    async def start(self) -> None:
+        """Connect the producer."""
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self._settings.kafka_bootstrap,
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=5,
+        )
+        await producer.start()
+        self._producer = producer
+
+    async def stop(self) -> None:
+        """Send what is buffered and close the producer."""
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.stop()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    async def append(self, session_key: str, event: EventInput) -> Offset:
+        """Append one event; its offset once every in-sync replica has it.
+
+        Raises:
+            InvalidEventError: The event or key is refused (nothing was sent).
+            RuntimeError: The client is not started.
+        """
+        return (await self.append_many(session_key, [event]))[0]
+
+    async def append_many(self, session_key: str, events: Sequence[EventInput]) -> list[Offset]:
+        """Append events of one session, in order; their offsets.
+
+        Every event is checked before any is sent: one refused event sends none.
+
+        Raises:
+            InvalidEventError: An event or the key is refused; the message names its index.
+            RuntimeError: The client is not started.
+        """
+        producer = self._started()
+        records = []
+        for index, event in enumerate(events):
+            try:
+                records.append(event_record(session_key, event, producer_id=self._producer_id))
+            except InvalidEventError as exc:
+                raise InvalidEventError(f"events[{index}]: {exc}") from exc
+        deliveries = [
+            await producer.send(self._events, key=key, value=value) for key, value in records
+        ]
+        return [Offset((await delivery).offset) for delivery in deliveries]
+
+    def _started(self) -> AIOKafkaProducer:
+        if self._producer is None:
+            raise RuntimeError("the client is not started: use 'async with' or start()")
+        return self._producer
+
+
+class SyncClient:
+    """:class:`Client` for scripts: the same calls, blocking, on an event loop of its own.
+
+    Example::
+
+        with SyncClient(bootstrap="127.0.0.1:9092") as client:
+            client.append("acme/support/u1/s1", {"author": "user", ...})
+    """
+
+    def __init__(self, **arguments: Any) -> None:
+        """A blocking client; `arguments` as :class:`Client`'s."""
+        self._runner = asyncio.Runner()
+        self._client = Client(**arguments)
+
+    def __enter__(self) -> Self:
+        self._run(self._client.start())
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the client and close its event loop."""
+        try:
+            self._run(self._client.stop())
+        finally:
+            self._runner.close()
+
+    def append(self, session_key: str, event: EventInput) -> Offset:
+        """:meth:`Client.append`, blocking."""
+        return self._run(self._client.append(session_key, event))
+
+    def append_many(self, session_key: str, events: Sequence[EventInput]) -> list[Offset]:
+        """:meth:`Client.append_many`, blocking."""
+        return self._run(self._client.append_many(session_key, events))
+
+    def _run(self, call: Coroutine[Any, Any, T]) -> T:
+        return self._runner.run(call)
