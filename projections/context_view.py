@@ -61,7 +61,7 @@ from projections.masking import (
 )
 from projections.parts import function_calls, function_responses
 from projections.visibility import branch_segments, is_included, recorded_call_ids
-from schemas.event import Content, Event
+from schemas.event import Content, Event, FunctionCall, FunctionResponse
 from schemas.logged_event import LoggedEvent
 
 
@@ -130,17 +130,22 @@ def note_live_event(
             records a call id that an earlier branch named.
     """
     event = record.envelope.event
-    recorded = [call.id for call in function_calls(event) if call.id]
-    if any(call_id in view.awaited_call_ids for call_id in recorded):
+    calls, responses = _function_traffic(event)
+    recorded = [call.id for call in calls if call.id]
+    awaited = view.awaited_call_ids
+    if recorded and awaited and any(call_id in awaited for call_id in recorded):
         return rebuild_view(view.request, live)
-    unseen = [call_id for call_id in recorded if call_id not in view.call_ids]
-    call_ids = view.call_ids.update(unseen) if unseen else view.call_ids
-    refs = [ref for ref in _branch_call_refs(event) if ref not in call_ids]
-    refs = [ref for ref in refs if ref not in view.awaited_call_ids]
-    awaited = view.awaited_call_ids.update(refs) if refs else view.awaited_call_ids
-    if call_ids is not view.call_ids or awaited is not view.awaited_call_ids:
-        view = replace(view, call_ids=call_ids, awaited_call_ids=awaited)
-    return _place(view, record)
+    call_ids = view.call_ids
+    if recorded:
+        unseen = [call_id for call_id in recorded if call_id not in call_ids]
+        if unseen:
+            call_ids = call_ids.update(unseen)
+    if event.branch and "@" in event.branch:
+        refs = [ref for ref in _branch_call_refs(event) if ref not in call_ids]
+        refs = [ref for ref in refs if ref not in awaited]
+        if refs:
+            awaited = awaited.update(refs)
+    return _placed(view, record, call_ids, awaited, calls, responses)
 
 
 def view_events(view: ContextView) -> list[Event]:
@@ -177,14 +182,59 @@ def _covered_mentions(
 
 def _place(view: ContextView, record: LoggedEvent) -> ContextView:
     """`view` with one more live event placed, call ids already up to date."""
+    calls, responses = _function_traffic(record.envelope.event)
+    return _placed(view, record, view.call_ids, view.awaited_call_ids, calls, responses)
+
+
+def _placed(
+    view: ContextView,
+    record: LoggedEvent,
+    call_ids: PSet[str],
+    awaited: PSet[str],
+    calls: Sequence[FunctionCall],
+    responses: Sequence[FunctionResponse],
+) -> ContextView:
+    """`view` with `call_ids` and `awaited` recorded and one more live event placed.
+
+    `calls` and `responses` are the event's own (:func:`_function_traffic`),
+    read once by the caller. Each outcome is built in one construction.
+    """
     event = record.envelope.event
-    if not is_included(event, view.request, view.call_ids):
-        return view
+    if not is_included(event, view.request, call_ids):
+        if call_ids is view.call_ids and awaited is view.awaited_call_ids:
+            return view
+        return ContextView(
+            view.request,
+            call_ids,
+            awaited,
+            view.summaries,
+            view.coverage,
+            view.raw,
+            view.covered_tools,
+        )
     if is_summary(event):
+        if call_ids is not view.call_ids or awaited is not view.awaited_call_ids:
+            view = replace(view, call_ids=call_ids, awaited_call_ids=awaited)
         return _add_summary(view, record)
     if is_covered(event.timestamp, view.coverage):
-        return replace(view, covered_tools=_index_tools(view.covered_tools, record))
-    return replace(view, raw=view.raw.append(record))
+        return ContextView(
+            view.request,
+            call_ids,
+            awaited,
+            view.summaries,
+            view.coverage,
+            view.raw,
+            _index_tools(view.covered_tools, record, calls, responses),
+        )
+    return ContextView(
+        view.request,
+        call_ids,
+        awaited,
+        view.summaries,
+        view.coverage,
+        view.raw.append(record),
+        view.covered_tools,
+    )
 
 
 def _add_summary(view: ContextView, record: LoggedEvent) -> ContextView:
@@ -208,15 +258,44 @@ def _add_summary(view: ContextView, record: LoggedEvent) -> ContextView:
 
 
 def _index_tools(
-    index: PMap[str, PVector[LoggedEvent]], record: LoggedEvent
+    index: PMap[str, PVector[LoggedEvent]],
+    record: LoggedEvent,
+    calls: Sequence[FunctionCall] | None = None,
+    responses: Sequence[FunctionResponse] | None = None,
 ) -> PMap[str, PVector[LoggedEvent]]:
-    """`index` with `record` under each call or response id it mentions (if any)."""
-    event = record.envelope.event
-    mentions = {c.id for c in function_calls(event) if c.id}
-    mentions.update(r.id for r in function_responses(event) if r.id)
+    """`index` with `record` under each call or response id it mentions (if any).
+
+    `calls` and `responses`, when given, are the event's own
+    (:func:`_function_traffic`); otherwise they are read from the event.
+    """
+    if calls is None or responses is None:
+        calls, responses = _function_traffic(record.envelope.event)
+    if not calls and not responses:
+        return index
+    mentions = {c.id for c in calls if c.id}
+    mentions.update(r.id for r in responses if r.id)
     for mention in mentions:
         index = index.set(mention, index.get(mention, pvector()).append(record))
     return index
+
+
+def _function_traffic(event: Event) -> tuple[list[FunctionCall], list[FunctionResponse]]:
+    """The event's function calls and responses, in part order, read in one pass.
+
+    The same lists as :func:`~projections.parts.function_calls` and
+    :func:`~projections.parts.function_responses`.
+    """
+    content = event.content
+    if content is None or not content.parts:
+        return [], []
+    calls: list[FunctionCall] = []
+    responses: list[FunctionResponse] = []
+    for part in content.parts:
+        if part.function_call is not None:
+            calls.append(part.function_call)
+        if part.function_response is not None:
+            responses.append(part.function_response)
+    return calls, responses
 
 
 def _branch_call_refs(event: Event) -> list[str]:

@@ -64,7 +64,9 @@ def is_stored(log: SessionLog, event: Event) -> bool:
     ADK's session service ignores such a re-delivery (reference §11.1 rule 2);
     on a topic it is a producer's retry at a new offset.
     """
-    return bool(event.id) and log.stored_by_id.get(event.id) == event
+    stored = log.stored_by_id
+    # A membership test first: most ids are new, and a missed lookup raises inside the map.
+    return bool(event.id) and event.id in stored and stored[event.id] == event
 
 
 def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, bool]:

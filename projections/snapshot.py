@@ -10,13 +10,20 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from typing import Final
+
+from pydantic import TypeAdapter
 
 from projections.projection import SessionProjection, context_contents
 from projections.summary_request import summary_request_id
-from schemas.event import Content, content_to_json
+from schemas.event import Content
 from schemas.keys import parse_session_key
 from schemas.logged_event import LoggedEvent
 from schemas.projection_snapshot import CompactionBoundary, ProjectionSnapshot, TokenUsage
+
+#: Dumps a whole list of contents in one call, each exactly as
+#: :func:`~schemas.event.content_to_json` dumps it (the same serializer).
+_CONTENTS: Final = TypeAdapter(list[Content])
 
 
 def context_fingerprint(contents: Sequence[Content]) -> str:
@@ -27,7 +34,7 @@ def context_fingerprint(contents: Sequence[Content]) -> str:
     subscriber can tell whether the context changed without reading it.
     """
     canonical = json.dumps(
-        [content_to_json(content) for content in contents],
+        _CONTENTS.dump_python(list(contents), mode="json", by_alias=True, exclude_none=True),
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,

@@ -54,12 +54,10 @@ def add_reported(tally: TokenTally, event: Event) -> TokenTally:
     usage = event.usage_metadata
     if usage is None or (usage.prompt_token_count is None and usage.candidates_token_count is None):
         return tally
-    return replace(
-        tally,
-        total_prompt_tokens=_saturated(tally.total_prompt_tokens + (usage.prompt_token_count or 0)),
-        total_candidates_tokens=_saturated(
-            tally.total_candidates_tokens + (usage.candidates_token_count or 0)
-        ),
+    return TokenTally(
+        tally.last_prompt_tokens,
+        _saturated(tally.total_prompt_tokens + (usage.prompt_token_count or 0)),
+        _saturated(tally.total_candidates_tokens + (usage.candidates_token_count or 0)),
     )
 
 
@@ -76,13 +74,15 @@ def observe_live(tally: TokenTally, event: Event) -> TokenTally:
     if event.isolation_scope is not None:
         return tally
     if is_summary(event):
-        return (
-            tally if tally.last_prompt_tokens is None else replace(tally, last_prompt_tokens=None)
-        )
+        if tally.last_prompt_tokens is None:
+            return tally
+        return TokenTally(None, tally.total_prompt_tokens, tally.total_candidates_tokens)
     usage = event.usage_metadata
     if usage is None or usage.prompt_token_count is None:
         return tally
-    return replace(tally, last_prompt_tokens=usage.prompt_token_count)
+    return TokenTally(
+        usage.prompt_token_count, tally.total_prompt_tokens, tally.total_candidates_tokens
+    )
 
 
 def recount_last(tally: TokenTally, live: Iterable[Event]) -> TokenTally:

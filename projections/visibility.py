@@ -115,11 +115,12 @@ def is_workflow_user_input(event: Event, node_path: str = "") -> bool:
     from the current node path (`node_path`, ``""`` outside workflows).
     """
     path = event.node_info.path
+    # The cheap tests first: outside workflows the path is empty.
     return (
-        event.author == USER
-        and not has_function_responses(event)
-        and bool(path)
+        bool(path)
         and path != node_path
+        and event.author == USER
+        and not has_function_responses(event)
     )
 
 
@@ -137,6 +138,8 @@ def is_tool_progress(
     ``agent.wf_tool@adk-w1`` and ``agent.wf_tool@adk-w1.inner`` are progress;
     ``agent.wf@1`` is not (``1`` is no call id).
     """
+    if not event.branch:
+        return False  # no segment lies below any branch
     current = branch_segments(current_branch)
     own = branch_segments(event.branch)
     if len(own) <= len(current) or own[: len(current)] != current:
