@@ -63,11 +63,14 @@ async def _write(bootstrap: str, topic: str) -> None:
         await plain.stop()
 
 
-async def _seen_by(make_app: Callable[..., faust.App], bootstrap: str, topic: str) -> list[bytes]:
+async def _seen_by(
+    make_app: Callable[..., faust.App], bootstrap: str, topic: str, datadir: Path
+) -> list[bytes]:
     """What an agent of `make_app` reads from `topic` up to and including its last record."""
     app = make_app(
         unique_topic("faust"),
         broker=f"kafka://{bootstrap}",
+        datadir=datadir,  # faust's default is a folder in the working directory
         store="memory://",
         web_enabled=False,
         topic_replication_factor=1,
@@ -92,7 +95,9 @@ async def _seen_by(make_app: Callable[..., faust.App], bootstrap: str, topic: st
     return seen
 
 
-async def test_aborted_summaries_are_invisible_to_the_projector(kafka_bootstrap: str) -> None:
+async def test_aborted_summaries_are_invisible_to_the_projector(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
     topic = unique_topic()
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
     await admin.start()
@@ -102,10 +107,10 @@ async def test_aborted_summaries_are_invisible_to_the_projector(kafka_bootstrap:
         await admin.close()
     await _write(kafka_bootstrap, topic)
 
-    committed = await _seen_by(ReadCommittedApp, kafka_bootstrap, topic)
+    committed = await _seen_by(ReadCommittedApp, kafka_bootstrap, topic, tmp_path / "committed")
     assert committed == [b"plain-1", b"committed", b"plain-2"]
     # The control: faust's default consumer delivers the aborted record too.
-    uncommitted = await _seen_by(faust.App, kafka_bootstrap, topic)
+    uncommitted = await _seen_by(faust.App, kafka_bootstrap, topic, tmp_path / "uncommitted")
     assert uncommitted == [b"plain-1", b"aborted", b"committed", b"plain-2"]
 
 
