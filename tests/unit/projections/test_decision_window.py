@@ -28,6 +28,7 @@ from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from tests.support.events import (
     SESSION,
+    bare_event,
     call_event,
     logged,
     response_event,
@@ -95,6 +96,75 @@ def test_a_summary_that_shares_no_invocation_is_passed_over_by_the_overlap() -> 
     # Behind the first new invocation (inv3) lie the summary's own run and inv2.
     events = [*WORKED[:5], text_event("e", "inv3", 105.0)]
     assert _start(events, 1) == 2
+
+
+def test_a_one_event_invocation_counts_in_the_overlap() -> None:
+    # q0 alone is inv0; behind inv3 (the first new one) lie inv2, inv1 and inv0.
+    events = [
+        text_event("q0", "inv0", 99.0),
+        *WORKED[:4],
+        summary_event("s1", 100.0, 103.0, 104.0),
+        text_event("e", "inv3", 105.0),
+    ]
+    assert _start(events, 1) == 3  # inv2
+    assert _start(events, 2) == 1  # inv1
+    assert _start(events, 3) == 0  # inv0, the first
+
+
+def test_the_overlap_steps_over_a_summary_onto_a_one_event_invocation() -> None:
+    events = [
+        *WORKED[:2],
+        text_event("c", "inv2", 102.0),
+        summary_event("s1", 100.0, 101.0, 103.0),
+        text_event("e", "inv3", 104.0),
+        text_event("f", "inv3", 105.0),
+    ]
+    # First newer than 101: c (inv2, position 2). One behind it: inv1, from 0.
+    assert _start(events, 0) == 2
+    assert _start(events, 1) == 0
+    # From inv3 (after a second summary) one behind is inv2: the single event c.
+    later = [*events, summary_event("s2", 100.0, 102.0, 106.0), text_event("g", "inv4", 107.0)]
+    assert _start(later, 1) == 2
+
+
+def test_the_overlap_counts_each_invocation_once() -> None:
+    events = [
+        text_event("a", "inv1", 100.0),
+        text_event("b", "inv2", 101.0),
+        text_event("c", "inv3", 102.0),
+        text_event("d", "inv4", 103.0),
+        summary_event("s1", 100.0, 103.0, 104.0),
+        text_event("e", "inv5", 105.0),
+    ]
+    assert _start(events, 2) == 2  # inv3 and inv4 behind inv5
+    assert _start(events, 3) == 1
+
+
+def test_a_summary_first_in_the_list_bounds_the_tail() -> None:
+    # One invocation behind inv2 is inv1, from 1; a second would be behind the first
+    # summary, at the session's start: the tail is then the whole list.
+    events = [
+        summary_event("s0", 1.0, 2.0, 3.0),
+        text_event("a", "inv1", 100.0),
+        text_event("b", "inv1", 101.0),
+        summary_event("s1", 100.0, 101.0, 102.0),
+        text_event("c", "inv2", 103.0),
+    ]
+    assert _start(events, 0) == 3
+    assert _start(events, 1) == 1
+    assert _start(events, 2) == 0
+    assert _start(events[:3], 0) == 0  # only the first summary: the tail holds it
+
+
+def test_the_first_naming_of_a_call_may_open_the_tail() -> None:
+    events = [
+        text_event("a", "inv1", 100.0),
+        text_event("b", "inv1", 101.0),
+        call_event("c", "inv2", 102.0, "c1"),
+        summary_event("s1", 100.0, 101.0, 103.0),
+        response_event("r", "inv2", 104.0, "c1"),
+    ]
+    assert _start(events, 0) == 2
 
 
 def test_a_session_without_a_summary_reads_from_the_start() -> None:
@@ -222,6 +292,8 @@ def test_an_empty_invocation_id_counts_as_an_id() -> None:
 def test_each_summary_rule_breaks_the_order() -> None:
     base = WORKED[:4]
     assert _ordered([*base, summary_event("s", 100.0, 103.0, 104.0)])
+    assert _ordered([*base, summary_event("s", 0.5, 103.0, 104.0)])  # any start above 0
+    assert _ordered([*base, summary_event("s", 103.0, 103.0, 104.0)])  # start at the end
     assert not _ordered([*base, summary_event("s", 0.0, 103.0, 104.0)])  # start not above 0
     assert not _ordered([*base, summary_event("s", 103.5, 103.0, 104.0)])  # inverted
     assert not _ordered([*base, summary_event("s", 100.0, 104.0, 104.0)])  # ends at itself
@@ -238,6 +310,7 @@ def test_the_order_records_the_newest_summary_and_first_call_positions() -> None
         response_event("f", "inv3", 106.0, "c1"),
     ]
     order = live_order(events)
+    assert dict(order.invocations) == {"inv1": 0, "inv2": 2, "cmp-s1": 4, "inv3": 5}
     assert (order.last_summary_position, order.last_summary_end) == (4, 103.0)
     assert dict(order.call_positions) == {"c1": 5}
     assert order.length == 7
@@ -265,6 +338,14 @@ def test_every_kind_of_call_id_is_named() -> None:
         }
     )
     assert call_ids_named(event) == ["call", "response", "long", "confirm", "auth"]
+
+
+def test_call_ids_of_events_without_content_are_recorded() -> None:
+    confirm = bare_event("x", "inv3", 105.0, actions={"requested_tool_confirmations": {"k1": {}}})
+    auth = bare_event("y", "inv3", 106.0, actions={"requested_auth_configs": {"k2": {}}})
+    running = bare_event("z", "inv3", 107.0, long_running_tool_ids=["k3"])
+    order = live_order([*WORKED[:5], confirm, auth, running])
+    assert dict(order.call_positions) == {"k1": 5, "k2": 6, "k3": 7}
 
 
 def test_a_rewind_recomputes_the_order_of_what_is_left() -> None:
