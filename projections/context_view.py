@@ -197,43 +197,24 @@ def _placed(
     """`view` with `call_ids` and `awaited` recorded and one more live event placed.
 
     `calls` and `responses` are the event's own (:func:`_function_traffic`),
-    read once by the caller. Each outcome is built in one construction.
+    read once by the caller. The new view is built in one construction.
     """
     event = record.envelope.event
+    ids_moved = call_ids is not view.call_ids or awaited is not view.awaited_call_ids
+    raw, covered_tools = view.raw, view.covered_tools
     if not is_included(event, view.request, call_ids):
-        if call_ids is view.call_ids and awaited is view.awaited_call_ids:
+        if not ids_moved:
             return view
-        return ContextView(
-            view.request,
-            call_ids,
-            awaited,
-            view.summaries,
-            view.coverage,
-            view.raw,
-            view.covered_tools,
-        )
-    if is_summary(event):
-        if call_ids is not view.call_ids or awaited is not view.awaited_call_ids:
+    elif is_summary(event):
+        if ids_moved:
             view = replace(view, call_ids=call_ids, awaited_call_ids=awaited)
         return _add_summary(view, record)
-    if is_covered(event.timestamp, view.coverage):
-        return ContextView(
-            view.request,
-            call_ids,
-            awaited,
-            view.summaries,
-            view.coverage,
-            view.raw,
-            _index_tools(view.covered_tools, record, calls, responses),
-        )
+    elif is_covered(event.timestamp, view.coverage):
+        covered_tools = _index_tools(covered_tools, record, calls, responses)
+    else:
+        raw = raw.append(record)
     return ContextView(
-        view.request,
-        call_ids,
-        awaited,
-        view.summaries,
-        view.coverage,
-        view.raw.append(record),
-        view.covered_tools,
+        view.request, call_ids, awaited, view.summaries, view.coverage, raw, covered_tools
     )
 
 
