@@ -438,12 +438,12 @@ def _hook_tail(
     """
     log = before.log
     observed = None
-    if config.has_token_threshold:
-        newest_first = (record.envelope.event for record in reversed(log.live))
-        if newest_recorded_count(newest_first, agent_name="", isolation_scope=None) is None:
-            observed = _view_estimate(before, POST_INVOCATION)
-            if observed is None:
-                return 0, None
+    # The tally keeps the newest unscoped count since the newest summary: what the
+    # post-invocation trigger reads.
+    if config.has_token_threshold and before.tokens.last_prompt_tokens is None:
+        observed = _view_estimate(before, POST_INVOCATION)
+        if observed is None:
+            return 0, None
     return decision_start(log.live, log.order, config.overlap_size or 0), observed
 
 
