@@ -1,7 +1,10 @@
 """ctxstream's front door and tools: the client, the ``ctxstream`` command, the demo, benchmarks.
 
 Agents append their sessions' events with :class:`Client` (async) or
-:class:`SyncClient` (:mod:`ctxstream.client`).
+:class:`SyncClient` (:mod:`ctxstream.client`) and read a session's context back,
+read-your-writes, with :meth:`Client.context` (:mod:`ctxstream.context_reads`); services
+follow a tenant's projection snapshots with :meth:`Client.subscribe`
+(:mod:`ctxstream.subscription`).
 
 The command (:mod:`ctxstream.cli`, also ``python -m ctxstream``) starts every
 process of the pipeline (the projector from :mod:`streams`, the summarizer from
@@ -12,6 +15,20 @@ the architecture: `ctxstream` -> `streams`, `summarizer_worker` ->
 """
 
 from ctxstream.client import Client, SyncClient
-from ctxstream.errors import InvalidEventError
+from ctxstream.errors import (
+    BrokerUnavailableError,
+    InvalidArgumentError,
+    InvalidEventError,
+    TopicMissingError,
+)
+from ctxstream.subscription import Subscribed
 
-__all__ = ["Client", "InvalidEventError", "SyncClient"]
+__all__ = [
+    "BrokerUnavailableError",
+    "Client",
+    "InvalidArgumentError",
+    "InvalidEventError",
+    "Subscribed",
+    "SyncClient",
+    "TopicMissingError",
+]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -134,6 +136,57 @@ def _bench_compaction(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tail(args: argparse.Namespace) -> int:
+    """Print the snapshots as JSON lines until Ctrl-C; any failure is one line on stderr."""
+    from aiokafka.errors import KafkaError
+
+    from ctxstream.errors import InvalidArgumentError
+    from schemas.errors import CtxstreamError
+
+    # The command reports a broker it cannot use in one line of its own; aiokafka would
+    # log each failed attempt around it.
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    sessions: list[str] | None = args.session
+    tenant: str | None = args.tenant
+    if tenant is None:
+        if not sessions:
+            return _fail("tail", "give --tenant, or --session with a session key", status=2)
+        tenant = sessions[0].split("/", 1)[0]
+    try:
+        asyncio.run(_tail_lines(KafkaSettings(), tenant, sessions, args.from_offset))
+    except KeyboardInterrupt:
+        return 0
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, with nothing left to flush.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except InvalidArgumentError as exc:
+        return _fail("tail", str(exc), status=2)
+    except (CtxstreamError, KafkaError) as exc:
+        return _fail("tail", str(exc) or type(exc).__name__)
+    return 0
+
+
+async def _tail_lines(
+    settings: KafkaSettings, tenant: str, sessions: list[str] | None, from_offset: int | None
+) -> None:
+    from ctxstream.client import Client
+
+    items = Client(settings=settings).subscribe(tenant, sessions=sessions, from_offset=from_offset)
+    async with contextlib.aclosing(items):
+        async for item in items:
+            sys.stdout.buffer.write(item.to_json() + b"\n")
+            sys.stdout.flush()
+
+
+def _fail(command: str, message: str, *, status: int = 1) -> int:
+    """Say what went wrong in one line on stderr; the exit status."""
+    from schemas.log_text import shown
+
+    sys.stderr.write(f"ctxstream {command}: {shown(message, 1_000)}\n")
+    return status
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxstream", description="Context management for LLM agents on Apache Kafka."
@@ -168,6 +221,27 @@ def _parser() -> argparse.ArgumentParser:
         help="the projector engine (default: CTXSTREAM_ENGINE, else native)",
     )
     worker.set_defaults(run=_worker)
+
+    tail = commands.add_parser(
+        "tail",
+        help="print a tenant's projection snapshots as JSON lines (partition, offset, "
+        "snapshot) as they are committed, until Ctrl-C",
+    )
+    tail.add_argument("--tenant", help="the tenant (default: the tenant of --session)")
+    tail.add_argument(
+        "--session",
+        action="append",
+        metavar="KEY",
+        help="only this session (tenant/app/user/session); repeat for several",
+    )
+    tail.add_argument(
+        "--from-offset",
+        type=int,
+        metavar="N",
+        help="start at offset N of every partition (0: from the beginning; "
+        "default: only snapshots committed from now on)",
+    )
+    tail.set_defaults(run=_tail)
 
     demo = commands.add_parser(
         "demo",

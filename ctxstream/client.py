@@ -18,14 +18,16 @@ Example::
     async with Client(bootstrap="127.0.0.1:9092") as client:
         offset = await client.append("acme/support/u1/s1", {"author": "user", ...})
 
-:class:`SyncClient` wraps the same calls for scripts, on an event loop of its own.
+:meth:`Client.subscribe` follows a tenant's projection snapshots
+(:mod:`ctxstream.subscription`). :class:`SyncClient` wraps the same calls for
+scripts, on an event loop of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Generator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -33,6 +35,8 @@ import orjson
 from aiokafka import AIOKafkaProducer
 
 from ctxstream.errors import InvalidEventError
+from ctxstream.subscription import CONNECT_TIMEOUT_S, Subscribed, subscription
+from ctxstream.subscription_request import OffsetArgument, TimeArgument, subscription_request
 from schemas.codec import MAX_RECORD_BYTES, decode_envelope
 from schemas.errors import DecodeError, InvalidSessionKeyError
 from schemas.event import Event, event_to_json
@@ -90,11 +94,12 @@ def event_record(session_key: str, event: EventInput, *, producer_id: str) -> tu
 
 
 class Client:
-    """Appends events to the deployment's `events` topic. Async; one producer per client.
+    """Appends events to the deployment's `events` topic and follows its projections. Async.
 
     Constructed from the ``CTXSTREAM_*`` settings (:class:`schemas.kafka_settings.KafkaSettings`)
     or the arguments, which win. Use it as an async context manager, or call
-    :meth:`start` and :meth:`stop`.
+    :meth:`start` and :meth:`stop`: they start and stop its one producer.
+    Each subscription has a reader of its own.
     """
 
     def __init__(
@@ -181,6 +186,47 @@ class Client:
         ]
         return [Offset((await delivery).offset) for delivery in deliveries]
 
+    def subscribe(
+        self,
+        tenant: str,
+        *,
+        sessions: Iterable[str] | None = None,
+        from_offset: OffsetArgument = None,
+        from_time: TimeArgument = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    ) -> AsyncGenerator[Subscribed, None]:
+        """The projection snapshots of `tenant` (of `sessions` only, when given), as committed.
+
+        Each item carries its snapshot, partition and offset; save
+        ``{item.partition: item.next_offset}`` to resume with
+        ``from_offset=<saved>``. `from_offset`: None (the default) yields only
+        snapshots committed from now on, an int that offset of every partition
+        (``0``: from the beginning), a mapping the next offset of each
+        partition (others from their beginning). `from_time` (an aware
+        datetime or epoch seconds; not with `from_offset`): the first snapshot
+        of each partition written at or after it. A record that cannot be
+        decoded is logged and skipped; the iteration goes on. It does not
+        need :meth:`start`; close it with ``contextlib.aclosing`` or by
+        ending the ``async for``. See :mod:`ctxstream.subscription`.
+
+        Example::
+
+            async with contextlib.aclosing(client.subscribe("acme", from_offset=0)) as items:
+                async for item in items:
+                    positions[item.partition] = item.next_offset
+
+        Raises:
+            InvalidArgumentError: An argument is refused (at the call), naming it.
+            BrokerUnavailableError: The broker refused or did not answer within
+                `connect_timeout_s` (at the first iteration).
+            TopicMissingError: The deployment has no `projections` topic (at the
+                first iteration).
+        """
+        request = subscription_request(
+            tenant, sessions=sessions, from_offset=from_offset, from_time=from_time
+        )
+        return subscription(self._settings, request, connect_timeout_s=connect_timeout_s)
+
     def _started(self) -> AIOKafkaProducer:
         if self._producer is None:
             raise RuntimeError("the client is not started: use 'async with' or start()")
@@ -200,6 +246,7 @@ class SyncClient:
         """A blocking client; `arguments` as :class:`Client`'s."""
         self._runner = asyncio.Runner()
         self._client = Client(**arguments)
+        self._closed = False
 
     def __enter__(self) -> Self:
         self._run(self._client.start())
@@ -214,10 +261,11 @@ class SyncClient:
         self.close()
 
     def close(self) -> None:
-        """Stop the client and close its event loop."""
+        """Stop the client and close its event loop (and the subscriptions still open)."""
         try:
             self._run(self._client.stop())
         finally:
+            self._closed = True
             self._runner.close()
 
     def append(self, session_key: str, event: EventInput) -> Offset:
@@ -228,5 +276,50 @@ class SyncClient:
         """:meth:`Client.append_many`, blocking."""
         return self._run(self._client.append_many(session_key, events))
 
+    def subscribe(
+        self,
+        tenant: str,
+        *,
+        sessions: Iterable[str] | None = None,
+        from_offset: OffsetArgument = None,
+        from_time: TimeArgument = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    ) -> Generator[Subscribed, None, None]:
+        """:meth:`Client.subscribe`, as a blocking iterator (the reader runs while it waits).
+
+        Example::
+
+            with SyncClient() as client:
+                for item in client.subscribe("acme", from_offset=0):
+                    print(item.snapshot.session_key, item.snapshot.invocations_total)
+        """
+        items = self._client.subscribe(
+            tenant,
+            sessions=sessions,
+            from_offset=from_offset,
+            from_time=from_time,
+            connect_timeout_s=connect_timeout_s,
+        )
+        return self._blocking(items)
+
+    def _blocking(
+        self, items: AsyncGenerator[Subscribed, None]
+    ) -> Generator[Subscribed, None, None]:
+        try:
+            while True:
+                try:
+                    yield self._run(_next(items))
+                except StopAsyncIteration:
+                    return
+        finally:
+            # Once the client is closed, its loop has closed the generator already.
+            if not self._closed:
+                self._run(items.aclose())
+
     def _run(self, call: Coroutine[Any, Any, T]) -> T:
         return self._runner.run(call)
+
+
+async def _next(items: AsyncGenerator[T, None]) -> T:
+    # The runner runs coroutines only, and anext() returns another kind of awaitable.
+    return await anext(items)

@@ -1,0 +1,250 @@
+"""A tenant's projection snapshots as they are committed, from the compacted `projections` topic.
+
+The projector publishes each session's :class:`~schemas.projection_snapshot.ProjectionSnapshot`
+keyed by its session key, in the same Kafka transaction as the work that
+caused it. A subscription reads them as a downstream service should: no
+consumer group (every partition of ``<prefix>.projections`` is assigned to
+it), ``read_committed`` (a snapshot of an aborted transaction never shows),
+and yields each snapshot of the tenant's sessions as a :class:`Subscribed`
+item, with the partition and offset it was read at.
+
+* *Resuming.* The topic has several partitions, so a position is one offset
+  per partition: a subscriber saves ``positions[item.partition] =
+  item.next_offset`` and later subscribes with ``from_offset=positions``.
+  Where else a subscription may start: :mod:`ctxstream.subscription_request`.
+* *Compaction.* Read from the beginning, the topic holds at least the latest
+  snapshot of every session (older ones may be compacted away or not yet),
+  then each later one as it is committed; a session's snapshots come in the
+  order the projector wrote them (one session, one partition).
+* *Filtering.* Records are chosen by their key, the session key, before their
+  value is decoded: another tenant's records cost a byte comparison.
+* *Bad records.* A value that does not decode, or that names another session
+  than its key, is logged at WARNING and skipped: the iteration goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, assert_never
+
+import orjson
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka.errors import KafkaError
+
+from ctxstream.errors import BrokerUnavailableError, InvalidArgumentError, TopicMissingError
+from ctxstream.subscription_request import (
+    FromEnd,
+    FromOffsets,
+    FromTime,
+    StartAt,
+    SubscriptionRequest,
+)
+from schemas.codec import decode_projection_snapshot, encode
+from schemas.errors import DecodeError
+from schemas.kafka_settings import KafkaSettings
+from schemas.keys import Offset
+from schemas.log_text import shown
+from schemas.projection_snapshot import ProjectionSnapshot
+from streams.topics import partition_count
+
+logger = logging.getLogger(__name__)
+
+#: How long connecting, finding the topic and placing the reader may take by default.
+CONNECT_TIMEOUT_S: Final = 30.0
+# A fetch returns as soon as records arrive; the bound only paces an idle loop.
+_POLL_MS: Final = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribed:
+    """One snapshot as a subscriber receives it, and where it was read."""
+
+    partition: int
+    offset: Offset
+    snapshot: ProjectionSnapshot
+
+    @property
+    def next_offset(self) -> int:
+        """What to save for this partition to resume after this snapshot."""
+        return self.offset + 1
+
+    def to_json(self) -> bytes:
+        """One JSON object: ``partition``, ``offset`` and the ``snapshot`` as it is on the topic."""
+        return orjson.dumps(
+            {
+                "partition": self.partition,
+                "offset": self.offset,
+                "snapshot": orjson.Fragment(encode(self.snapshot)),
+            }
+        )
+
+
+def subscription(
+    settings: KafkaSettings,
+    request: SubscriptionRequest,
+    *,
+    connect_timeout_s: float = CONNECT_TIMEOUT_S,
+) -> AsyncGenerator[Subscribed, None]:
+    """The snapshots `request` asks for, on the deployment `settings` name.
+
+    The reader connects at the first iteration, within `connect_timeout_s`,
+    and closes when the iteration ends or the generator is closed
+    (``contextlib.aclosing``). :meth:`ctxstream.Client.subscribe` is the
+    public way in.
+
+    Raises:
+        InvalidArgumentError: `connect_timeout_s` is not positive (now), or the
+            request names a partition the topic does not have (at the first
+            iteration).
+        BrokerUnavailableError: The broker refused or did not answer in time
+            (at the first iteration).
+        TopicMissingError: The deployment has no `projections` topic (at the
+            first iteration).
+    """
+    if not connect_timeout_s > 0:
+        raise InvalidArgumentError(f"connect_timeout_s: {connect_timeout_s!r} is not positive")
+    return _snapshots(settings, request, connect_timeout_s)
+
+
+async def _snapshots(
+    settings: KafkaSettings, request: SubscriptionRequest, connect_timeout_s: float
+) -> AsyncGenerator[Subscribed, None]:
+    topic = settings.topic("projections")
+    prefix = f"{request.tenant}/".encode()
+    keys = None if request.sessions is None else {key.encode() for key in request.sessions}
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+        # A position the log no longer holds restarts at its beginning: nothing is missed.
+        auto_offset_reset="earliest",
+    )
+    try:
+        await _placed(consumer, settings, topic, request.start, connect_timeout_s)
+        logger.info(
+            "subscribed topic=%s tenant=%s sessions=%s start=%s",
+            topic,
+            request.tenant,
+            "all" if keys is None else len(keys),
+            type(request.start).__name__,
+        )
+        while True:
+            fetched = await consumer.getmany(timeout_ms=_POLL_MS)
+            for tp, records in fetched.items():
+                for record in records:
+                    if not _wanted(record.key, prefix, keys):
+                        continue
+                    snapshot = _decoded(record)
+                    if snapshot is not None:
+                        yield Subscribed(tp.partition, Offset(record.offset), snapshot)
+    finally:
+        await consumer.stop()
+
+
+def _wanted(key: bytes | None, prefix: bytes, keys: set[bytes] | None) -> bool:
+    if key is None:
+        return False
+    return key.startswith(prefix) if keys is None else key in keys
+
+
+def _decoded(record: ConsumerRecord[Any, Any]) -> ProjectionSnapshot | None:
+    """The record's snapshot; None (logged) for a tombstone or a record that cannot be one."""
+    if record.value is None:
+        logger.debug("tombstone partition=%d offset=%d", record.partition, record.offset)
+        return None
+    try:
+        snapshot = decode_projection_snapshot(record.value)
+    except DecodeError as exc:
+        logger.warning(
+            "skipped undecodable snapshot topic=%s partition=%d offset=%d reason=%s",
+            record.topic,
+            record.partition,
+            record.offset,
+            exc.reason,
+        )
+        return None
+    if snapshot.session_key.encode() != record.key:
+        # Kept out: trusting the value would show one tenant another's session.
+        logger.warning(
+            "skipped snapshot under another key topic=%s partition=%d offset=%d key=%s session=%s",
+            record.topic,
+            record.partition,
+            record.offset,
+            shown(record.key),
+            shown(snapshot.session_key),
+        )
+        return None
+    return snapshot
+
+
+async def _placed(
+    consumer: AIOKafkaConsumer,
+    settings: KafkaSettings,
+    topic: str,
+    start: StartAt,
+    timeout_s: float,
+) -> None:
+    """Connect, assign every partition of `topic` and seek each where `start` says.
+
+    Raises:
+        BrokerUnavailableError: The broker refused or did not answer within `timeout_s`.
+        TopicMissingError: `topic` does not exist.
+        InvalidArgumentError: `start` names a partition `topic` does not have.
+    """
+    try:
+        async with asyncio.timeout(timeout_s):
+            count = await partition_count(settings.kafka_bootstrap, topic)
+            if count == 0:
+                raise TopicMissingError(topic)
+            await consumer.start()
+            # Let the consumer's background task start: stopping it before its first step
+            # re-raises the cancellation (aiokafka's NoGroupCoordinator.close).
+            await asyncio.sleep(0)
+            partitions = [TopicPartition(topic, p) for p in range(count)]
+            consumer.assign(partitions)
+            ends: dict[TopicPartition, int] = await consumer.end_offsets(partitions)
+            starts = await _start_offsets(consumer, topic, start, ends)
+    except TimeoutError as exc:
+        raise BrokerUnavailableError(
+            bootstrap=settings.kafka_bootstrap, reason=f"no answer within {timeout_s:g} s"
+        ) from exc
+    except KafkaError as exc:
+        raise BrokerUnavailableError(
+            bootstrap=settings.kafka_bootstrap, reason=str(exc) or type(exc).__name__
+        ) from exc
+    for tp, offset in starts.items():
+        consumer.seek(tp, offset)
+
+
+async def _start_offsets(
+    consumer: AIOKafkaConsumer, topic: str, start: StartAt, ends: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int]:
+    """The offset of each partition a subscription starting at `start` reads from.
+
+    Between the partition's beginning and its end: a ``from_offset`` ahead of
+    the log (or saved from a topic since made anew) starts at the end.
+    """
+    match start:
+        case FromEnd():
+            return dict(ends)
+        case FromTime(timestamp_ms=timestamp_ms):
+            found = await consumer.offsets_for_times(dict.fromkeys(ends, timestamp_ms))
+            # None: nothing written at or after the time yet, so everything to come.
+            return {tp: ends[tp] if found.get(tp) is None else found[tp].offset for tp in ends}
+        case FromOffsets(by_partition=by_partition, otherwise=otherwise):
+            unknown = sorted(set(by_partition) - {tp.partition for tp in ends})
+            if unknown:
+                raise InvalidArgumentError(
+                    f"from_offset: partition {unknown[0]} is not one of the "
+                    f"{len(ends)} partitions of {topic!r}"
+                )
+            beginnings = await consumer.beginning_offsets(list(ends))
+            return {
+                tp: min(ends[tp], max(beginnings[tp], by_partition.get(tp.partition, otherwise)))
+                for tp in ends
+            }
+        case _:
+            assert_never(start)
