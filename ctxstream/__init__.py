@@ -17,8 +17,11 @@ the architecture: `ctxstream` -> `streams`, `summarizer_worker` ->
 from ctxstream.client import Client, SyncClient
 from ctxstream.errors import (
     BrokerUnavailableError,
+    ContextReadError,
     InvalidArgumentError,
     InvalidEventError,
+    NoPartitionOwnerError,
+    ReadTimeoutError,
     TopicMissingError,
 )
 from ctxstream.subscription import Subscribed
@@ -26,8 +29,11 @@ from ctxstream.subscription import Subscribed
 __all__ = [
     "BrokerUnavailableError",
     "Client",
+    "ContextReadError",
     "InvalidArgumentError",
     "InvalidEventError",
+    "NoPartitionOwnerError",
+    "ReadTimeoutError",
     "Subscribed",
     "SyncClient",
     "TopicMissingError",

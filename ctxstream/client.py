@@ -29,19 +29,22 @@ import asyncio
 import uuid
 from collections.abc import AsyncGenerator, Coroutine, Generator, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import orjson
 from aiokafka import AIOKafkaProducer
 
+from ctxstream.context_reads import ContextReads
 from ctxstream.errors import InvalidEventError
 from ctxstream.subscription import CONNECT_TIMEOUT_S, Subscribed, subscription
 from ctxstream.subscription_request import OffsetArgument, TimeArgument, subscription_request
 from schemas.codec import MAX_RECORD_BYTES, decode_envelope
 from schemas.errors import DecodeError, InvalidSessionKeyError
-from schemas.event import Event, event_to_json
+from schemas.event import Content, Event, event_to_json
 from schemas.kafka_settings import KafkaSettings
 from schemas.keys import Offset, parse_session_key
+from schemas.projection_snapshot import ProjectionSnapshot
+from streams.read_protocol import DEFAULT_READ_WAIT_S
 
 EventInput = Event | Mapping[str, Any]
 """An event as an ADK ``Event`` or its JSON (camelCase or snake_case field names)."""
@@ -121,6 +124,7 @@ class Client:
         self._events = self._settings.topic("events")
         self._producer_id = producer_id or f"ctxstream-client-{uuid.uuid4().hex[:12]}"
         self._producer: AIOKafkaProducer | None = None
+        self._reads = ContextReads(self._settings)
 
     @property
     def events_topic(self) -> str:
@@ -139,10 +143,13 @@ class Client:
         self._producer = producer
 
     async def stop(self) -> None:
-        """Send what is buffered and close the producer."""
+        """Send what is buffered and close the producer (and what reads opened)."""
         producer, self._producer = self._producer, None
-        if producer is not None:
-            await producer.stop()
+        try:
+            if producer is not None:
+                await producer.stop()
+        finally:
+            await self._reads.close()
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -185,6 +192,53 @@ class Client:
             await producer.send(self._events, key=key, value=value) for key, value in records
         ]
         return [Offset((await delivery).offset) for delivery in deliveries]
+
+    async def context(
+        self,
+        session_key: str,
+        *,
+        agent: str | None = None,
+        branch: str | None = None,
+        include_contents: Literal["default", "none"] = "default",
+        min_offset: int | None = None,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> list[Content]:
+        """The contents a model request of the session would carry, as the core assembles them.
+
+        Answered by the projector that owns the session's partition, from its
+        memory (:mod:`ctxstream.context_reads`). `agent` None: the agent the
+        session's snapshots describe; `branch`: the invocation branch;
+        `include_contents` ``none``: the current turn only. With `min_offset`
+        (an offset :meth:`append` returned for this session) the answer
+        includes that record: read-your-writes. `timeout_s` bounds the call.
+
+        Raises:
+            InvalidArgumentError: An argument is refused (nothing was sent), naming it.
+            ReadTimeoutError: The projector had not folded `min_offset` in time.
+            NoPartitionOwnerError: No projector served the session's partition in time.
+            ContextReadError: The projector could not answer (a quarantined session).
+        """
+        return await self._reads.context(
+            session_key,
+            agent=agent,
+            branch=branch,
+            include_contents=include_contents,
+            min_offset=min_offset,
+            timeout_s=timeout_s,
+        )
+
+    async def projection(
+        self,
+        session_key: str,
+        min_offset: int | None = None,
+        *,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> ProjectionSnapshot:
+        """The session's current projection snapshot, from the projector that owns it.
+
+        `min_offset` and `timeout_s` as for :meth:`context`, which raises the same errors.
+        """
+        return await self._reads.projection(session_key, min_offset=min_offset, timeout_s=timeout_s)
 
     def subscribe(
         self,
@@ -275,6 +329,38 @@ class SyncClient:
     def append_many(self, session_key: str, events: Sequence[EventInput]) -> list[Offset]:
         """:meth:`Client.append_many`, blocking."""
         return self._run(self._client.append_many(session_key, events))
+
+    def context(
+        self,
+        session_key: str,
+        *,
+        agent: str | None = None,
+        branch: str | None = None,
+        include_contents: Literal["default", "none"] = "default",
+        min_offset: int | None = None,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> list[Content]:
+        """:meth:`Client.context`, blocking."""
+        return self._run(
+            self._client.context(
+                session_key,
+                agent=agent,
+                branch=branch,
+                include_contents=include_contents,
+                min_offset=min_offset,
+                timeout_s=timeout_s,
+            )
+        )
+
+    def projection(
+        self,
+        session_key: str,
+        min_offset: int | None = None,
+        *,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> ProjectionSnapshot:
+        """:meth:`Client.projection`, blocking."""
+        return self._run(self._client.projection(session_key, min_offset, timeout_s=timeout_s))
 
     def subscribe(
         self,

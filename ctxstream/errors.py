@@ -45,3 +45,39 @@ class TopicMissingError(CtxstreamError):
             "'ctxstream topics create' (CTXSTREAM_TOPIC_PREFIX names the deployment)"
         )
         self.topic = topic
+
+
+class ContextReadError(CtxstreamError):
+    """A context or projection read that no projector answered; the message says why."""
+
+    def __init__(self, *, session_key: str, reason: str) -> None:
+        super().__init__(f"read of session {session_key!r}: {reason}")
+        self.session_key, self.reason = session_key, reason
+
+
+class ReadTimeoutError(ContextReadError, TimeoutError):
+    """The session's partition had not folded ``min_offset`` within the read's ``timeout_s``.
+
+    Retriable: the projector may be behind (a backlog, a restart); read again
+    later, or with a longer timeout. Also a ``TimeoutError``.
+    """
+
+    retriable: ClassVar[bool] = True
+
+
+class NoPartitionOwnerError(ContextReadError):
+    """No projector serves reads of the session's partition (none claimed it, none answered).
+
+    Retriable: during a rebalance or a restart the partition has no owner for
+    a moment. A deployment whose projector runs on the faust engine, which
+    serves no reads, never has one.
+    """
+
+    retriable: ClassVar[bool] = True
+
+    def __init__(self, *, session_key: str, partition: int | None, reason: str) -> None:
+        where = f"partition {partition}" if partition is not None else "its partition"
+        super().__init__(
+            session_key=session_key, reason=f"no projector serves reads of {where}: {reason}"
+        )
+        self.partition = partition

@@ -15,13 +15,16 @@ from typing import Final, Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-TopicRole = Literal["events", "compaction-requests", "projections", "dead-letters"]
+TopicRole = Literal[
+    "events", "compaction-requests", "projections", "dead-letters", "partition-owners"
+]
 """What a topic of the deployment is for."""
 TOPIC_ROLES: Final[tuple[TopicRole, ...]] = (
     "events",
     "compaction-requests",
     "projections",
     "dead-letters",
+    "partition-owners",
 )
 
 

@@ -33,6 +33,13 @@ for the running batch's transaction, then stops the partition's producer and
 forgets its sessions; records of a partition not (yet) restored, or below
 the offset the engine expects next, are dropped.
 
+Reads: the engine answers context and projection reads of the sessions it
+owns on its read endpoint (:mod:`streams.read_web`), from committed state
+only: it tells a :class:`~streams.read_gate.ReadGate` when a partition is
+restored, when a batch has folded into the cache and when it committed,
+and claims each partition it restored on the `partition-owners` topic, in a
+transaction of the partition's producer (:mod:`streams.partition_owners`).
+
 In-flight requests are retried by the engine's retry timer
 (:class:`~streams.pending_requests.PendingRequests`) inside transactions of
 the session's partition; a request refused after its last attempt appends
@@ -61,7 +68,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,10 +80,13 @@ from typing import Any, Final
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 
+from projections.projection import SessionProjection
 from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
+from schemas.keys import SessionKey
 from schemas.partitioning import session_partition
 from streams.native_web import serving
+from streams.partition_owners import PartitionClaim, write_claim
 from streams.partition_store import MemoryPartitionStore, PartitionStore, RocksPartitionStore
 from streams.partition_transaction import Transaction, transaction
 from streams.pending_requests import PendingRequests
@@ -86,7 +99,10 @@ from streams.project_batch import (
 )
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
+from streams.read_gate import ReadGate
+from streams.read_web import serving_reads
 from streams.request_records import log_emission, stored_request, timed_out_refusal
+from streams.session_reads import committed_projection
 from streams.session_table import position_key, session_of_request_key
 from streams.state_changelog import Restored, changelog_topic, ensure_changelog, restore
 from streams.topics import partition_count
@@ -146,6 +162,11 @@ class NativeProjector:
         self.restored: dict[int, Restored] = {}
         self.first_batch_at: float | None = None
         self.last_batch_at: float | None = None
+        #: Where each owned partition stands for reads (committed state only).
+        self.reads = ReadGate()
+        self.worker_id = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        #: The read endpoint's address, once it listens: what the claims name.
+        self.read_address: str | None = None
 
     # -- running ---------------------------------------------------------------------
 
@@ -206,7 +227,11 @@ class NativeProjector:
             )
             self.started.set()
             self.metrics.folding_alive.set(1)
-            async with serving(settings, self.metrics, self._lag_of(consumer), self.batch_age_s):
+            async with (
+                serving(settings, self.metrics, self._lag_of(consumer), self.batch_age_s),
+                serving_reads(settings, self.reads, self, worker_id=self.worker_id) as address,
+            ):
+                self.read_address = address
                 try:
                     await self._consume(consumer, projector, stop)
                 except BaseException:
@@ -271,6 +296,7 @@ class NativeProjector:
             sources = [
                 SourceRecord(r.topic, r.partition, r.offset, r.key, r.value or b"") for r in records
             ]
+            self.reads.folding(owned.partition)  # the cache runs ahead of the commit from here
             outcome = projector.project(sources, _reader(owned.store))
             commits.append(self._commit(owned, outcome, position))
         if not commits:
@@ -324,6 +350,7 @@ class NativeProjector:
         # Committed: the store follows, with the changelog position past this batch.
         owned.store.apply(writes, max(metadata.offset for metadata in placed) + 1)
         owned.next_offset = position
+        self.reads.committed(partition, position)
         now = time.time()
         for request, request_partition in outcome.requests:
             self.pending.emitted(request, request_partition, now)
@@ -402,6 +429,7 @@ class NativeProjector:
             self._restoring.discard(partition)
             tp = TopicPartition(self._events, partition)
             if tp not in consumer.assignment():
+                self.reads.released({partition})
                 continue
             producer = AIOKafkaProducer(
                 bootstrap_servers=self._settings.kafka_bootstrap,
@@ -427,6 +455,8 @@ class NativeProjector:
             owned = OwnedPartition(partition, tp, producer, store, start)
             self._owned[partition] = owned
             self._learn_requests(owned)
+            await self._claim(owned)
+            self.reads.restored(partition, start)
             consumer.resume(tp)
             logger.info(
                 "partition restored partition=%d entries=%d wiped=%s seconds=%.3f start=%d",
@@ -436,6 +466,19 @@ class NativeProjector:
                 restored.seconds,
                 start,
             )
+
+    async def _claim(self, owned: OwnedPartition) -> None:
+        """Advertise this worker's read endpoint as the partition's on `partition-owners`."""
+        if self.read_address is None:
+            return
+        claim = PartitionClaim(
+            partition=owned.partition,
+            events_partitions=self._partitions,
+            address=self.read_address,
+            worker_id=self.worker_id,
+            app_id=self._settings.app_id,
+        )
+        await write_claim(owned.producer, self._settings.topic("partition-owners"), claim)
 
     def _learn_requests(self, owned: OwnedPartition) -> None:
         """The partition's stored in-flight requests (``r:`` keys), timed from now."""
@@ -451,6 +494,7 @@ class NativeProjector:
 
     async def _release(self, partitions: set[int]) -> None:
         """Forget partitions no longer owned: producers stopped, stores closed, sessions dropped."""
+        self.reads.released(partitions)
         self._restoring -= partitions
         for partition in sorted(partitions & set(self._owned)):
             owned = self._owned.pop(partition)
@@ -476,6 +520,7 @@ class NativeProjector:
             for partition in partitions - set(self._owned):
                 consumer.pause(TopicPartition(self._events, partition))
                 self._restoring.add(partition)
+            self.reads.assigned(partitions - set(self._owned))
 
     def batch_age_s(self, now: float) -> float:
         """Seconds since the last batch was folded (0 until the first)."""
@@ -501,6 +546,15 @@ class NativeProjector:
     def owned(self) -> set[int]:
         """The restored partitions this engine folds."""
         return set(self._owned)
+
+    def partition_of(self, session_key: SessionKey) -> int:
+        """The `events` partition of `session_key`, over the broker's partition count."""
+        return session_partition(session_key.encode(), self._partitions)
+
+    def committed_projection(self, partition: int, session_key: SessionKey) -> SessionProjection:
+        """The session's projection as its partition's last commit left it (reads only)."""
+        read = _reader(self._owned[partition].store)
+        return committed_projection(self._settings, self._cache, read, partition, session_key)
 
     def table_entries(self) -> dict[int, dict[bytes, bytes]]:
         """Each owned partition's table entries. O(state): for tests and tools."""

@@ -57,10 +57,23 @@ async def serving(
     if settings.metrics_port == 0:
         yield
         return
-    runner = web.AppRunner(web_app(settings, metrics, lag, batch_age_s), access_log=None)
+    app = web_app(settings, metrics, lag, batch_age_s)
+    async with listening(app, settings.metrics_bind, settings.metrics_port):
+        yield
+
+
+@contextlib.asynccontextmanager
+async def listening(
+    app: web.Application, bind: str, port: int, *, shutdown_timeout_s: float = 60.0
+) -> AsyncIterator[int]:
+    """Serve `app` on ``bind:port`` while the block runs; yields the port bound (0: the OS's pick).
+
+    On the way out, requests still being answered get `shutdown_timeout_s`.
+    """
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=shutdown_timeout_s)
     await runner.setup()
     try:
-        await web.TCPSite(runner, settings.metrics_bind, settings.metrics_port).start()
-        yield
+        await web.TCPSite(runner, bind, port).start()
+        yield int(runner.addresses[0][1])
     finally:
         await runner.cleanup()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import socket
 from pathlib import Path
 from typing import Final, Literal, Self
 
@@ -25,6 +26,8 @@ _DEFAULT_COMPACTION = CompactionConfig(compaction_interval=10, overlap_size=1)
 BROKER_MAX_BATCH_BYTES: Final = 1_048_588
 #: aiokafka's default ``fetch_max_bytes``, which faust's aiokafka driver keeps.
 AIOKAFKA_FETCH_MAX_BYTES: Final = 52_428_800
+#: Bind addresses that listen on every interface: no address a client could use.
+_EVERY_INTERFACE: Final = frozenset({"", "0.0.0.0", "::"})  # noqa: S104 - names them, binds none
 
 
 class ProjectorSettings(KafkaSettings):
@@ -128,6 +131,22 @@ class ProjectorSettings(KafkaSettings):
     )
     metrics_port: int = Field(default=6066, ge=0, le=65535, description="0: no metrics server")
     metrics_bind: str = "127.0.0.1"
+    query_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="the native engine's read endpoint (context and projection reads of the "
+        "sessions it owns); 0: a port the OS picks. Clients find it on the partition-owners "
+        "topic, so every worker may use 0",
+    )
+    query_bind: str = "127.0.0.1"
+    query_advertised_address: str = Field(
+        default="",
+        pattern=r"^$|^[^\s:/]+:[0-9]{1,5}$|^\[[0-9A-Fa-f:.]+\]:[0-9]{1,5}$",
+        description="host:port clients reach the read endpoint at (behind a NAT or a port "
+        "mapping); empty: the bind address and the bound port, the host name when it binds "
+        "every interface",
+    )
 
     @model_validator(mode="after")
     def _response_holds_a_chunk(self) -> Self:
@@ -137,6 +156,19 @@ class ProjectorSettings(KafkaSettings):
                 f"max_partition_fetch_bytes={self.max_partition_fetch_bytes}"
             )
         return self
+
+    def query_address(self, bound_port: int) -> str:
+        """``host:port`` the read endpoint is advertised at, once it listens on `bound_port`.
+
+        Example: bind ``127.0.0.1``, port 0 bound as 41234 -> ``127.0.0.1:41234``;
+        bind ``0.0.0.0`` on host ``w1`` -> ``w1:41234``; bind ``::1`` -> ``[::1]:41234``.
+        """
+        if self.query_advertised_address:
+            return self.query_advertised_address
+        host = self.query_bind
+        if host in _EVERY_INTERFACE:
+            host = socket.gethostname()
+        return f"[{host}]:{bound_port}" if ":" in host else f"{host}:{bound_port}"
 
     def fetched_bytes_bound(
         self, partitions: int, *, brokers: int = 1, record_bytes: int = MAX_RECORD_BYTES

@@ -30,13 +30,15 @@ class TopicSpec:
 
 
 def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
-    """The four topics of a deployment.
+    """The five topics of a deployment.
 
     - `events`: the source of truth, kept forever;
     - `compaction-requests`: ranges to summarize, kept a week (a request older
       than that has long been re-requested);
     - `projections`: log-compacted, the latest snapshot per session;
-    - `dead-letters`: bad input with its reason, kept forever.
+    - `dead-letters`: bad input with its reason, kept forever;
+    - `partition-owners`: log-compacted, one partition: which projector serves
+      context reads of each `events` partition (:mod:`streams.partition_owners`).
     """
     isr = {"min.insync.replicas": str(settings.min_insync_replicas)}
     forever = {"retention.ms": "-1", "retention.bytes": "-1"}
@@ -68,6 +70,13 @@ def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
             settings.partitions,
             settings.replication_factor,
             {**isr, **forever, "cleanup.policy": "delete"},
+        ),
+        TopicSpec(
+            "partition-owners",
+            settings.topic("partition-owners"),
+            1,  # one log: the newest claim of a partition is the last one in it
+            settings.replication_factor,
+            {**isr, "cleanup.policy": "compact"},
         ),
     )
 
@@ -128,7 +137,7 @@ async def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec]) -> TopicsCre
 async def delete_topics_of(settings: KafkaSettings) -> None:
     """Delete every topic whose name starts with the deployment's prefix.
 
-    The four, and the workers' own where their app ids start with the prefix
+    The five, and the workers' own where their app ids start with the prefix
     (the benchmarks' projectors: ``<prefix>-projector-sessions-changelog``).
     """
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)

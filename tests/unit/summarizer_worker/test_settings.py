@@ -134,5 +134,6 @@ def test_topic_names_are_the_ones_the_deployment_creates() -> None:
         "acme-prod.compaction-requests",
         "acme-prod.projections",
         "acme-prod.dead-letters",
+        "acme-prod.partition-owners",
     ]
     assert {spec.name for spec in topic_specs(worker)} == {worker.topic(r) for r in TOPIC_ROLES}

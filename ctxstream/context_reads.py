@@ -1,0 +1,258 @@
+"""Context and projection reads, sent to the projector that owns the session's partition.
+
+Interactive queries: a session's state lives in the memory of the native
+worker that owns its `events` partition, and that worker answers
+(:mod:`streams.read_web`). The client finds it on the deployment's
+`partition-owners` topic, where each worker claims the partitions it
+restored (:mod:`streams.partition_owners`): the newest claim of the
+session's partition names the address to ask.
+
+The claims are read at the first read and again only when routing fails,
+as a Kafka client refreshes its metadata: a worker that lost the partition
+refuses the read (421, naming the new owner when it knows it), and a worker
+that stopped cannot be reached. The client then asks the named owner at
+once, or reads the claims again and retries after a backoff (50 ms,
+doubling up to 1 s), until the read's ``timeout_s`` runs out; then it raises
+:class:`~ctxstream.errors.NoPartitionOwnerError` with the last failure.
+``timeout_s`` bounds the whole call: each attempt asks the worker to wait
+for ``min_offset`` only as long as is left.
+
+With ``min_offset`` (the offset ``append`` returned) the answer reflects
+every record of the session's partition up to that offset: read-your-writes.
+A partition that has not folded it in time raises
+:class:`~ctxstream.errors.ReadTimeoutError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Final, Literal, TypeVar
+
+import aiohttp
+from aiokafka.errors import KafkaError
+from pydantic import ValidationError
+from yarl import URL
+
+from ctxstream.errors import (
+    ContextReadError,
+    InvalidArgumentError,
+    NoPartitionOwnerError,
+    ReadTimeoutError,
+)
+from schemas.codec import decode_projection_snapshot
+from schemas.errors import DecodeError, InvalidSessionKeyError
+from schemas.event import Content
+from schemas.kafka_settings import KafkaSettings
+from schemas.keys import SessionKey, validate_session_key
+from schemas.log_text import shown
+from schemas.partitioning import session_partition
+from schemas.projection_snapshot import ProjectionSnapshot
+from streams.partition_owners import PartitionOwners
+from streams.read_protocol import (
+    MAX_READ_WAIT_S,
+    ContextAnswer,
+    ContextQuery,
+    ProjectionQuery,
+    ReadKind,
+    ReadRefusal,
+    query_parameters,
+    read_path,
+)
+
+logger = logging.getLogger(__name__)
+
+#: The first pause before a read is sent again; it doubles up to :data:`MAX_BACKOFF_S`.
+FIRST_BACKOFF_S: Final = 0.05
+MAX_BACKOFF_S: Final = 1.0
+#: Beyond the wait a read asks of the worker, how long its answer may take to arrive.
+ANSWER_GRACE_S: Final = 5.0
+
+QueryT = TypeVar("QueryT", bound=ProjectionQuery)
+
+
+class ContextReads:
+    """Reads of sessions' contexts and projections, each routed to its partition's owner.
+
+    Holds a reader of the `partition-owners` topic and an HTTP session,
+    both opened at the first read; :meth:`close` closes them.
+    """
+
+    def __init__(self, settings: KafkaSettings) -> None:
+        """Reads of the deployment `settings` name; nothing connects yet."""
+        self._owners = PartitionOwners(settings)
+        self._http: aiohttp.ClientSession | None = None
+        self._directory_read = False
+
+    async def close(self) -> None:
+        """Close the HTTP session and the claims' reader, if they were opened."""
+        http, self._http = self._http, None
+        try:
+            if http is not None:
+                await http.close()
+        finally:
+            await self._owners.close()
+            self._directory_read = False
+
+    async def context(
+        self,
+        session_key: str,
+        *,
+        agent: str | None,
+        branch: str | None,
+        include_contents: Literal["default", "none"],
+        min_offset: int | None,
+        timeout_s: float,
+    ) -> list[Content]:
+        """The session's assembled contents (see :meth:`ctxstream.Client.context`)."""
+        key = _checked_key(session_key)
+        query = _checked(
+            ContextQuery,
+            agent=agent,
+            branch=branch,
+            include_contents=include_contents,
+            min_offset=min_offset,
+            timeout_s=timeout_s,
+        )
+        body = await self._read(key, "context", query)
+        try:
+            return ContextAnswer.model_validate_json(body).contents
+        except ValidationError as exc:
+            reason = f"the answer is not a context: {shown(str(exc), 300)}"
+            raise ContextReadError(session_key=key, reason=reason) from exc
+
+    async def projection(
+        self, session_key: str, *, min_offset: int | None, timeout_s: float
+    ) -> ProjectionSnapshot:
+        """The session's projection snapshot (see :meth:`ctxstream.Client.projection`)."""
+        key = _checked_key(session_key)
+        query = _checked(ProjectionQuery, min_offset=min_offset, timeout_s=timeout_s)
+        body = await self._read(key, "projection", query)
+        try:
+            return decode_projection_snapshot(body)
+        except DecodeError as exc:
+            reason = f"the answer is not a snapshot: {exc}"
+            raise ContextReadError(session_key=key, reason=reason) from exc
+
+    async def _read(self, session_key: SessionKey, kind: ReadKind, query: ProjectionQuery) -> bytes:
+        """The body of the owner's answer, asking again where routing sends it.
+
+        Raises:
+            ReadTimeoutError: The owner had not folded ``min_offset`` in time.
+            NoPartitionOwnerError: No owner answered before ``timeout_s`` ran out.
+            ContextReadError: The owner refused the read for another reason.
+        """
+        deadline = time.monotonic() + query.timeout_s
+        if not self._directory_read:
+            await self._refresh(deadline)
+        backoff = FIRST_BACKOFF_S
+        partition: int | None = None
+        failure = "no worker has claimed it"
+        hint: str | None = None
+        attempts = 0
+        while (remaining := deadline - time.monotonic()) > 0:
+            count = self._owners.events_partitions
+            if count is not None:
+                partition = session_partition(session_key.encode(), count)
+            claim = self._owners.owner(partition) if partition is not None else None
+            address = hint or (claim.address if claim is not None else None)
+            followed, hint = hint is not None, None
+            if address is not None:
+                attempts += 1
+                asked = query.model_copy(update={"timeout_s": min(remaining, MAX_READ_WAIT_S)})
+                answer = await self._ask(address, session_key, kind, asked, remaining)
+                if isinstance(answer, bytes):
+                    return answer
+                if isinstance(answer, str):
+                    failure = answer
+                else:
+                    failure = self._refused(session_key, address, answer, query)
+                    if answer.owner not in (None, address) and not followed:
+                        hint = answer.owner
+                        continue  # the refusing worker named the owner: ask it at once
+            await asyncio.sleep(max(0.0, min(backoff, deadline - time.monotonic())))
+            backoff = min(2 * backoff, MAX_BACKOFF_S)
+            await self._refresh(deadline)
+        raise NoPartitionOwnerError(
+            session_key=session_key,
+            partition=partition,
+            reason=f"{failure} ({attempts} attempts within {query.timeout_s} s)",
+        )
+
+    @staticmethod
+    def _refused(
+        session_key: SessionKey, address: str, refusal: ReadRefusal, query: ProjectionQuery
+    ) -> str:
+        """The failure of a routing refusal; raises for every other refusal."""
+        match refusal.error:
+            case "not-owner":
+                logger.info(
+                    "read refused session=%s partition=%s worker=%s owner=%s",
+                    shown(session_key),
+                    refusal.partition,
+                    address,
+                    refusal.owner,
+                )
+                return f"{address} refused: {refusal.reason}"
+            case "timeout":
+                raise ReadTimeoutError(session_key=session_key, reason=refusal.reason)
+            case "invalid-session-key" | "invalid-parameter" | "unreadable":
+                raise ContextReadError(
+                    session_key=session_key,
+                    reason=f"{address} refused the read ({refusal.error}): {refusal.reason}",
+                )
+
+    async def _ask(
+        self,
+        address: str,
+        session_key: SessionKey,
+        kind: ReadKind,
+        query: ProjectionQuery,
+        remaining: float,
+    ) -> bytes | ReadRefusal | str:
+        """One request: the answer's body, the refusal, or why no answer came (a string)."""
+        http = self._http
+        if http is None:
+            http = self._http = aiohttp.ClientSession()
+        url = URL(f"http://{address}{read_path(session_key, kind)}", encoded=True)
+        timeout = aiohttp.ClientTimeout(total=remaining + ANSWER_GRACE_S)
+        try:
+            async with http.get(
+                url.with_query(query_parameters(query)), timeout=timeout
+            ) as response:
+                body = await response.read()
+                status = response.status
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            return f"{address} did not answer: {type(exc).__name__}: {shown(str(exc), 200)}"
+        if status == 200:
+            return body
+        try:
+            return ReadRefusal.model_validate_json(body)
+        except ValidationError:
+            return f"{address} answered {status} with no refusal of a read"
+
+    async def _refresh(self, deadline: float) -> None:
+        """Read the claims committed since the last refresh, within the read's time."""
+        try:
+            await asyncio.wait_for(self._owners.refresh(), max(0.001, deadline - time.monotonic()))
+        except (TimeoutError, KafkaError) as exc:
+            logger.warning("partition owners not read topic=%s reason=%r", self._owners.topic, exc)
+            return
+        self._directory_read = True
+
+
+def _checked_key(session_key: str) -> SessionKey:
+    try:
+        return validate_session_key(session_key)
+    except InvalidSessionKeyError as exc:
+        raise InvalidArgumentError(f"session_key: {exc}") from exc
+
+
+def _checked(model: type[QueryT], **arguments: object) -> QueryT:
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        name = ".".join(str(part) for part in error["loc"])
+        raise InvalidArgumentError(f"{name}: {error['msg']}") from exc

@@ -1,0 +1,194 @@
+"""Who serves context reads of each `events` partition: claims on the `partition-owners` topic.
+
+A native projector that has restored an `events` partition *claims* it: one
+record on the deployment's `partition-owners` topic (one partition,
+log-compacted), keyed by the partition number, naming the address its read
+endpoint is reachable at. The claim is written in a transaction of the
+partition's own producer (``transactional_id = <app_id>-<events topic>-<p>``),
+so it commits only while its writer holds the partition: the next owner's
+``InitProducerId`` fences a worker that lost the partition, and aborts a claim
+it had open. Read ``read_committed`` in log order, the newest claim of a
+partition is therefore its newest owner's, with no generation number to
+compare, and compaction keeps exactly that one per partition.
+
+A worker that lost a partition writes nothing: its claim stays the newest
+until the next owner's lands, and a read sent to it meanwhile is refused
+(the client reads the claims again and retries). A claim can outlive its
+worker (a crash); the client then cannot connect, and retries the same way.
+
+:class:`PartitionOwners` is the directory both sides read: the client routes
+with it, a worker names the owner in a refusal with it. It reads the topic
+on demand (:meth:`PartitionOwners.refresh`: what was committed since the
+last refresh), not in the background, as a Kafka client refreshes its
+metadata after a "not leader" answer.
+
+Example, `events` with 4 partitions, workers A then B::
+
+    offset 0: key 0 -> A    offset 2: key 2 -> A    (A restored 0..3)
+    offset 1: key 1 -> A    offset 3: key 3 -> A
+    offset 4: key 2 -> B    offset 5: key 3 -> B    (B joined: 2 and 3 moved)
+
+    owners: 0 -> A, 1 -> A, 2 -> B, 3 -> B
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Final, Literal
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from schemas.codec import encode
+from schemas.kafka_settings import KafkaSettings
+from schemas.log_text import shown
+from streams.partition_transaction import transaction
+from streams.topics import TopicsCreated, ensure_topics, topic_specs
+
+logger = logging.getLogger(__name__)
+
+#: The only partition of the `partition-owners` topic.
+OWNERS_PARTITION: Final = 0
+#: How long one fetch of a refresh waits for records the end offset promised.
+_FETCH_MS: Final = 200
+
+
+class PartitionClaim(BaseModel):
+    """One worker's claim of one `events` partition, as the `partition-owners` topic holds it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = 1
+    partition: int = Field(ge=0)
+    """The `events` partition claimed."""
+    events_partitions: int = Field(ge=1)
+    """How many partitions the claimant routes sessions over (the broker's count)."""
+    address: str = Field(min_length=1, max_length=300)
+    """``host:port`` of the claimant's read endpoint."""
+    worker_id: str = Field(min_length=1, max_length=300)
+    """The claimant process, unique per engine run."""
+    app_id: str = Field(min_length=1, max_length=300)
+    """The claimant's consumer group."""
+
+
+def claim_key(partition: int) -> bytes:
+    """The record key of a claim of `partition`: its number, so compaction keeps the newest."""
+    return str(partition).encode()
+
+
+async def ensure_owners_topic(settings: KafkaSettings) -> TopicsCreated:
+    """Create the deployment's `partition-owners` topic unless it exists.
+
+    A deployment whose topics were created before the role existed gets it
+    from its first native worker.
+    """
+    specs = [spec for spec in topic_specs(settings) if spec.role == "partition-owners"]
+    return await ensure_topics(settings.kafka_bootstrap, specs)
+
+
+async def write_claim(producer: AIOKafkaProducer, topic: str, claim: PartitionClaim) -> None:
+    """Commit `claim` in one transaction of the claimed partition's producer.
+
+    Raises:
+        Exception: The transaction failed; a fenced producer among the
+            causes, when another worker took the partition over meanwhile.
+    """
+    async with transaction(producer) as open_transaction:
+        await open_transaction.send(
+            topic, key=claim_key(claim.partition), value=encode(claim), partition=OWNERS_PARTITION
+        )
+    logger.info(
+        "partition claimed partition=%d address=%s worker=%s",
+        claim.partition,
+        claim.address,
+        claim.worker_id,
+    )
+
+
+class PartitionOwners:
+    """The newest committed claim of each `events` partition, read from the topic on demand.
+
+    Holds one ``read_committed`` consumer of the topic's only partition,
+    started at the first :meth:`refresh`; :meth:`close` stops it. Refreshes
+    take turns, so concurrent callers share one reader.
+    """
+
+    def __init__(self, settings: KafkaSettings) -> None:
+        """A directory of the deployment `settings` name; nothing connects yet."""
+        self._bootstrap = settings.kafka_bootstrap
+        self._topic = settings.topic("partition-owners")
+        self._tp = TopicPartition(self._topic, OWNERS_PARTITION)
+        self._consumer: AIOKafkaConsumer | None = None
+        self._assigned = False
+        self._claims: dict[int, PartitionClaim] = {}
+        self._newest: PartitionClaim | None = None
+        self._turn = asyncio.Lock()
+
+    @property
+    def topic(self) -> str:
+        """The `partition-owners` topic this directory reads."""
+        return self._topic
+
+    def owner(self, partition: int) -> PartitionClaim | None:
+        """The newest claim of `partition` read so far (None: nobody claimed it yet)."""
+        return self._claims.get(partition)
+
+    @property
+    def events_partitions(self) -> int | None:
+        """The partition count the newest claim routes by (None before any claim)."""
+        return self._newest.events_partitions if self._newest is not None else None
+
+    async def refresh(self) -> None:
+        """Read every claim committed up to the topic's end as of now.
+
+        A topic that does not exist yet (no native worker ever ran on the
+        deployment) holds no claims: the directory stays as it is.
+        """
+        async with self._turn:
+            consumer = await self._started()
+            if not self._assigned:
+                if self._topic not in await consumer.topics():
+                    return
+                consumer.assign([self._tp])
+                await consumer.seek_to_beginning(self._tp)
+                self._assigned = True
+            end = (await consumer.end_offsets([self._tp]))[self._tp]
+            while await consumer.position(self._tp) < end:
+                fetched = await consumer.getmany(self._tp, timeout_ms=_FETCH_MS)
+                for record in fetched.get(self._tp, []):
+                    self._note(record.key, record.value)
+
+    def _note(self, key: bytes | None, value: bytes | None) -> None:
+        """Take one record of the topic in: a claim, or a tombstone that forgets one."""
+        if value is None:
+            if key is not None and key.isdigit():
+                self._claims.pop(int(key), None)
+            return
+        try:
+            claim = PartitionClaim.model_validate_json(value)
+        except ValidationError as exc:
+            # Another writer's record, or a newer schema: the claims around it still count.
+            logger.warning("claim skipped topic=%s reason=%s", self._topic, shown(str(exc), 300))
+            return
+        self._claims[claim.partition] = claim
+        self._newest = claim
+
+    async def _started(self) -> AIOKafkaConsumer:
+        if self._consumer is None:
+            consumer = AIOKafkaConsumer(
+                bootstrap_servers=self._bootstrap,
+                enable_auto_commit=False,
+                isolation_level="read_committed",
+                auto_offset_reset="earliest",
+            )
+            await consumer.start()
+            self._consumer = consumer
+        return self._consumer
+
+    async def close(self) -> None:
+        """Stop the reader, if it started."""
+        consumer, self._consumer = self._consumer, None
+        self._assigned = False
+        if consumer is not None:
+            await consumer.stop()

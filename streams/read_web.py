@@ -1,0 +1,195 @@
+"""The native worker's read endpoint: context and projection reads over HTTP, on aiohttp.
+
+Served on ``query_bind:query_port`` (port 0: one the OS picks) while the
+engine runs, with the routes of :mod:`streams.read_protocol`; answers come
+from :class:`~streams.session_reads.SessionReads`. Once it listens, its
+address (``query_advertised_address``, or the bound one) is what the
+engine's claims name on the `partition-owners` topic
+(:mod:`streams.partition_owners`), which this endpoint creates when the
+deployment lacks it.
+
+Stopping wakes every read still waiting (they are refused as not owned, and
+their clients go to the partition's next owner) before the server closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from typing import Final, TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
+
+from projections.projection import SessionProjection, context_contents
+from projections.snapshot import to_snapshot
+from schemas.codec import encode
+from schemas.errors import InvalidSessionKeyError
+from schemas.keys import SessionKey, validate_session_key
+from schemas.log_text import shown
+from streams.native_web import listening
+from streams.partition_owners import PartitionOwners, ensure_owners_topic
+from streams.projector_settings import ProjectorSettings
+from streams.read_gate import ReadGate
+from streams.read_protocol import (
+    REFUSAL_STATUS,
+    ContextAnswer,
+    ContextQuery,
+    ProjectionQuery,
+    ReadRefusal,
+    RefusalKind,
+)
+from streams.session_reads import (
+    Answered,
+    CommittedSessions,
+    NotOwner,
+    ReadOutcome,
+    SessionReads,
+    TimedOut,
+    Unreadable,
+)
+
+logger = logging.getLogger(__name__)
+
+#: How long stopping waits for reads being answered (waiting ones are woken first).
+SHUTDOWN_S: Final = 5.0
+_JSON: Final = "application/json"
+
+QueryT = TypeVar("QueryT", bound=ProjectionQuery)
+
+
+def refusal(
+    kind: RefusalKind, reason: str, *, partition: int | None = None, owner: str | None = None
+) -> web.Response:
+    """The response refusing a read: the kind's status, the reason as JSON."""
+    body = ReadRefusal(error=kind, reason=reason, partition=partition, owner=owner)
+    return web.Response(status=REFUSAL_STATUS[kind], body=encode(body), content_type=_JSON)
+
+
+def _parsed(request: web.Request, model: type[QueryT]) -> tuple[SessionKey, QueryT] | web.Response:
+    """The request's session key and query, or the response refusing them."""
+    try:
+        session_key = validate_session_key(request.match_info["session_key"])
+    except InvalidSessionKeyError as exc:
+        return refusal("invalid-session-key", str(exc))
+    try:
+        return session_key, model.model_validate(dict(request.query))
+    except ValidationError as exc:
+        reasons = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+            for error in exc.errors(include_url=False)
+        )
+        return refusal("invalid-parameter", shown(reasons, 500))
+
+
+def _answer(outcome: ReadOutcome[BaseModel], query: ProjectionQuery) -> web.Response:
+    match outcome:
+        case Answered(value):
+            return web.Response(body=encode(value), content_type=_JSON)
+        case NotOwner(partition, owner):
+            where = f"; its owner is {owner}" if owner else ""
+            return refusal(
+                "not-owner",
+                f"this worker does not own partition {partition}{where}",
+                partition=partition,
+                owner=owner,
+            )
+        case TimedOut(partition, None):
+            return refusal(
+                "timeout",
+                f"partition {partition} was not ready to read within {query.timeout_s:.3g} s",
+                partition=partition,
+            )
+        case TimedOut(partition, position):
+            return refusal(
+                "timeout",
+                f"partition {partition} has folded the records before offset {position}; "
+                f"min_offset {query.min_offset} was not reached within {query.timeout_s:.3g} s",
+                partition=partition,
+            )
+        case Unreadable(partition, reason):
+            return refusal("unreadable", reason, partition=partition)
+
+
+def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Application:
+    """The aiohttp application of the two read routes."""
+
+    async def respond(
+        request: web.Request,
+        model: type[QueryT],
+        answer: Callable[[SessionKey, QueryT], Callable[[SessionProjection], BaseModel]],
+    ) -> web.Response:
+        parsed = _parsed(request, model)
+        if isinstance(parsed, web.Response):
+            return parsed
+        session_key, query = parsed
+        outcome = await reads.read(
+            session_key,
+            answer(session_key, query),
+            min_offset=query.min_offset,
+            timeout_s=query.timeout_s,
+        )
+        return _answer(outcome, query)
+
+    def contents_of(
+        session_key: SessionKey, query: ContextQuery
+    ) -> Callable[[SessionProjection], BaseModel]:
+        view = settings.view_request_for(session_key)
+        request = replace(
+            view,
+            agent_name=view.agent_name if query.agent is None else query.agent,
+            current_branch=query.branch,
+            include_contents=query.include_contents,
+        )
+        return lambda projection: ContextAnswer(
+            session_key=session_key,
+            last_offset=projection.last_offset,
+            contents=context_contents(projection, request),
+        )
+
+    def snapshot_of(
+        session_key: SessionKey, query: ProjectionQuery
+    ) -> Callable[[SessionProjection], BaseModel]:
+        return to_snapshot
+
+    async def context_page(request: web.Request) -> web.Response:
+        return await respond(request, ContextQuery, contents_of)
+
+    async def projection_page(request: web.Request) -> web.Response:
+        return await respond(request, ProjectionQuery, snapshot_of)
+
+    app = web.Application()
+    # One segment, percent-encoded, as read_path writes it; an unencoded key matches too.
+    app.router.add_get("/sessions/{session_key:.+}/context", context_page)
+    app.router.add_get("/sessions/{session_key:.+}/projection", projection_page)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def serving_reads(
+    settings: ProjectorSettings, gate: ReadGate, sessions: CommittedSessions, *, worker_id: str
+) -> AsyncIterator[str]:
+    """Serve reads of `sessions` while the block runs; yields the address to advertise."""
+    await ensure_owners_topic(settings)
+    owners = PartitionOwners(settings)
+    app = read_app(settings, SessionReads(gate, sessions, owners, worker_id=worker_id))
+    try:
+        async with listening(
+            app, settings.query_bind, settings.query_port, shutdown_timeout_s=SHUTDOWN_S
+        ) as port:
+            address = settings.query_address(port)
+            logger.info(
+                "reads served bind=%s port=%d address=%s worker=%s",
+                settings.query_bind,
+                port,
+                address,
+                worker_id,
+            )
+            try:
+                yield address
+            finally:
+                gate.close()  # reads still waiting answer now, before the server closes
+    finally:
+        await owners.close()

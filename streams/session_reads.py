@@ -1,0 +1,194 @@
+"""Context reads of the sessions a native worker owns, answered from committed state.
+
+A read names a session and, for read-your-writes, a ``min_offset``. It is
+answered by the worker that owns the session's `events` partition, from
+that worker's memory, once the partition's committed state has folded
+``min_offset``:
+
+1. the partition is the key's (:func:`schemas.partitioning.session_partition`,
+   over the count the engine routes by);
+2. the :class:`~streams.read_gate.ReadGate` says where the partition
+   stands: not owned here -> :class:`NotOwner` (naming the newest claimant
+   when it is another worker); restoring or mid-transaction, or committed
+   but not past ``min_offset`` -> wait for the partition's next change, up
+   to ``timeout_s`` (:class:`TimedOut` after);
+3. committed and past ``min_offset`` -> in the same synchronous step, the
+   session's projection (:func:`committed_projection`) and the answer
+   computed from it (O(visible context) for the view's own request).
+
+A read never takes the engine's lock and never writes the engine's state:
+the gate tells it when the cache and the store hold committed state only,
+and it reads them without yielding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Generic, Protocol, TypeVar
+
+from projections.projection import SessionProjection
+from schemas.keys import SessionKey
+from schemas.log_text import shown
+from streams.partition_owners import PartitionOwners
+from streams.project_batch import SessionCache, TableReader, rebuild_session
+from streams.projector_settings import ProjectorSettings
+from streams.read_gate import ReadGate
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: How long a refusal may wait to name the partition's owner.
+OWNER_LOOKUP_S: Final = 2.0
+
+
+class CommittedSessions(Protocol):
+    """What an engine offers reads: its routing and its sessions' committed projections."""
+
+    def partition_of(self, session_key: SessionKey) -> int:
+        """The `events` partition of `session_key`, over the engine's partition count."""
+        ...
+
+    def committed_projection(self, partition: int, session_key: SessionKey) -> SessionProjection:
+        """The session's projection; valid while the gate says its partition is committed."""
+        ...
+
+
+def committed_projection(
+    settings: ProjectorSettings,
+    cache: SessionCache,
+    read: TableReader,
+    partition: int,
+    session_key: SessionKey,
+) -> SessionProjection:
+    """The session's projection as its partition's last committed batch left it.
+
+    The one place reads take a projection from a native engine's state:
+    the session cache, or on a miss a rebuild from the partition's store
+    through `read` (O(session events) until the table keeps compacted
+    state). The rebuild is not cached: only the batch step writes the
+    cache. Call it only while the partition's gate phase is ``committed``,
+    without yielding in between.
+
+    Raises:
+        Exception: The session's stored entries cannot be read back.
+    """
+    cached = cache.get((partition, session_key))
+    if cached is not None:
+        return cached.projection
+    return rebuild_session(settings, session_key, partition, read).projection
+
+
+@dataclass(frozen=True, slots=True)
+class Answered(Generic[T]):
+    """The read's answer."""
+
+    value: T
+
+
+@dataclass(frozen=True, slots=True)
+class NotOwner:
+    """This worker does not own the session's partition; `owner` may."""
+
+    partition: int
+    owner: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """The partition had not reached the read's ``min_offset`` when its time ran out."""
+
+    partition: int
+    position: int | None
+    """The next offset the partition's committed state folds; None: not restored yet."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """The session's state could not be read; `reason` says why."""
+
+    partition: int
+    reason: str
+
+
+ReadOutcome = Answered[T] | NotOwner | TimedOut | Unreadable
+"""What a read comes to."""
+
+
+class SessionReads:
+    """Answers reads of the sessions of the partitions a worker owns."""
+
+    def __init__(
+        self,
+        gate: ReadGate,
+        sessions: CommittedSessions,
+        owners: PartitionOwners,
+        *,
+        worker_id: str,
+    ) -> None:
+        """Reads over `sessions`, waiting on `gate`, naming owners from `owners`."""
+        self._gate = gate
+        self._sessions = sessions
+        self._owners = owners
+        self._worker_id = worker_id
+
+    async def read(
+        self,
+        session_key: SessionKey,
+        answer: Callable[[SessionProjection], T],
+        *,
+        min_offset: int | None,
+        timeout_s: float,
+    ) -> ReadOutcome[T]:
+        """`answer` of the session's committed projection, once its partition is past `min_offset`.
+
+        `answer` runs synchronously right after the projection is taken, so
+        it sees committed state only; an exception it raises makes the read
+        :class:`Unreadable`.
+        """
+        partition = self._sessions.partition_of(session_key)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            moved = self._gate.moved(partition)
+            state = self._gate.state(partition)
+            if state is None:
+                return NotOwner(partition, await self._other_owner(partition))
+            ready = state.phase == "committed" and (
+                min_offset is None or state.position > min_offset
+            )
+            if ready:
+                try:
+                    projection = self._sessions.committed_projection(partition, session_key)
+                    return Answered(answer(projection))
+                except Exception as exc:  # noqa: BLE001 - one session's failure answers its read
+                    reason = f"{type(exc).__name__}: {shown(str(exc), 500)}"
+                    logger.warning(
+                        "read failed session=%s partition=%d reason=%s",
+                        shown(session_key),
+                        partition,
+                        reason,
+                    )
+                    return Unreadable(partition, reason)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                committed = state.position if state.phase != "restoring" else None
+                return TimedOut(partition, committed)
+            try:
+                await asyncio.wait_for(moved.wait(), remaining)
+            except TimeoutError:
+                continue  # one more look: the deadline has passed
+
+    async def _other_owner(self, partition: int) -> str | None:
+        """The address of the partition's newest claimant when it is another worker."""
+        try:
+            await asyncio.wait_for(self._owners.refresh(), OWNER_LOOKUP_S)
+        except Exception as exc:  # noqa: BLE001 - the refusal goes out without the owner then
+            logger.warning("owner lookup failed partition=%d reason=%s", partition, exc)
+        claim = self._owners.owner(partition)
+        if claim is None or claim.worker_id == self._worker_id:
+            return None
+        return claim.address

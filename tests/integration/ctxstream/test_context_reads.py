@@ -1,0 +1,241 @@
+"""Context reads through ``ctxstream.Client`` against a real native worker process.
+
+One worker (``python -m ctxstream worker``) serves a deployment of its own; the
+client appends generated sessions and reads each back from the worker's memory.
+The oracle is the plain rebuild (:func:`projections.rebuild.rebuild_contents`),
+written apart from the fold the worker runs, over the records as appended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from hypothesis import HealthCheck, given, settings
+from yarl import URL
+
+from ctxstream import (
+    Client,
+    InvalidArgumentError,
+    NoPartitionOwnerError,
+    ReadTimeoutError,
+    SyncClient,
+)
+from projections.contents_request import ContentsRequest
+from projections.rebuild import rebuild_contents
+from projections.snapshot import context_fingerprint
+from schemas.keys import SessionKey
+from schemas.logged_event import LoggedEvent
+from streams.partition_owners import PartitionOwners
+from streams.projector_settings import ProjectorSettings
+from streams.read_protocol import ReadRefusal
+from tests.conftest import unique_topic
+from tests.support.events import logged_event, text_event
+from tests.support.kafka import (
+    create_deployment_topics,
+    latest_snapshots,
+    projector_settings,
+    running_projector,
+    start_worker,
+    stop_worker,
+    wait_for,
+)
+from tests.support.strategies import sessions
+
+pytestmark = pytest.mark.integration
+
+#: The agent whose context the deployment's snapshots describe (a read without `agent`).
+VIEW_AGENT = "root"
+CLAIMED_TIMEOUT_S = 120.0  # a cold worker: group join, restore, one claim per partition
+READ_TIMEOUT_S = 30.0  # one batch of a worker sharing two cores with the test
+#: Reads for another agent, branch or mode, each checked against the rebuild.
+OTHER_REQUESTS = (
+    ContentsRequest(agent_name="helper", current_branch="root.helper"),
+    ContentsRequest(agent_name="root", current_branch="root"),
+    ContentsRequest(agent_name="", current_branch=None),
+    ContentsRequest(agent_name="root", include_contents="none"),
+    ContentsRequest(agent_name="helper", current_branch="root.helper", include_contents="none"),
+)
+GENERATED = settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def _session_key() -> SessionKey:
+    return SessionKey(f"acme/support/{unique_topic('u')}/s")
+
+
+async def claims(reads: ProjectorSettings) -> PartitionOwners:
+    """The deployment's claims, read to the end once every `events` partition has one."""
+    owners = PartitionOwners(reads)
+
+    async def all_claimed() -> bool:
+        await owners.refresh()
+        return all(owners.owner(p) is not None for p in range(reads.events_partitions))
+
+    try:
+        await wait_for("a claim of every events partition", all_claimed, CLAIMED_TIMEOUT_S)
+    finally:
+        await owners.close()
+    return owners
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ProjectorSettings]:
+    """A deployment served by one native worker process, once it claimed every partition."""
+    folder = tmp_path_factory.mktemp("context-reads")
+    reads = projector_settings(
+        kafka_bootstrap,
+        unique_topic("reads"),
+        data_dir=folder,
+        view_agent_names={"acme/support": VIEW_AGENT},
+    )
+    asyncio.run(create_deployment_topics(reads))
+    worker = start_worker(reads, folder / "worker.log")
+    try:
+        asyncio.run(claims(reads))
+        yield reads
+    finally:
+        stop_worker(worker)
+
+
+@pytest.fixture(scope="module")
+def client(deployment: ProjectorSettings) -> Iterator[SyncClient]:
+    """A blocking client of the deployment, for the whole module."""
+    with SyncClient(settings=deployment) as opened:
+        yield opened
+
+
+@GENERATED
+@given(log=sessions(max_invocations=4))
+def test_every_append_is_read_back_as_the_rebuild_of_the_log_so_far(
+    client: SyncClient, log: list[LoggedEvent]
+) -> None:
+    key = _session_key()
+    view = ContentsRequest(agent_name=VIEW_AGENT)
+    appended: list[LoggedEvent] = []
+    for generated in log:
+        offset = client.append(key, generated.envelope.event)
+        appended.append(logged_event(key, generated.envelope.event, offset))
+        expected = rebuild_contents(appended, view)
+
+        contents = client.context(key, min_offset=offset, timeout_s=READ_TIMEOUT_S)
+        assert contents == expected, f"after offset {offset}"
+        snapshot = client.projection(key, offset, timeout_s=READ_TIMEOUT_S)
+        assert snapshot.session_key == key
+        assert snapshot.last_offset == offset
+        assert snapshot.context_items == len(expected)
+        assert snapshot.context_fingerprint == context_fingerprint(expected)
+
+
+@GENERATED
+@given(log=sessions(max_invocations=6))
+def test_reads_for_other_agents_branches_and_none_mode_equal_the_rebuild(
+    client: SyncClient, log: list[LoggedEvent]
+) -> None:
+    key = _session_key()
+    events = [generated.envelope.event for generated in log]
+    offsets = client.append_many(key, events)
+    appended = [logged_event(key, e, o) for e, o in zip(events, offsets, strict=True)]
+    for request in OTHER_REQUESTS:
+        contents = client.context(
+            key,
+            agent=request.agent_name,
+            branch=request.current_branch,
+            include_contents=request.include_contents,
+            min_offset=offsets[-1],
+            timeout_s=READ_TIMEOUT_S,
+        )
+        assert contents == rebuild_contents(appended, request), request
+
+
+async def ask_the_worker(
+    deployment: ProjectorSettings, path: str, parameters: dict[str, str] | None = None
+) -> tuple[int, ReadRefusal]:
+    """A GET of `path` (encoded) on the worker's read endpoint, and the refusal it answered."""
+    owners = await claims(deployment)
+    claim = owners.owner(0)
+    assert claim is not None
+    url = URL(f"http://{claim.address}{path}", encoded=True)
+    async with aiohttp.ClientSession() as http, http.get(url, params=parameters) as response:
+        return response.status, ReadRefusal.model_validate_json(await response.read())
+
+
+def test_a_min_offset_not_reached_in_time_raises_a_clear_timeout(client: SyncClient) -> None:
+    key = _session_key()
+    offset = client.append(key, text_event("e1", "inv1", 101.0, "question"))
+    assert len(client.context(key, min_offset=offset, timeout_s=READ_TIMEOUT_S)) == 1
+    beyond = offset + 1_000
+    started = time.monotonic()
+    with pytest.raises(ReadTimeoutError, match=f"min_offset {beyond} was not reached") as waited:
+        client.context(key, min_offset=beyond, timeout_s=1.5)
+    assert time.monotonic() - started >= 1.5  # it waited for the offset before it gave up
+    assert isinstance(waited.value, TimeoutError)
+    assert waited.value.retriable
+    with pytest.raises(ReadTimeoutError, match=f"folded the records before offset {offset + 1}"):
+        client.projection(key, beyond, timeout_s=1.0)
+
+
+@pytest.mark.parametrize(
+    ("key", "named"),
+    [
+        ("acme/support/../s1", "path step"),
+        ("acme/support/u1", "expected 4"),
+        ("acme/support/u1/s1/extra", "expected 4"),
+        ("../../../etc", "path step"),
+        ("acme/support/u1/ s1", "white space"),
+    ],
+)
+def test_a_bad_session_key_is_refused_with_422(
+    deployment: ProjectorSettings, client: SyncClient, key: str, named: str
+) -> None:
+    with pytest.raises(InvalidArgumentError, match="session_key"):
+        client.context(key)  # refused before anything is sent
+
+    encoded = "".join(c if c.isalnum() else f"%{ord(c):02X}" for c in key)
+    for kind in ("context", "projection"):
+        status, refusal = asyncio.run(ask_the_worker(deployment, f"/sessions/{encoded}/{kind}"))
+        assert (status, refusal.error) == (422, "invalid-session-key"), refusal
+        assert named in refusal.reason
+
+
+def test_bad_read_parameters_are_refused_with_400(deployment: ProjectorSettings) -> None:
+    path = "/sessions/acme%2Fsupport%2Fu1%2Fs1/context"
+    for parameters, named in (
+        ({"include_contents": "all"}, "include_contents"),
+        ({"min_offset": "-1"}, "min_offset"),
+        ({"timeout_s": "0"}, "timeout_s"),
+        ({"timeout_s": "100000"}, "timeout_s"),
+        ({"colour": "blue"}, "colour"),
+    ):
+        status, refusal = asyncio.run(ask_the_worker(deployment, path, parameters))
+        assert (status, refusal.error) == (400, "invalid-parameter"), parameters
+        assert named in refusal.reason
+
+
+async def test_the_faust_engine_advertises_no_reads(kafka_bootstrap: str, tmp_path: Path) -> None:
+    faust = projector_settings(
+        kafka_bootstrap, unique_topic("faust-reads"), engine="faust", data_dir=tmp_path
+    )
+    await create_deployment_topics(faust)
+    key = _session_key()
+    async with running_projector(faust, CLAIMED_TIMEOUT_S), Client(settings=faust) as reader:
+        offset = await reader.append(key, text_event("e1", "inv1", 101.0, "question"))
+
+        async def folded() -> bool:
+            snapshots = await latest_snapshots(kafka_bootstrap, faust.topic("projections"))
+            return key in snapshots and snapshots[key].last_offset == offset
+
+        await wait_for("faust to fold the event", folded, CLAIMED_TIMEOUT_S)
+        with pytest.raises(NoPartitionOwnerError, match="no projector serves reads") as none:
+            await reader.context(key, min_offset=offset, timeout_s=3.0)
+    assert none.value.retriable
+    assert "no worker has claimed it" in str(none.value)
