@@ -505,7 +505,13 @@ def _quiet_token_check(projection: SessionProjection) -> bool:
 
 
 def _remembered(projection: SessionProjection, config: CompactionConfig) -> SessionProjection:
-    """`projection` with the gate memo of its live events (after a selection found nothing)."""
+    """`projection` with the gate memo of its live events (after a selection found nothing).
+
+    Without its oldest live events (:mod:`projections.retention`) the memo is
+    not known and stays None: the next selection runs, as after a rebuild.
+    """
+    if projection.log.live.first:
+        return projection
     live = [event for event in live_events(projection) if event.isolation_scope is None]
     memo = gate_memo(live, live_event_sizes(projection), config)
     return replace(projection, gate_memo=memo)

@@ -60,6 +60,7 @@ from projections.masking import (
     surviving_summary_positions,
 )
 from projections.parts import function_calls, function_responses
+from projections.retained_vector import NeedsHistory
 from projections.visibility import branch_segments, is_included, recorded_call_ids
 from schemas.event import Content, Event, FunctionCall, FunctionResponse
 from schemas.logged_event import LoggedEvent
@@ -81,6 +82,9 @@ class ContextView:
         raw: Included live raw events outside `coverage`, stream order.
         covered_tools: Call or response id -> included covered events that
             call or answer it, in the order they were covered.
+        released_tool_ids: Ids whose covered events retention let go
+            (:func:`released_tools`); asking for one raises
+            :class:`~projections.retained_vector.NeedsHistory`.
     """
 
     request: ContentsRequest = field(default_factory=ContentsRequest)
@@ -90,6 +94,7 @@ class ContextView:
     coverage: Coverage = field(default_factory=Coverage)
     raw: PVector[LoggedEvent] = field(default_factory=pvector)
     covered_tools: PMap[str, PVector[LoggedEvent]] = field(default_factory=pmap)
+    released_tool_ids: PSet[str] = field(default_factory=pset)
 
 
 def empty_view(request: ContentsRequest) -> ContextView:
@@ -131,6 +136,8 @@ def note_live_event(
     """
     event = record.envelope.event
     calls, responses = _function_traffic(event)
+    if view.released_tool_ids:
+        _check_released(view.released_tool_ids, calls, responses)
     recorded = [call.id for call in calls if call.id]
     awaited = view.awaited_call_ids
     if recorded and awaited and any(call_id in awaited for call_id in recorded):
@@ -146,6 +153,53 @@ def note_live_event(
         if refs:
             awaited = awaited.update(refs)
     return _placed(view, record, call_ids, awaited, calls, responses)
+
+
+def released_tools(view: ContextView, from_offset: int) -> ContextView:
+    """`view` holding only the covered tool events a read of it, or the tail, can ask for.
+
+    Kept: every id the view's events name, closed under the covered events
+    that mention them (a read restores a kept response's call, then that
+    call's siblings, :func:`view_events`), and every id with a covered event at
+    or after `from_offset` (where retention keeps the log). The other ids go
+    to :attr:`ContextView.released_tool_ids`; a later event that names one
+    raises :class:`~projections.retained_vector.NeedsHistory` when it is
+    placed (:func:`note_live_event`), so a read never asks for one. O(covered
+    tool events).
+    """
+    index = view.covered_tools
+    wanted: set[str] = set()
+    pending = list(view.raw)
+    pending.extend(
+        record for held in index.values() for record in held if record.offset >= from_offset
+    )
+    while pending:
+        record = pending.pop()
+        calls, responses = _function_traffic(record.envelope.event)
+        for mention in [c.id for c in calls] + [r.id for r in responses]:
+            if mention and mention not in wanted:
+                wanted.add(mention)
+                pending.extend(index.get(mention, ()))
+    released = [mention for mention in index if mention not in wanted]
+    if not released:
+        return view
+    kept = index.evolver()
+    for mention in released:
+        del kept[mention]
+    return replace(
+        view,
+        covered_tools=kept.persistent(),
+        released_tool_ids=view.released_tool_ids.update(released),
+    )
+
+
+def _check_released(
+    released: PSet[str], calls: Sequence[FunctionCall], responses: Sequence[FunctionResponse]
+) -> None:
+    """Raise when an event names a call whose covered events retention let go."""
+    for mention in [c.id for c in calls] + [r.id for r in responses]:
+        if mention and mention in released:
+            raise NeedsHistory(f"the covered tool events of call {mention!r}")
 
 
 def view_events(view: ContextView) -> list[Event]:
@@ -170,9 +224,12 @@ def _covered_mentions(
 ) -> list[LoggedEvent]:
     """Add to `into` (by offset) the covered events mentioning `ids`; return the new ones."""
     added: list[LoggedEvent] = []
+    released = view.released_tool_ids
     for mention in ids:
         if not mention:
             continue
+        if released and mention in released:
+            raise NeedsHistory(f"the covered tool events of call {mention!r}")
         for record in view.covered_tools.get(mention, ()):
             if record.offset not in into:
                 into[record.offset] = record
@@ -214,7 +271,14 @@ def _placed(
     else:
         raw = raw.append(record)
     return ContextView(
-        view.request, call_ids, awaited, view.summaries, view.coverage, raw, covered_tools
+        view.request,
+        call_ids,
+        awaited,
+        view.summaries,
+        view.coverage,
+        raw,
+        covered_tools,
+        view.released_tool_ids,
     )
 
 

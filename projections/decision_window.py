@@ -40,13 +40,14 @@ cost, not its history.
 
 from __future__ import annotations
 
-from pyrsistent import PVector
-
 from projections.live_order import LiveOrder, call_ids_named
+from projections.retained_vector import RetainedVector
 from schemas.logged_event import LoggedEvent
 
+Live = RetainedVector[LoggedEvent]
 
-def decision_start(live: PVector[LoggedEvent], order: LiveOrder, overlap_size: int) -> int:
+
+def decision_start(live: Live, order: LiveOrder, overlap_size: int) -> int:
     """First position of `live` the decision must read: 0 unless the list is in order.
 
     Args:
@@ -66,9 +67,13 @@ def decision_start(live: PVector[LoggedEvent], order: LiveOrder, overlap_size: i
     return start
 
 
-def _first_newer(live: PVector[LoggedEvent], end: float) -> int:
-    """The first position whose timestamp is above `end` (timestamps rise strictly)."""
-    low, high = 0, len(live)
+def _first_newer(live: Live, end: float) -> int:
+    """The first position whose timestamp is above `end` (timestamps rise strictly).
+
+    The search starts at the first position held: retention releases only
+    events at or before the newest summary's end (:mod:`projections.retention`).
+    """
+    low, high = live.first, len(live)
     while low < high:
         middle = (low + high) // 2
         if live[middle].envelope.event.timestamp > end:
@@ -78,7 +83,7 @@ def _first_newer(live: PVector[LoggedEvent], end: float) -> int:
     return low
 
 
-def _invocation_start(live: PVector[LoggedEvent], order: LiveOrder, position: int) -> int:
+def _invocation_start(live: Live, order: LiveOrder, position: int) -> int:
     """Where the invocation of the first raw event at or after `position` starts.
 
     A raw event is one that is not a summary; `position` itself when none follows.
@@ -90,7 +95,7 @@ def _invocation_start(live: PVector[LoggedEvent], order: LiveOrder, position: in
     return position
 
 
-def _behind(live: PVector[LoggedEvent], order: LiveOrder, start: int, invocations: int) -> int:
+def _behind(live: Live, order: LiveOrder, start: int, invocations: int) -> int:
     """The first position of the invocation `invocations` invocations before `start`.
 
     Only invocations the sliding window orders count: a non-empty id, on an
@@ -109,7 +114,7 @@ def _behind(live: PVector[LoggedEvent], order: LiveOrder, start: int, invocation
     return start
 
 
-def _self_contained(live: PVector[LoggedEvent], order: LiveOrder, start: int) -> bool:
+def _self_contained(live: Live, order: LiveOrder, start: int) -> bool:
     """Whether the tail from `start` holds the newest invocation and no older event names its calls.
 
     The newest invocation: that of an event with an id that is not a summary.

@@ -25,7 +25,10 @@ part                   what                                         memory per s
 The log is retained because a rewind can bring back events an earlier rewind
 annulled (reference §3.1, §16) and because compaction selection reads the
 whole live list; it is O(events) per session, shared by reference with every
-other part. When a rewind takes effect, every part derived from the live list
+other part, until :func:`projections.retention.retained` releases what
+compaction has moved past (then a reader that needs the released records
+raises :class:`~projections.retained_vector.NeedsHistory`, and the caller
+rebuilds from the log). When a rewind takes effect, every part derived from the live list
 is recomputed from the log (O(events)); the state and token totals are plain
 folds and need no recomputation.
 

@@ -12,17 +12,24 @@ live events again.
 
 Memory: two persistent vectors over the session's applied records (the live
 one shares its records with the log) and two of their sizes, plus one entry
-per invocation id: O(events) per session. A rewind costs O(events); every
-other record costs O(log events) plus measuring its own event.
+per invocation id: O(events) per session, until retention
+(:mod:`projections.retention`) releases the records no decision needs any
+more. The vectors keep every position's meaning after a release
+(:class:`~projections.retained_vector.RetainedVector`); a reader that asks
+for a released record gets :class:`~projections.retained_vector.NeedsHistory`.
+A rewind costs O(events); every other record costs O(log events) plus
+measuring its own event.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pyrsistent import PMap, PVector, pmap, pvector
+from pyrsistent import PMap, pmap
 
 from projections.live_order import LiveOrder, live_order, note_live_event
+from projections.retained_vector import RetainedVector, retained_vector
 from projections.rewind import drop_rewound
 from projections.size_gate import event_json_size
 from schemas.event import Event
@@ -49,12 +56,12 @@ class SessionLog:
             a compaction decision may read only the newest records.
     """
 
-    records: PVector[LoggedEvent] = field(default_factory=pvector)
-    live: PVector[LoggedEvent] = field(default_factory=pvector)
+    records: RetainedVector[LoggedEvent] = field(default_factory=RetainedVector)
+    live: RetainedVector[LoggedEvent] = field(default_factory=RetainedVector)
     first_positions: PMap[str, int] = field(default_factory=pmap)
     stored_by_id: PMap[str, Event] = field(default_factory=pmap)
-    sizes: PVector[int] = field(default_factory=pvector)
-    live_sizes: PVector[int] = field(default_factory=pvector)
+    sizes: RetainedVector[int] = field(default_factory=RetainedVector)
+    live_sizes: RetainedVector[int] = field(default_factory=RetainedVector)
     order: LiveOrder = field(default_factory=LiveOrder)
 
 
@@ -67,6 +74,16 @@ def is_stored(log: SessionLog, event: Event) -> bool:
     stored = log.stored_by_id
     # A membership test first: most ids are new, and a missed lookup raises inside the map.
     return bool(event.id) and event.id in stored and stored[event.id] == event
+
+
+def stored_events(records: Iterable[LoggedEvent]) -> PMap[str, Event]:
+    """The :attr:`SessionLog.stored_by_id` of `records`: each id's latest record's event."""
+    stored: dict[str, Event] = {}
+    for record in records:
+        event = record.envelope.event
+        if event.id:
+            stored[event.id] = event
+    return pmap(stored)
 
 
 def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, bool]:
@@ -108,9 +125,13 @@ def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, boo
 
 
 def live_records(
-    records: PVector[LoggedEvent], sizes: PVector[int]
-) -> tuple[PVector[LoggedEvent], PVector[int]]:
-    """The records of `records` that rewinds leave, stream order, and their `sizes`."""
+    records: RetainedVector[LoggedEvent], sizes: RetainedVector[int]
+) -> tuple[RetainedVector[LoggedEvent], RetainedVector[int]]:
+    """The records of `records` that rewinds leave, stream order, and their `sizes`.
+
+    Raises:
+        NeedsHistory: `records` released its oldest records.
+    """
     kept = drop_rewound([record.envelope.event for record in records])
     live: list[LoggedEvent] = []
     live_sizes: list[int] = []
@@ -122,4 +143,4 @@ def live_records(
             live.append(record)
             live_sizes.append(size)
             index += 1
-    return pvector(live), pvector(live_sizes)
+    return retained_vector(live), retained_vector(live_sizes)

@@ -96,12 +96,15 @@ from streams.project_batch import (
     SessionCache,
     SourceRecord,
     TableWrite,
+    rebuild_session,
+    stored_header,
 )
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
 from streams.read_gate import ReadGate
 from streams.read_web import serving_reads
 from streams.request_records import log_emission, stored_request, timed_out_refusal
+from streams.session_history import SessionHistory
 from streams.session_reads import committed_projection
 from streams.session_table import position_key, session_of_request_key
 from streams.state_changelog import Restored, changelog_topic, ensure_changelog, restore
@@ -151,6 +154,8 @@ class NativeProjector:
         self._restoring: set[int] = set()
         self._memory_stores: dict[int, MemoryPartitionStore] = {}
         self._cache = SessionCache(settings.session_cache_bytes)
+        self._history = SessionHistory(settings)
+        self._read_history = SessionHistory(settings)  # reads take turns on their own reader
         self._projector: BatchProjector | None = None
         self._partitions = settings.events_partitions
         self.pending = PendingRequests()
@@ -241,6 +246,8 @@ class NativeProjector:
             async with self._lock:
                 await self._release(set(self._owned))
             await consumer.stop()
+            await self._history.stop()
+            await self._read_history.stop()
             logger.info("native projector stopped")
 
     async def _partition_count(self) -> int:
@@ -298,6 +305,7 @@ class NativeProjector:
             ]
             self.reads.folding(owned.partition)  # the cache runs ahead of the commit from here
             outcome = projector.project(sources, _reader(owned.store))
+            await self._history.complete(projector, outcome, _reader(owned.store))
             commits.append(self._commit(owned, outcome, position))
         if not commits:
             return
@@ -555,6 +563,22 @@ class NativeProjector:
         """The session's projection as its partition's last commit left it (reads only)."""
         read = _reader(self._owned[partition].store)
         return committed_projection(self._settings, self._cache, read, partition, session_key)
+
+    async def whole_projection(self, partition: int, session_key: SessionKey) -> SessionProjection:
+        """The session's projection rebuilt from its history on `events` (reads only).
+
+        For a read that needs what the committed projection released (another
+        agent's or branch's contents): O(the partition between the session's
+        first record and its last), never cached.
+        """
+        read = _reader(self._owned[partition].store)
+        header = stored_header(session_key, partition, read)
+        records = await self._read_history.records(
+            partition, session_key, header.first_offset, header.last_offset + 1
+        )
+        return rebuild_session(
+            self._settings, session_key, partition, read, history=records
+        ).projection
 
     def table_entries(self) -> dict[int, dict[bytes, bytes]]:
         """Each owned partition's table entries. O(state): for tests and tools."""

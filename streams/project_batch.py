@@ -52,13 +52,22 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import step
-from projections.projection import SessionProjection, apply, empty_projection, note_request
+from projections.projection import (
+    NO_OFFSET,
+    SessionProjection,
+    apply,
+    empty_projection,
+    note_request,
+)
+from projections.retained_vector import NeedsHistory
+from projections.retention import retained
 from projections.snapshot import to_snapshot
+from projections.state_codec import decode_state, encode_state
 from schemas.codec import (
     MAX_RECORD_BYTES,
     decode_compaction_request,
@@ -77,6 +86,7 @@ from streams.projector_settings import ProjectorSettings
 from streams.session_table import (
     SessionHeader,
     StoredRecord,
+    checkpoint_key,
     chunk_key,
     chunked,
     decode_chunk,
@@ -104,6 +114,10 @@ SessionId = tuple[int, SessionKey]
 """A session as the worker holds it: its `events` partition and its key."""
 
 _REASON_CHARS: Final = 500
+#: What a decoded checkpoint retains in memory, per byte of its encoding (records as
+#: models, persistent maps of identifiers): the cache's estimate, as the codec's is
+#: for a record (:func:`schemas.codec.decode_envelope_sized`).
+CHECKPOINT_RETAINED_FACTOR: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +152,8 @@ class CachedSession:
         request: The in-flight request as stored (``r:``), if any.
         config: The compaction config of the session's app.
         size: Estimated bytes the projection's records retain in memory.
+        base: The first chunk the stored checkpoint does not cover (0: none).
+        first_offset: Offset of the session's first applied record (-1: none).
     """
 
     projection: SessionProjection
@@ -147,6 +163,8 @@ class CachedSession:
     request: CompactionRequest | None
     config: CompactionConfig
     size: int = 0
+    base: int = 0
+    first_offset: Offset = NO_OFFSET
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +175,45 @@ class Changed:
     last_record: SourceRecord
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryNeed:
+    """A session whose batch needs records its projection released: the shell reads them.
+
+    Attributes:
+        partition: The session's `events` partition.
+        session_key: The session.
+        first_offset: Offset of its first applied record.
+        end_offset: One past its last applied record: the history is
+            ``[first_offset, end_offset)`` of the partition, the session's key only.
+        group: The session's records of the batch, folded once the history is read.
+    """
+
+    partition: int
+    session_key: SessionKey
+    first_offset: Offset
+    end_offset: Offset
+    group: list[SourceRecord]
+
+
+class _HistoryNeeded(Exception):
+    """Raised out of one session's fold when its projection released what a record needs."""
+
+    def __init__(self, first_offset: Offset, end_offset: Offset) -> None:
+        super().__init__(f"history [{first_offset}, {end_offset}) needed")
+        self.first_offset = first_offset
+        self.end_offset = end_offset
+
+
 @dataclass(slots=True)
 class BatchOutcome:
-    """What one batch causes."""
+    """What one batch causes.
+
+    `history_needed` lists the sessions whose records were not folded yet
+    because their projections released what those records need; the shell
+    reads each one's history and hands it to
+    :meth:`BatchProjector.project_history`, which folds them into this same
+    outcome.
+    """
 
     dead_letters: list[DeadLetter] = field(default_factory=list)
     requests: list[tuple[CompactionRequest, int]] = field(default_factory=list)
@@ -169,6 +223,7 @@ class BatchOutcome:
     writes: list[TableWrite] = field(default_factory=list)
     applied: int = 0
     redelivered: int = 0
+    history_needed: list[HistoryNeed] = field(default_factory=list)
 
     def snapshots(self) -> list[ProjectionSnapshot]:
         """The snapshots to publish, one per session in `changed`. O(their visible contexts).
@@ -371,9 +426,21 @@ class BatchProjector:
         return outcome
 
     def _project_group(
-        self, partition: int, group: list[SourceRecord], read: TableReader, outcome: BatchOutcome
+        self,
+        partition: int,
+        group: list[SourceRecord],
+        read: TableReader,
+        outcome: BatchOutcome,
+        history: Sequence[SourceRecord] | None = None,
     ) -> None:
-        """Decode and fold one session's records of the batch (one key, one partition)."""
+        """Decode and fold one session's records of the batch (one key, one partition).
+
+        A session whose projection released what a record needs is listed in
+        ``outcome.history_needed`` and left as it was. With `history` (its
+        records on `events` up to the batch) the projection is first rebuilt
+        from it, which releases nothing, so that cannot happen again; if it
+        did, the session is quarantined.
+        """
         decoded: list[DecodedRecord] = []
         for record in group:
             result = decode_record(record)
@@ -388,38 +455,69 @@ class BatchProjector:
         reason = self._quarantined.get(session_id)
         if reason is None:
             try:
-                self._project_session(session_id, decoded, read, outcome)
+                self._project_session(session_id, decoded, read, outcome, history)
+            except _HistoryNeeded as needed:
+                if history is None:
+                    sources = [item.source for item in decoded]
+                    need = HistoryNeed(
+                        partition, key, needed.first_offset, needed.end_offset, sources
+                    )
+                    outcome.history_needed.append(need)
+                    return
+                reason = f"session {shown(key)} quarantined: its history did not restore it"
+                self._quarantine(session_id, reason)
             except Exception as exc:  # noqa: BLE001 - a bad stored value quarantines one session
-                reason = f"session {shown(key)} quarantined: {_failure(exc)}"
-                self._quarantined[session_id] = reason
-                self._cache.drop(session_id)
-                logger.error("%s", reason)  # noqa: TRY400 - the reason says it; no traceback
+                self._quarantine(session_id, f"session {shown(key)} quarantined: {_failure(exc)}")
             else:
                 self._cache.evict(keep=session_id)
                 return
+            reason = self._quarantined[session_id]
         outcome.dead_letters.extend(dead_letter(r.source, "rebuild", reason) for r in decoded)
 
+    def _quarantine(self, session_id: SessionId, reason: str) -> None:
+        self._quarantined[session_id] = reason
+        self._cache.drop(session_id)
+        logger.error("%s", reason)
+
     def _session(
-        self, session_id: SessionId, read: TableReader, outcome: BatchOutcome
+        self,
+        session_id: SessionId,
+        read: TableReader,
+        outcome: BatchOutcome,
+        history: Sequence[SourceRecord] | None = None,
     ) -> CachedSession:
+        """The session from the cache, else rebuilt from the table (or from `history`).
+
+        Raises:
+            _HistoryNeeded: The table's checkpoint and chunks do not restore it.
+        """
         cached = self._cache.get(session_id)
-        if cached is None:
+        if cached is None or history is not None:
             partition, key = session_id
             started = time.perf_counter()
-            cached = rebuild_session(self._settings, key, partition, read)
-            if cached.request is not None:
-                if cached.projection.in_flight is None:  # answered, key left behind
+            try:
+                rebuilt = rebuild_session(self._settings, key, partition, read, history=history)
+            except NeedsHistory as exc:
+                header = stored_header(key, partition, read)
+                raise _HistoryNeeded(header.first_offset, Offset(header.last_offset + 1)) from exc
+            if cached is None and rebuilt.request is not None:
+                if rebuilt.projection.in_flight is None:  # answered, key left behind
                     outcome.writes.append(TableWrite(partition, request_key(key), None))
-                    cached.request = None
+                    rebuilt.request = None
                 else:
-                    outcome.learned.append((cached.request, partition))
+                    outcome.learned.append((rebuilt.request, partition))
+            elif cached is not None:
+                rebuilt.request = cached.request
+                rebuilt.projection = replace_waiting(rebuilt.projection, cached.projection)
+            cached = rebuilt
             if cached.events:
                 logger.debug(
-                    "rebuilt session=%s events=%d bytes=%d seconds=%.4f",
+                    "rebuilt session=%s events=%d bytes=%d seconds=%.4f from=%s",
                     shown(key),
                     cached.events,
                     cached.size,
                     time.perf_counter() - started,
+                    "table" if history is None else "history",
                 )
             self._cache.put(session_id, cached)
         return cached
@@ -430,6 +528,7 @@ class BatchProjector:
         decoded: list[DecodedRecord],
         read: TableReader,
         outcome: BatchOutcome,
+        history: Sequence[SourceRecord] | None = None,
     ) -> None:
         """Fold one session's records; what it writes reaches `outcome` only if it all succeeds.
 
@@ -438,7 +537,7 @@ class BatchProjector:
                 (quarantine); a record's own failure is dead-lettered instead.
         """
         partition, key = session_id
-        session = self._session(session_id, read, outcome)
+        session = self._session(session_id, read, outcome, history)
         config = session.config
         projection = session.projection
         limit = self._settings.session_max_bytes
@@ -467,6 +566,9 @@ class BatchProjector:
             waiting = projection.in_flight is not None
             try:
                 folded = step(projection, record, config)
+            except NeedsHistory as exc:
+                first, end = session.first_offset, Offset(session.projection.last_offset + 1)
+                raise _HistoryNeeded(first, end) from exc
             except Exception as exc:  # noqa: BLE001 - one record's fold never stops its session
                 letters.append(dead_letter(source, "fold", _failure(exc)))
                 continue
@@ -493,12 +595,18 @@ class BatchProjector:
         writes: list[TableWrite] = []
         if first_redelivered is not None:
             writes.extend(self._chunks_again(key, session, first_redelivered, read))
+        checkpoint = _checkpoint(key, projection, config) if new else None
+        if checkpoint is not None:
+            kept = len(checkpoint[0].log.records.tail)
+            held = max(len(projection.log.records.tail), 1)
+            projection = checkpoint[0]
         # Nothing below raises: the session moves forward only now.
         outcome.dead_letters.extend(letters)
         outcome.redelivered += redelivered
         outcome.applied += len(new)
         outcome.requests.extend((request, partition) for request, _ in requests)
         outcome.writes.extend(writes)
+        deletions: list[TableWrite] = []
         if new:
             for records in chunked(new):  # each fits one changelog record
                 outcome.writes.append(
@@ -506,8 +614,19 @@ class BatchProjector:
                 )
                 session.chunks += 1
             session.events += len(new)
+            if session.first_offset == NO_OFFSET:
+                session.first_offset = new[0].offset
             session.projection = projection
             self._cache.grew(session, added)
+        if checkpoint is not None:
+            outcome.writes.append(TableWrite(partition, checkpoint_key(key), checkpoint[1]))
+            deletions = [
+                TableWrite(partition, chunk_key(key, number), None)
+                for number in range(session.base, session.chunks)
+            ]
+            session.base = session.chunks
+            # The records it let go, in proportion: the cache's estimate shrinks with the log.
+            self._cache.grew(session, session.size * kept // held - session.size)
         if decided is not None:
             session.request = decided[0]
             outcome.writes.append(TableWrite(partition, request_key(key), decided[1]))
@@ -520,49 +639,153 @@ class BatchProjector:
         if new or first_redelivered is not None:
             outcome.writes.append(TableWrite(partition, header_key(key), _header(session)))
             outcome.changed.append(Changed(projection, decoded[-1].source))
+        outcome.writes.extend(deletions)
+
+    def project_history(
+        self,
+        need: HistoryNeed,
+        history: Sequence[SourceRecord],
+        read: TableReader,
+        outcome: BatchOutcome,
+    ) -> None:
+        """Fold `need`'s records of the batch on its projection rebuilt from `history`.
+
+        `history` is the session's records of ``[first_offset, end_offset)``
+        as `events` holds them (the shell reads them). The rebuilt projection
+        releases nothing, so the batch's records fold as on a session that
+        never released anything, into this same `outcome`; the batch's
+        retention then releases again. A history that does not start at the
+        session's first record (the log's retention deleted it) quarantines
+        the session and dead-letters its records. Never raises.
+        """
+        session_id: SessionId = (need.partition, need.session_key)
+        if not history or history[0].offset != need.first_offset:
+            first = history[0].offset if history else need.end_offset
+            topic = need.group[0].topic if need.group else "events"
+            self._quarantine(
+                session_id,
+                f"session {shown(need.session_key)} quarantined: its records before offset "
+                f"{first} are no longer on {topic}, and its projection released them "
+                f"(from offset {need.first_offset})",
+            )
+        self._project_group(need.partition, need.group, read, outcome, history)
 
     @staticmethod
     def _chunks_again(
         key: SessionKey, session: CachedSession, first_redelivered: Offset, read: TableReader
     ) -> list[TableWrite]:
-        """The session's stored chunks holding a redelivered offset, to be written again.
+        """The session's stored entries holding a redelivered offset, to be written again.
 
         Walks back from the newest stored chunk (this batch's is not stored yet)
-        to the one that holds `first_redelivered`.
+        to the one that holds `first_redelivered`; when the checkpoint covers
+        it, the checkpoint is written again too (before the chunks after it).
 
         Raises:
-            LookupError: A chunk the header names is missing.
+            LookupError: A chunk or the checkpoint the header names is missing.
         """
         partition = session.partition
         rewrites: list[TableWrite] = []
-        for number in range(session.chunks - 1, -1, -1):
+        for number in range(session.chunks - 1, session.base - 1, -1):
             chunk = read(partition, chunk_key(key, number))
             if chunk is None:
                 raise LookupError(f"session {shown(key)}: chunk {number} is missing")
             rewrites.append(TableWrite(partition, chunk_key(key, number), chunk))
             if next(decode_chunk(chunk)).offset <= first_redelivered:
                 break
+        else:
+            if session.base:
+                stored = read(partition, checkpoint_key(key))
+                if stored is None:
+                    raise LookupError(f"session {shown(key)}: its checkpoint is missing")
+                rewrites.append(TableWrite(partition, checkpoint_key(key), stored))
         rewrites.reverse()
         return rewrites
 
 
 def _header(session: CachedSession) -> bytes:
     return encode_header(
-        SessionHeader(session.projection.last_offset, session.chunks, session.events)
+        SessionHeader(
+            session.projection.last_offset,
+            session.chunks,
+            session.events,
+            session.base,
+            session.first_offset,
+        )
     )
 
 
-def rebuild_session(
-    settings: ProjectorSettings, key: SessionKey, partition: int, read: TableReader
-) -> CachedSession:
-    """A session's projection folded again from its chunks, waiting on its stored request.
+def _checkpoint(
+    key: SessionKey, projection: SessionProjection, config: CompactionConfig
+) -> tuple[SessionProjection, bytes] | None:
+    """The released projection and its bytes, when retention releases anything now.
 
-    O(session events). Chunks hold only records that decoded when they were
-    applied, so they decode again (unless the codec grew stricter since:
-    then this raises and the shell quarantines the session).
+    A failure to release or encode keeps the whole projection (logged): the
+    session folds on as before and tries again at its next batch.
+    """
+    try:
+        released = retained(projection, config)
+        if released is projection:
+            return None
+        return released, encode_state(released)
+    except Exception:
+        logger.exception("session=%s: no checkpoint this batch", shown(key))
+        return None
+
+
+def _whole_fold(
+    projection: SessionProjection, history: Sequence[SourceRecord], last_offset: Offset
+) -> tuple[SessionProjection, int]:
+    """`projection` with the records of `history` up to `last_offset` applied, and their bytes."""
+    size = 0
+    for source in history:
+        if source.offset > last_offset:
+            break
+        decoded = decode_record(source)
+        if isinstance(decoded, DeadLetter):
+            continue
+        try:
+            projection = apply(projection, decoded.logged)
+        except Exception:  # noqa: BLE001, S112 - refused when it came; refused again
+            continue
+        size += decoded.size
+    return projection, size
+
+
+def replace_waiting(projection: SessionProjection, waiting: SessionProjection) -> SessionProjection:
+    """`projection` waiting on `waiting`'s in-flight request, nothing else moved."""
+    return replace(projection, in_flight=waiting.in_flight)
+
+
+def stored_header(key: SessionKey, partition: int, read: TableReader) -> SessionHeader:
+    """The session's stored header (an empty session's when none is stored)."""
+    raw = read(partition, header_key(key))
+    return SessionHeader(NO_OFFSET, 0, 0) if raw is None else decode_header(raw)
+
+
+def rebuild_session(
+    settings: ProjectorSettings,
+    key: SessionKey,
+    partition: int,
+    read: TableReader,
+    *,
+    history: Sequence[SourceRecord] | None = None,
+) -> CachedSession:
+    """A session's projection restored from the table, waiting on its stored request.
+
+    From the checkpoint, if one is stored, with the chunks since folded on:
+    O(what the session holds + records since the checkpoint). Chunks hold
+    only records that decoded when they were applied, so they decode again
+    (unless the codec grew stricter since: then this raises and the shell
+    quarantines the session). With `history` (the session's records on
+    `events` up to its last applied offset) the projection is the whole fold
+    of those instead, and the table gives only the header and the request;
+    records that no longer decode or apply are passed over, as they were when
+    they came (dead-lettered then).
 
     Raises:
-        LookupError: A chunk the header names is missing.
+        NeedsHistory: A record since the checkpoint needs records the
+            checkpoint released (a rewind behind it): rebuild from `history`.
+        LookupError: A chunk or the checkpoint the header names is missing.
         DecodeError: A stored record or request no longer decodes.
         Exception: A stored value is not what the table layout says.
     """
@@ -572,7 +795,15 @@ def rebuild_session(
         return CachedSession(projection, partition, 0, 0, None, settings.compaction_for(key))
     header = decode_header(raw_header)
     size = 0
-    for number in range(header.chunks):
+    if history is not None:
+        projection, size = _whole_fold(projection, history, header.last_offset)
+    elif header.base:
+        raw_checkpoint = read(partition, checkpoint_key(key))
+        if raw_checkpoint is None:
+            raise LookupError(f"session {shown(key)}: its checkpoint is missing")
+        projection = decode_state(raw_checkpoint)
+        size = len(raw_checkpoint) * CHECKPOINT_RETAINED_FACTOR
+    for number in range(header.base, header.chunks) if history is None else ():
         chunk = read(partition, chunk_key(key, number))
         if chunk is None:
             raise LookupError(f"session {shown(key)}: chunk {number} of {header.chunks} is missing")
@@ -593,4 +824,6 @@ def rebuild_session(
         request,
         settings.compaction_for(key),
         size,
+        header.base,
+        header.first_offset,
     )

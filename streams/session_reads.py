@@ -14,7 +14,12 @@ that worker's memory, once the partition's committed state has folded
    to ``timeout_s`` (:class:`TimedOut` after);
 3. committed and past ``min_offset`` -> in the same synchronous step, the
    session's projection (:func:`committed_projection`) and the answer
-   computed from it (O(visible context) for the view's own request).
+   computed from it (O(visible context) for the view's own request). An
+   answer that needs what the projection released
+   (:class:`~projections.retained_vector.NeedsHistory`: another agent's or
+   branch's contents of a long session) is computed from the session's
+   history on `events` instead (``whole_projection``), which a long session
+   pays for in reading its records.
 
 A read never takes the engine's lock and never writes the engine's state:
 the gate tells it when the cache and the store hold committed state only,
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
 from projections.projection import SessionProjection
+from projections.retained_vector import NeedsHistory
 from schemas.keys import SessionKey
 from schemas.log_text import shown
 from streams.partition_owners import PartitionOwners
@@ -57,6 +63,10 @@ class CommittedSessions(Protocol):
         """The session's projection; valid while the gate says its partition is committed."""
         ...
 
+    async def whole_projection(self, partition: int, session_key: SessionKey) -> SessionProjection:
+        """The session's projection rebuilt from its history on `events`, released nothing."""
+        ...
+
 
 def committed_projection(
     settings: ProjectorSettings,
@@ -69,8 +79,8 @@ def committed_projection(
 
     The one place reads take a projection from a native engine's state:
     the session cache, or on a miss a rebuild from the partition's store
-    through `read` (O(session events) until the table keeps compacted
-    state). The rebuild is not cached: only the batch step writes the
+    through `read` (its checkpoint and the chunks since: O(what the session
+    holds)). The rebuild is not cached: only the batch step writes the
     cache. Call it only while the partition's gate phase is ``committed``,
     without yielding in between.
 
@@ -162,8 +172,13 @@ class SessionReads:
             )
             if ready:
                 try:
-                    projection = self._sessions.committed_projection(partition, session_key)
-                    return Answered(answer(projection))
+                    try:
+                        projection = self._sessions.committed_projection(partition, session_key)
+                        return Answered(answer(projection))
+                    except NeedsHistory:
+                        # The answer needs what the projection released: from the history.
+                        whole = await self._sessions.whole_projection(partition, session_key)
+                        return Answered(answer(whole))
                 except Exception as exc:  # noqa: BLE001 - one session's failure answers its read
                     reason = f"{type(exc).__name__}: {shown(str(exc), 500)}"
                     logger.warning(

@@ -9,12 +9,18 @@ changelog partition of the session's `events` partition):
 =============================  ================================================  ===================
 key                            value                                             written
 =============================  ================================================  ===================
-``h:<session_key>``            header: ``last_offset``, ``chunks``, ``events``   once per session
-                               (orjson, ~60 bytes)                               per batch
+``h:<session_key>``            header: ``last_offset``, ``chunks``, ``events``,  once per session
+                               ``base``, ``first_offset`` (orjson, ~90 bytes)    per batch
 ``c:<session_key>:<n>``        chunk ``n``: the session's records of one batch   once per session
                                (split to fit one changelog record), each         per batch (more if
                                ``offset`` (8 bytes) + length (4 bytes) + the     split), never
-                               original envelope bytes                           rewritten
+                               original envelope bytes                           rewritten; deleted
+                                                                                 once a checkpoint
+                                                                                 covers it
+``k:<session_key>``            checkpoint: the session's projection after        when retention
+                               chunks ``0 .. base-1``, released to what it       released events
+                               still needs (:mod:`projections.state_codec`)      (once per
+                                                                                 compaction or so)
 ``p:<partition>``              the next `events` offset the projector expects    once per partition
                                in that partition (decimal)                       per batch, last
 ``r:<session_key>``            the in-flight compaction request (codec JSON)     when decided;
@@ -22,13 +28,20 @@ key                            value                                            
                                                                                  answered
 =============================  ================================================  ===================
 
-A batch writes, per session it touched, its new chunk, then the request key,
-then the header, in that order. Changelog writes of one partition arrive as a
-prefix of what was sent, so a header never names a chunk that is missing.
+A batch writes, per session it touched, its new chunk, then the checkpoint
+(when it wrote one), then the request key, then the header, and last the
+deletions of the chunks the new checkpoint covers. Changelog writes of one
+partition arrive as a prefix of what was sent, so a header never names a
+chunk or a checkpoint that is missing (a crash before the deletions leaves
+chunks behind that nothing reads).
 
 The projection itself is a cache in the worker's memory: on first touch
-after a start or a rebalance it is rebuilt by folding the chunks
-``0 .. chunks-1`` and noting the stored request.
+after a start or a rebalance it is decoded from the checkpoint (if any),
+the chunks ``base .. chunks-1`` are folded on and the stored request noted.
+Once a session's compaction lets its projection release events
+(:mod:`projections.retention`), what a session keeps in the table is
+bounded the same way: the checkpoint holds the released projection, and the
+chunks after it only the records since.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ from typing import Final
 
 import orjson
 
+from projections.projection import NO_OFFSET
 from schemas.keys import Offset, SessionKey
 
 _RECORD_HEAD: Final = struct.Struct(">qI")  # offset, length of the envelope bytes
@@ -51,13 +65,19 @@ class SessionHeader:
 
     Attributes:
         last_offset: Offset of the last applied record (``-1``: none).
-        chunks: How many chunks hold the session's records.
-        events: How many records the chunks hold.
+        chunks: How many chunks were written (numbers ``0 .. chunks-1``).
+        events: How many records the chunks held.
+        base: The first chunk the checkpoint does not cover (0: no checkpoint;
+            the chunks below it are deleted).
+        first_offset: Offset of the session's first applied record (``-1``:
+            none): where a read of its history on `events` starts.
     """
 
     last_offset: Offset
     chunks: int
     events: int
+    base: int = 0
+    first_offset: Offset = NO_OFFSET
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +98,11 @@ def chunk_key(session_key: SessionKey, number: int) -> bytes:
     return b"c:" + session_key.encode() + b":" + str(number).encode()
 
 
+def checkpoint_key(session_key: SessionKey) -> bytes:
+    """``k:<session_key>``."""
+    return b"k:" + session_key.encode()
+
+
 def request_key(session_key: SessionKey) -> bytes:
     """``r:<session_key>``."""
     return b"r:" + session_key.encode()
@@ -96,14 +121,26 @@ def session_of_request_key(key: bytes) -> SessionKey | None:
 def encode_header(header: SessionHeader) -> bytes:
     """The header as compact JSON."""
     return orjson.dumps(
-        {"last_offset": header.last_offset, "chunks": header.chunks, "events": header.events}
+        {
+            "last_offset": header.last_offset,
+            "chunks": header.chunks,
+            "events": header.events,
+            "base": header.base,
+            "first_offset": header.first_offset,
+        }
     )
 
 
 def decode_header(raw: bytes) -> SessionHeader:
     """The header written by :func:`encode_header`."""
     data = orjson.loads(raw)
-    return SessionHeader(Offset(data["last_offset"]), data["chunks"], data["events"])
+    return SessionHeader(
+        Offset(data["last_offset"]),
+        data["chunks"],
+        data["events"],
+        data.get("base", 0),
+        Offset(data.get("first_offset", -1)),
+    )
 
 
 #: Bytes of one chunk value: what a changelog record may carry (Kafka's default

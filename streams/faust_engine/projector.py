@@ -83,6 +83,7 @@ from streams.faust_engine.request_retries import RequestRetries
 from streams.project_batch import BatchProjector, SessionCache, SourceRecord
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
+from streams.session_history import SessionHistory
 
 logger = logging.getLogger(__name__)
 
@@ -193,6 +194,7 @@ class ProjectorShell:
         self._metrics = metrics
         self._probe = probe
         self._cache = SessionCache(settings.session_cache_bytes)
+        self.history = SessionHistory(settings)
         self._projector: BatchProjector | None = None  # made once the partition count is known
         self._partitions: int | None = None
         self.retries = RequestRetries(
@@ -240,6 +242,7 @@ class ProjectorShell:
         admission = await self.gaps.admit(records, table.stored_position)
         projector = await self._batch_projector()
         outcome = projector.project(admission.records, table.read)
+        await self.history.complete(projector, outcome, table.read)
         # After the sessions' entries: a position never runs ahead.
         outcome.writes.extend(table.position_writes(admission.positions))
         # Requests leave first, before the batch's snapshots are assembled: the
@@ -398,6 +401,7 @@ def build_projector(settings: ProjectorSettings) -> Projector:
     @app.on_before_shutdown.connect
     async def stop_probe(_: Any, /, *__: Any, signal: Any, **___: Any) -> None:
         await probe.stop()
+        await shell.history.stop()
 
     @app.agent(events_topic, concurrency=1, name="project_sessions")
     async def project_sessions(stream: Any) -> None:

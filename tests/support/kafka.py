@@ -41,6 +41,7 @@ from projections.compaction_decision import replay_decisions
 from projections.projection import SessionProjection, empty_projection
 from projections.render import summary_event
 from projections.snapshot import to_snapshot
+from projections.state_codec import decode_state
 from projections.summary_request import summary_request_id
 from schemas.codec import (
     decode_compaction_request,
@@ -459,25 +460,57 @@ def expected_snapshots(
     return {key: to_snapshot(projection) for key, (projection, _) in folded.items()}
 
 
+@dataclass(frozen=True)
+class StoredOffsets:
+    """A session's applied offsets as the table's changelog accounts for them.
+
+    Attributes:
+        checkpoint_upto: The last offset the session's checkpoint covers (-1: no checkpoint).
+        chunk_offsets: The offsets the chunks after the checkpoint hold, in order.
+    """
+
+    checkpoint_upto: int
+    chunk_offsets: list[int]
+
+
 async def changelog_offsets(
     bootstrap: str, settings: ProjectorSettings
-) -> dict[SessionKey, list[int]]:
-    """Each session's applied offsets as the table's changelog holds them (chunks 0..n-1)."""
+) -> dict[SessionKey, StoredOffsets]:
+    """Each session's checkpoint and its chunks' offsets since, as the changelog holds them."""
     table: dict[bytes, bytes | None] = {}
     for record in await read_all(bootstrap, f"{settings.app_id}-sessions-changelog"):
         table[record.key] = record.value
-    offsets: dict[SessionKey, list[int]] = {}
+    stored: dict[SessionKey, StoredOffsets] = {}
     for key, value in table.items():
         if not key.startswith(b"h:") or value is None:
             continue
         session = SessionKey(key[2:].decode())
         header = decode_header(value)
-        chunks = [table.get(b"c:" + key[2:] + b":" + str(n).encode()) for n in range(header.chunks)]
-        offsets[session] = [
-            stored.offset for chunk in chunks if chunk is not None for stored in decode_chunk(chunk)
-        ]
+        numbers = range(header.base, header.chunks)
+        chunks = [table.get(b"c:" + key[2:] + b":" + str(n).encode()) for n in numbers]
         assert all(chunk is not None for chunk in chunks), f"{session}: a chunk is missing"
-    return offsets
+        upto = -1
+        if header.base:
+            checkpoint = table.get(b"k:" + key[2:])
+            assert checkpoint is not None, f"{session}: its checkpoint is missing"
+            upto = decode_state(checkpoint).last_offset
+        offsets: list[int] = [
+            s.offset for chunk in chunks if chunk is not None for s in decode_chunk(chunk)
+        ]
+        stored[session] = StoredOffsets(upto, offsets)
+    return stored
+
+
+def assert_changelog_holds(
+    stored: Mapping[SessionKey, StoredOffsets], log: Mapping[SessionKey, Sequence[LoggedEvent]]
+) -> None:
+    """Every session's applied records are in the changelog once: checkpoint, then chunks."""
+    assert stored.keys() == log.keys()
+    for key, records in log.items():
+        offsets = [record.offset for record in records]
+        held = stored[key]
+        assert held.checkpoint_upto == -1 or held.checkpoint_upto in offsets, key
+        assert held.chunk_offsets == [o for o in offsets if o > held.checkpoint_upto], key
 
 
 async def read_topic(

@@ -25,6 +25,7 @@ from ctxstream import (
     ReadTimeoutError,
     SyncClient,
 )
+from projections.bench_workload import bench_session
 from projections.contents_request import ContentsRequest
 from projections.rebuild import rebuild_contents
 from projections.snapshot import context_fingerprint
@@ -239,3 +240,22 @@ async def test_the_faust_engine_advertises_no_reads(kafka_bootstrap: str, tmp_pa
             await reader.context(key, min_offset=offset, timeout_s=3.0)
     assert none.value.retriable
     assert "no worker has claimed it" in str(none.value)
+
+
+def test_a_long_sessions_read_for_another_agent_is_answered_from_its_history(
+    deployment: ProjectorSettings, client: SyncClient
+) -> None:
+    """Compaction released most of the session; another agent's contents need all of it."""
+    key = _session_key()
+    events = [record.envelope.event for record in bench_session(600)]
+    offsets = client.append_many(key, events)
+    appended = [logged_event(key, e, o) for e, o in zip(events, offsets, strict=True)]
+    view = ContentsRequest(agent_name=VIEW_AGENT)
+    contents = client.context(key, min_offset=offsets[-1], timeout_s=READ_TIMEOUT_S)
+    assert contents == rebuild_contents(appended, view)
+    other = ContentsRequest(agent_name="someone-else")
+    assert client.context(key, agent=other.agent_name, timeout_s=READ_TIMEOUT_S) == (
+        rebuild_contents(appended, other)
+    )
+    log = (deployment.data_dir / "worker.log").read_text()
+    assert f"session={key} history read: 600 records" in log

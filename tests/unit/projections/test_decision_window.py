@@ -23,7 +23,6 @@ from projections.compaction_decision import step
 from projections.decision_window import decision_start
 from projections.live_order import call_ids_named, live_order
 from projections.projection import SessionProjection, project
-from projections.summary_request import with_summary_request_id
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from tests.support.events import (
@@ -36,7 +35,8 @@ from tests.support.events import (
     summary_event,
     text_event,
 )
-from tests.support.strategies import ARMED_THRESHOLD, session_events
+from tests.support.ordered import Orderer, compaction_configs
+from tests.support.strategies import session_events
 
 Json = dict[str, Any]
 
@@ -361,90 +361,17 @@ def test_a_rewind_recomputes_the_order_of_what_is_left() -> None:
 # -- the tail decides what the whole list decides --------------------------------------
 
 
-@st.composite
-def _configs(draw: st.DrawFn) -> CompactionConfig:
-    sliding, token = draw(st.sampled_from(((True, False), (False, True), (True, True))))
-    return CompactionConfig(
-        compaction_interval=draw(st.integers(1, 3)) if sliding else None,
-        overlap_size=draw(st.integers(0, 3)) if sliding else None,
-        token_threshold=ARMED_THRESHOLD if token else None,
-        event_retention_size=draw(st.integers(0, 3)) if token else None,
-    )
-
-
-class _Orderer:
-    """Re-times generated events so that the live list stays in order, mostly."""
-
-    def __init__(self, draw: Callable[[Any], Any], break_order: bool) -> None:
-        self.draw = draw
-        self.break_order = break_order
-        self.clock = 100.0
-        self.raw: list[float] = []
-        self.last_end = 0.0
-        self.call_ids: list[str] = []
-
-    def tick(self) -> float:
-        self.clock += 1.0
-        return self.clock
-
-    def raw_event(self, event: Event) -> Event:
-        data: Json = event.model_dump(mode="json", exclude_unset=True)
-        data["timestamp"] = self.tick()
-        if self.break_order and self.draw(st.integers(0, 29)) == 0:
-            data["timestamp"] = self.clock - self.draw(st.integers(0, 5))
-        for part in (data.get("content") or {}).get("parts") or ():
-            call = part.get("function_call")
-            if call and call.get("id"):
-                if self.call_ids and self.draw(st.integers(0, 9)) == 0:
-                    call["id"] = self.draw(st.sampled_from(self.call_ids))  # a reused id
-                self.call_ids.append(call["id"])
-        timed = Event.model_validate(data)
-        self.raw.append(timed.timestamp)
-        return timed
-
-    def summary(self, event: Event) -> Event | None:
-        later = [t for t in self.raw if t > self.last_end]
-        if not later:
-            return None
-        end = self.draw(st.sampled_from(later))
-        start = self.draw(st.sampled_from([t for t in self.raw if t <= end]))
-        self.last_end = end
-        data: Json = event.model_dump(mode="json", exclude_unset=True)
-        data["timestamp"] = self.tick()
-        compaction = data["actions"]["compaction"]
-        compaction["start_timestamp"], compaction["end_timestamp"] = start, end
-        data.pop("isolation_scope", None)
-        return Event.model_validate(data)
-
-    def answer(self, request: CompactionRequest, serial: int) -> Event:
-        self.last_end = max(self.last_end, request.end_timestamp)
-        summary = summary_event(
-            f"ans{serial}", request.start_timestamp, request.end_timestamp, self.tick()
-        )
-        return with_summary_request_id(summary, request.request_id)
-
-
 def _ordered_lockstep(
     events: list[Event], config: CompactionConfig, draw: Callable[[Any], Any], break_order: bool
 ) -> tuple[SessionProjection, SessionProjection, int]:
-    orderer = _Orderer(draw, break_order)
+    orderer = Orderer(draw, break_order)
     tail = plain = SessionProjection(SESSION)
     offset = tails = 0
     requested: CompactionRequest | None = None
     overlap = config.overlap_size or 0
     for serial, generated in enumerate(events):
-        if generated.isolation_scope is not None:
-            continue
-        incoming: list[Event] = []
-        if plain.in_flight is not None and requested is not None and draw(st.booleans()):
-            incoming.append(orderer.answer(requested, serial))
-        if generated.actions.compaction is not None:
-            summary = orderer.summary(generated)
-            if summary is not None:
-                incoming.append(summary)
-        else:
-            incoming.append(orderer.raw_event(generated))
-        for item in incoming:
+        waiting = plain.in_flight is not None
+        for item in orderer.incoming(generated, serial, requested, waiting):
             offset += 1
             record = logged([item], [offset])[0]
             tails += decision_start(tail.log.live, tail.log.order, overlap) > 0
@@ -457,7 +384,7 @@ def _ordered_lockstep(
 
 
 @settings(max_examples=300, deadline=None)
-@given(session_events(max_invocations=10), _configs(), st.booleans(), st.data())
+@given(session_events(max_invocations=10), compaction_configs(), st.booleans(), st.data())
 def test_the_tail_decides_exactly_as_the_whole_live_list(
     events: list[Event], config: CompactionConfig, break_order: bool, data: st.DataObject
 ) -> None:

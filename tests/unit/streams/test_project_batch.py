@@ -235,7 +235,9 @@ def test_a_rebuilt_session_whose_stored_request_was_answered_deletes_the_request
     assert outcome.writes == [
         TableWrite(0, request_key(KEY), None),
         TableWrite(0, chunk_key(KEY, 1), chunk),
-        TableWrite(0, header_key(KEY), encode_header(SessionHeader(Offset(12), 2, 13))),
+        TableWrite(
+            0, header_key(KEY), encode_header(SessionHeader(Offset(12), 2, 13, 0, Offset(0)))
+        ),
     ]
     assert (outcome.redelivered, outcome.applied, outcome.dead_letters) == (1, 0, [])
     assert outcome.learned == []
@@ -265,7 +267,9 @@ def test_a_redelivery_from_the_first_chunk_writes_every_chunk_the_request_and_th
         TableWrite(0, chunk_key(KEY, 0), stored[chunk_key(KEY, 0)]),
         TableWrite(0, chunk_key(KEY, 1), stored[chunk_key(KEY, 1)]),
         TableWrite(0, request_key(KEY), stored[request_key(KEY)]),
-        TableWrite(0, header_key(KEY), encode_header(SessionHeader(Offset(19), 2, 20))),
+        TableWrite(
+            0, header_key(KEY), encode_header(SessionHeader(Offset(19), 2, 20, 0, Offset(0)))
+        ),
     ]
 
 
@@ -277,5 +281,7 @@ def test_a_redelivery_from_a_chunks_first_offset_writes_that_chunk_and_no_earlie
     assert outcome.writes == [
         TableWrite(0, chunk_key(KEY, 1), stored[chunk_key(KEY, 1)]),
         TableWrite(0, request_key(KEY), stored[request_key(KEY)]),
-        TableWrite(0, header_key(KEY), encode_header(SessionHeader(Offset(19), 2, 20))),
+        TableWrite(
+            0, header_key(KEY), encode_header(SessionHeader(Offset(19), 2, 20, 0, Offset(0)))
+        ),
     ]

@@ -512,7 +512,7 @@ def test_session_size_a_refused_record_redelivered_rewrites_every_stored_chunk()
     chunk = table[(partition, chunk_key(VICTIM, 0))]
     again = _project([big, small[0]], table, projector)
     assert (again.dead_letters, again.redelivered, again.applied) == ([], 2, 0)
-    header = SessionHeader(Offset(small[-1].offset), 1, 2)
+    header = SessionHeader(Offset(small[-1].offset), 1, 2, 0, Offset(small[0].offset))
     assert again.writes == [
         TableWrite(partition, chunk_key(VICTIM, 0), chunk),
         TableWrite(partition, header_key(VICTIM), encode_header(header)),

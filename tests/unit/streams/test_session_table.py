@@ -31,10 +31,10 @@ def test_chunks_round_trip(rows: list[tuple[int, bytes]]) -> None:
 
 
 def test_header_round_trips_and_stays_small() -> None:
-    header = SessionHeader(Offset(123_456_789), 4_000, 1_000_000)
+    header = SessionHeader(Offset(123_456_789), 4_000, 1_000_000, 3_900, Offset(1_000_000))
     raw = encode_header(header)
     assert decode_header(raw) == header
-    assert len(raw) < 80
+    assert len(raw) < 110
 
 
 def test_keys_of_one_session_are_distinct_and_request_keys_parse_back() -> None:
