@@ -2,9 +2,10 @@
 
 Agents append their sessions' events with :class:`Client` (async) or
 :class:`SyncClient` (:mod:`ctxstream.client`) and read a session's context back,
-read-your-writes, with :meth:`Client.context` (:mod:`ctxstream.context_reads`); services
-follow a tenant's projection snapshots with :meth:`Client.subscribe`
-(:mod:`ctxstream.subscription`).
+read-your-writes, with :meth:`Client.context` (:mod:`ctxstream.context_reads`), as it
+stood at an offset with :meth:`Client.context_as_of`, and the events a summary stands in
+for with :meth:`Client.expand`; services follow a tenant's projection snapshots with
+:meth:`Client.subscribe` (:mod:`ctxstream.subscription`).
 
 The command (:mod:`ctxstream.cli`, also ``python -m ctxstream``) starts every
 process of the pipeline (the projector from :mod:`streams`, the summarizer from
@@ -22,19 +23,23 @@ from ctxstream.errors import (
     InvalidEventError,
     NoPartitionOwnerError,
     ReadTimeoutError,
+    SummaryNotFoundError,
     TopicMissingError,
 )
 from ctxstream.subscription import Subscribed
+from streams.read_protocol import ExpandedPage
 
 __all__ = [
     "BrokerUnavailableError",
     "Client",
     "ContextReadError",
+    "ExpandedPage",
     "InvalidArgumentError",
     "InvalidEventError",
     "NoPartitionOwnerError",
     "ReadTimeoutError",
     "Subscribed",
+    "SummaryNotFoundError",
     "SyncClient",
     "TopicMissingError",
 ]

@@ -243,6 +243,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     tail.set_defaults(run=_tail)
 
+    from ctxstream.read_commands import add_read_commands  # it imports this module's _fail
+
+    add_read_commands(commands)
+
     demo = commands.add_parser(
         "demo",
         help="run the whole pipeline live on the broker (CTXSTREAM_KAFKA_BOOTSTRAP): "

@@ -44,7 +44,7 @@ from schemas.event import Content, Event, event_to_json
 from schemas.kafka_settings import KafkaSettings
 from schemas.keys import Offset, parse_session_key
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams.read_protocol import DEFAULT_READ_WAIT_S
+from streams.read_protocol import DEFAULT_PAGE_SIZE, DEFAULT_READ_WAIT_S, ExpandedPage
 
 EventInput = Event | Mapping[str, Any]
 """An event as an ADK ``Event`` or its JSON (camelCase or snake_case field names)."""
@@ -240,6 +240,67 @@ class Client:
         """
         return await self._reads.projection(session_key, min_offset=min_offset, timeout_s=timeout_s)
 
+    async def context_as_of(
+        self,
+        session_key: str,
+        offset: int,
+        *,
+        agent: str | None = None,
+        branch: str | None = None,
+        include_contents: Literal["default", "none"] = "default",
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> list[Content]:
+        """The contents the session had right after the record at `offset` (time travel).
+
+        `offset` is any offset of the session's partition: the answer is the
+        core's fold of the session's records at offsets up to it, read for
+        `agent`, `branch` and `include_contents` as :meth:`context` reads.
+        The projector waits until it has folded `offset`, within `timeout_s`.
+
+        Raises:
+            ReadTimeoutError: The projector had not folded `offset` in time.
+            CtxstreamError: As :meth:`context` raises it (a refused argument names `offset`).
+        """
+        return await self._reads.context_as_of(
+            session_key,
+            offset,
+            agent=agent,
+            branch=branch,
+            include_contents=include_contents,
+            timeout_s=timeout_s,
+        )
+
+    async def expand(
+        self,
+        session_key: str,
+        summary_event_id: str,
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        page_token: str | None = None,
+        min_offset: int | None = None,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> ExpandedPage:
+        """A page of the original events the summary `summary_event_id` covers.
+
+        The session's live raw events (rewinds applied) whose timestamps lie
+        in the summary's range, as masking hides them, in stream order; at
+        most `page_size` a page. Pass the page's ``next_page_token`` as
+        `page_token` for the next one (None: it was the last).
+        `min_offset` and `timeout_s` as for :meth:`context`.
+
+        Raises:
+            SummaryNotFoundError: No live event of the session has that id, or it is no summary.
+            CtxstreamError: As :meth:`context` raises it.
+        """
+        return await self._reads.expand(
+            session_key,
+            summary_event_id,
+            page_size=page_size,
+            page_token=page_token,
+            min_offset=min_offset,
+            timeout_s=timeout_s,
+        )
+
     def subscribe(
         self,
         tenant: str,
@@ -361,6 +422,50 @@ class SyncClient:
     ) -> ProjectionSnapshot:
         """:meth:`Client.projection`, blocking."""
         return self._run(self._client.projection(session_key, min_offset, timeout_s=timeout_s))
+
+    def context_as_of(
+        self,
+        session_key: str,
+        offset: int,
+        *,
+        agent: str | None = None,
+        branch: str | None = None,
+        include_contents: Literal["default", "none"] = "default",
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> list[Content]:
+        """:meth:`Client.context_as_of`, blocking."""
+        return self._run(
+            self._client.context_as_of(
+                session_key,
+                offset,
+                agent=agent,
+                branch=branch,
+                include_contents=include_contents,
+                timeout_s=timeout_s,
+            )
+        )
+
+    def expand(
+        self,
+        session_key: str,
+        summary_event_id: str,
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        page_token: str | None = None,
+        min_offset: int | None = None,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> ExpandedPage:
+        """:meth:`Client.expand`, blocking."""
+        return self._run(
+            self._client.expand(
+                session_key,
+                summary_event_id,
+                page_size=page_size,
+                page_token=page_token,
+                min_offset=min_offset,
+                timeout_s=timeout_s,
+            )
+        )
 
     def subscribe(
         self,

@@ -20,7 +20,8 @@ for ``min_offset`` only as long as is left.
 With ``min_offset`` (the offset ``append`` returned) the answer reflects
 every record of the session's partition up to that offset: read-your-writes.
 A partition that has not folded it in time raises
-:class:`~ctxstream.errors.ReadTimeoutError`.
+:class:`~ctxstream.errors.ReadTimeoutError`. Time travel (``as_of``) waits for
+its offset the same way; ``expand`` pages through a summary's covered events.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from typing import Final, Literal, TypeVar
 
 import aiohttp
@@ -40,6 +42,7 @@ from ctxstream.errors import (
     InvalidArgumentError,
     NoPartitionOwnerError,
     ReadTimeoutError,
+    SummaryNotFoundError,
 )
 from schemas.codec import decode_projection_snapshot
 from schemas.errors import DecodeError, InvalidSessionKeyError
@@ -54,6 +57,8 @@ from streams.read_protocol import (
     MAX_READ_WAIT_S,
     ContextAnswer,
     ContextQuery,
+    ExpandedPage,
+    ExpandQuery,
     ProjectionQuery,
     ReadKind,
     ReadRefusal,
@@ -106,20 +111,76 @@ class ContextReads:
         timeout_s: float,
     ) -> list[Content]:
         """The session's assembled contents (see :meth:`ctxstream.Client.context`)."""
-        key = _checked_key(session_key)
-        query = _checked(
-            ContextQuery,
+        return await self._contents(
+            session_key,
+            {},
             agent=agent,
             branch=branch,
             include_contents=include_contents,
             min_offset=min_offset,
             timeout_s=timeout_s,
         )
+
+    async def context_as_of(
+        self,
+        session_key: str,
+        offset: int,
+        *,
+        agent: str | None,
+        branch: str | None,
+        include_contents: Literal["default", "none"],
+        timeout_s: float,
+    ) -> list[Content]:
+        """The contents right after `offset` (see :meth:`ctxstream.Client.context_as_of`)."""
+        return await self._contents(
+            session_key,
+            {"as_of": "offset"},
+            agent=agent,
+            branch=branch,
+            include_contents=include_contents,
+            as_of=offset,
+            timeout_s=timeout_s,
+        )
+
+    async def _contents(
+        self, session_key: str, renamed: Mapping[str, str], **arguments: object
+    ) -> list[Content]:
+        """The contents a context read of `arguments` (named as `renamed` says) answers."""
+        key = _checked_key(session_key)
+        query = _checked(ContextQuery, renamed, **arguments)
         body = await self._read(key, "context", query)
         try:
             return ContextAnswer.model_validate_json(body).contents
         except ValidationError as exc:
             reason = f"the answer is not a context: {shown(str(exc), 300)}"
+            raise ContextReadError(session_key=key, reason=reason) from exc
+
+    async def expand(
+        self,
+        session_key: str,
+        summary_event_id: str,
+        *,
+        page_size: int,
+        page_token: str | None,
+        min_offset: int | None,
+        timeout_s: float,
+    ) -> ExpandedPage:
+        """A page of a summary's covered events (see :meth:`ctxstream.Client.expand`)."""
+        key = _checked_key(session_key)
+        query = _checked(
+            ExpandQuery,
+            {"summary_id": "summary_event_id"},
+            summary_id=summary_event_id,
+            page_size=page_size,
+            page_token=page_token,
+            min_offset=min_offset,
+            timeout_s=timeout_s,
+        )
+        body = await self._read(key, "expand", query)
+        try:
+            return ExpandedPage.model_validate_json(body)
+        except ValidationError as exc:
+            reason = f"the answer is not a page of events: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
 
     async def projection(
@@ -141,6 +202,7 @@ class ContextReads:
         Raises:
             ReadTimeoutError: The owner had not folded ``min_offset`` in time.
             NoPartitionOwnerError: No owner answered before ``timeout_s`` ran out.
+            SummaryNotFoundError: The session has no such summary (``expand``).
             ContextReadError: The owner refused the read for another reason.
         """
         deadline = time.monotonic() + query.timeout_s
@@ -197,6 +259,12 @@ class ContextReads:
                 return f"{address} refused: {refusal.reason}"
             case "timeout":
                 raise ReadTimeoutError(session_key=session_key, reason=refusal.reason)
+            case "summary-not-found":
+                raise SummaryNotFoundError(
+                    session_key=session_key,
+                    summary_event_id=query.summary_id if isinstance(query, ExpandQuery) else "",
+                    reason=refusal.reason,
+                )
             case "invalid-session-key" | "invalid-parameter" | "unreadable":
                 raise ContextReadError(
                     session_key=session_key,
@@ -249,10 +317,13 @@ def _checked_key(session_key: str) -> SessionKey:
         raise InvalidArgumentError(f"session_key: {exc}") from exc
 
 
-def _checked(model: type[QueryT], **arguments: object) -> QueryT:
+def _checked(
+    model: type[QueryT], renamed: Mapping[str, str] | None = None, **arguments: object
+) -> QueryT:
+    """`arguments` as a query; a refused one raises, named as the caller named it (`renamed`)."""
     try:
         return model.model_validate(arguments)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
-        name = ".".join(str(part) for part in error["loc"])
+        name = ".".join(str((renamed or {}).get(str(part), part)) for part in error["loc"])
         raise InvalidArgumentError(f"{name}: {error['msg']}") from exc

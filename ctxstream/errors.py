@@ -81,3 +81,15 @@ class NoPartitionOwnerError(ContextReadError):
             session_key=session_key, reason=f"no projector serves reads of {where}: {reason}"
         )
         self.partition = partition
+
+
+class SummaryNotFoundError(ContextReadError, LookupError):
+    """``expand`` named no summary of the session: no live event has the id, or it is no summary.
+
+    Not retriable as it is; a summary appended a moment ago is found once the
+    projector has folded it (pass the offset its append returned as ``min_offset``).
+    """
+
+    def __init__(self, *, session_key: str, summary_event_id: str, reason: str) -> None:
+        super().__init__(session_key=session_key, reason=reason)
+        self.summary_event_id = summary_event_id

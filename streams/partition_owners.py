@@ -182,7 +182,13 @@ class PartitionOwners:
                 isolation_level="read_committed",
                 auto_offset_reset="earliest",
             )
-            await consumer.start()
+            try:
+                await consumer.start()
+            except BaseException:
+                # A start that failed or was cancelled (a read's time ran out) leaves the
+                # consumer's client open: close it, or it leaks until the process ends.
+                await consumer.stop()
+                raise
             self._consumer = consumer
         return self._consumer
 

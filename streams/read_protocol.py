@@ -1,38 +1,50 @@
 """The wire contract of context reads, shared by the worker's endpoint and the client. Pure.
 
-Two routes on a native worker's read endpoint (:mod:`streams.read_web`)::
+Three routes on a native worker's read endpoint (:mod:`streams.read_web`)::
 
     GET /sessions/{session_key}/context?agent=&branch=&include_contents=default|none
-                                       &min_offset=N&timeout_s=S
+                                       &min_offset=N&timeout_s=S   (or &as_of=N)
     GET /sessions/{session_key}/projection?min_offset=N&timeout_s=S
+    GET /sessions/{session_key}/expand?summary_id=&page_size=N&page_token=T
+                                      &min_offset=N&timeout_s=S
 
 The session key is one path segment, percent-encoded as :func:`read_path`
 writes it (``acme%2Fsupport%2Fu1%2Fs1``); it is validated as every key is
 (:func:`schemas.keys.parse_session_key`). With ``min_offset`` (the offset
 ``append`` returned), the answer waits until the session's partition has
-folded that record: read-your-writes.
+folded that record: read-your-writes. With ``as_of`` instead (time
+travel), the contents are those the session had right after the record at
+that offset of its partition, and the answer waits until the partition has
+folded it. ``expand`` pages through the raw events a summary event covers
+(:class:`ExpandedPage`; ``page_token`` is the previous page's
+``next_page_token``).
 
-A read is answered with 200 and a :class:`ContextAnswer` or a
-``ProjectionSnapshot``, or refused with the status of its
-:data:`RefusalKind` and a :class:`ReadRefusal` saying why.
+A read is answered with 200 and a :class:`ContextAnswer`, a
+``ProjectionSnapshot`` or an :class:`ExpandedPage`, or refused with the
+status of its :data:`RefusalKind` and a :class:`ReadRefusal` saying why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, Literal
+from typing import Final, Literal, Self
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from schemas.event import Content
+from schemas.event import MAX_ID_CHARS, Content, Event
 from schemas.json_bounds import INT64_MAX
 
-ReadKind = Literal["context", "projection"]
-"""What a read asks for: the assembled contents, or the projection's snapshot."""
+ReadKind = Literal["context", "projection", "expand"]
+"""What a read asks for: the assembled contents, the projection's snapshot, a summary's events."""
 
 RefusalKind = Literal[
-    "not-owner", "timeout", "invalid-session-key", "invalid-parameter", "unreadable"
+    "not-owner",
+    "timeout",
+    "invalid-session-key",
+    "invalid-parameter",
+    "unreadable",
+    "summary-not-found",
 ]
 """Why a read was not answered.
 
@@ -41,6 +53,8 @@ names the owner when the worker knows it): ask the owner. ``timeout``: the
 partition had not folded ``min_offset`` within ``timeout_s``.
 ``invalid-session-key``, ``invalid-parameter``: the request is wrong.
 ``unreadable``: the session's state cannot be read (a quarantined session).
+``summary-not-found``: the session has no live event with the ``expand``'s
+``summary_id``, or that event is not a summary.
 """
 
 #: The HTTP status of each refusal (421: Misdirected Request).
@@ -50,11 +64,15 @@ REFUSAL_STATUS: Final[Mapping[RefusalKind, int]] = {
     "invalid-session-key": 422,
     "invalid-parameter": 400,
     "unreadable": 500,
+    "summary-not-found": 404,
 }
 #: The longest a read may ask to wait for its partition.
 MAX_READ_WAIT_S: Final = 300.0
 #: How long a read waits when it does not say.
 DEFAULT_READ_WAIT_S: Final = 10.0
+#: The most events one ``expand`` page holds, and how many it holds when the read does not say.
+MAX_PAGE_SIZE: Final = 1_000
+DEFAULT_PAGE_SIZE: Final = 100
 
 
 class ProjectionQuery(BaseModel):
@@ -67,6 +85,10 @@ class ProjectionQuery(BaseModel):
     timeout_s: float = Field(default=DEFAULT_READ_WAIT_S, gt=0, le=MAX_READ_WAIT_S)
     """How long to wait for the partition (restored, committed, past ``min_offset``)."""
 
+    def awaited(self) -> tuple[str, int] | None:
+        """The parameter naming the offset the partition must have folded first, and its value."""
+        return None if self.min_offset is None else ("min_offset", self.min_offset)
+
 
 class ContextQuery(ProjectionQuery):
     """The query parameters of a context read: whom the contents are for, and the wait."""
@@ -77,6 +99,29 @@ class ContextQuery(ProjectionQuery):
     """The invocation branch (dot-separated); None: none."""
     include_contents: Literal["default", "none"] = "default"
     """``default``: the whole history; ``none``: the current turn only."""
+    as_of: int | None = Field(default=None, ge=0, le=INT64_MAX)
+    """Time travel: the contents right after the record at this offset (waited for)."""
+
+    @model_validator(mode="after")
+    def _one_offset(self) -> Self:
+        if self.as_of is not None and self.min_offset is not None:
+            raise ValueError("as_of: not with min_offset (an as_of read waits for its offset)")
+        return self
+
+    def awaited(self) -> tuple[str, int] | None:
+        """``as_of`` when the read travels in time, else ``min_offset`` (if given)."""
+        return ("as_of", self.as_of) if self.as_of is not None else super().awaited()
+
+
+class ExpandQuery(ProjectionQuery):
+    """The query parameters of an ``expand`` read: which summary, which page, and the wait."""
+
+    summary_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    """The id of the summary event whose covered events are asked for."""
+    page_size: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
+    """At most this many events in the page."""
+    page_token: str | None = Field(default=None, pattern=r"^[0-9]{1,19}$")
+    """The previous page's ``next_page_token``; None: the first page."""
 
 
 class ContextAnswer(BaseModel):
@@ -89,6 +134,21 @@ class ContextAnswer(BaseModel):
     """The offset of the last record the projection applied (``-1``: none)."""
     contents: list[Content]
     """What a model request would carry, each as genai's JSON."""
+
+
+class ExpandedPage(BaseModel):
+    """A page of the raw events a summary covers, and where the next page starts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_key: str
+    summary_id: str
+    last_offset: int
+    """The offset of the last record the session's projection had applied when it answered."""
+    events: list[Event]
+    """The session's live raw events the summary covers, stream order."""
+    next_page_token: str | None = None
+    """Pass it as ``page_token`` for the next page; None: this is the last page."""
 
 
 class ReadRefusal(BaseModel):
@@ -107,6 +167,16 @@ class ReadRefusal(BaseModel):
 def read_path(session_key: str, kind: ReadKind) -> str:
     """The path of a read: ``/sessions/<key, one percent-encoded segment>/<kind>``."""
     return f"/sessions/{quote(session_key, safe='')}/{kind}"
+
+
+def page_token(offset: int) -> str:
+    """The ``next_page_token`` of a page whose last event is at `offset` (opaque to callers)."""
+    return str(offset)
+
+
+def page_token_offset(token: str | None) -> int:
+    """The offset the page before `token` ended at; ``-1`` for the first page."""
+    return -1 if token is None else int(token)
 
 
 def query_parameters(query: ProjectionQuery) -> dict[str, str]:

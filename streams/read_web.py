@@ -1,4 +1,4 @@
-"""The native worker's read endpoint: context and projection reads over HTTP, on aiohttp.
+"""The native worker's read endpoint: context, projection and expand reads over HTTP, on aiohttp.
 
 Served on ``query_bind:query_port`` (port 0: one the OS picks) while the
 engine runs, with the routes of :mod:`streams.read_protocol`; answers come
@@ -37,9 +37,13 @@ from streams.read_protocol import (
     REFUSAL_STATUS,
     ContextAnswer,
     ContextQuery,
+    ExpandedPage,
+    ExpandQuery,
     ProjectionQuery,
     ReadRefusal,
     RefusalKind,
+    page_token,
+    page_token_offset,
 )
 from streams.session_reads import (
     Answered,
@@ -50,6 +54,8 @@ from streams.session_reads import (
     TimedOut,
     Unreadable,
 )
+from streams.summary_expansion import SummaryMissing, covered_page
+from streams.time_travel import projection_as_of
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +92,8 @@ def _parsed(request: web.Request, model: type[QueryT]) -> tuple[SessionKey, Quer
 
 def _answer(outcome: ReadOutcome[BaseModel], query: ProjectionQuery) -> web.Response:
     match outcome:
+        case Answered(ReadRefusal() as refused):  # the session holds no such thing
+            return refusal(refused.error, refused.reason, partition=refused.partition)
         case Answered(value):
             return web.Response(body=encode(value), content_type=_JSON)
         case NotOwner(partition, owner):
@@ -103,10 +111,11 @@ def _answer(outcome: ReadOutcome[BaseModel], query: ProjectionQuery) -> web.Resp
                 partition=partition,
             )
         case TimedOut(partition, position):
+            name, offset = query.awaited() or ("min_offset", None)
             return refusal(
                 "timeout",
                 f"partition {partition} has folded the records before offset {position}; "
-                f"min_offset {query.min_offset} was not reached within {query.timeout_s:.3g} s",
+                f"{name} {offset} was not reached within {query.timeout_s:.3g} s",
                 partition=partition,
             )
         case Unreadable(partition, reason):
@@ -114,7 +123,7 @@ def _answer(outcome: ReadOutcome[BaseModel], query: ProjectionQuery) -> web.Resp
 
 
 def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Application:
-    """The aiohttp application of the two read routes."""
+    """The aiohttp application of the three read routes."""
 
     async def respond(
         request: web.Request,
@@ -125,10 +134,11 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
         if isinstance(parsed, web.Response):
             return parsed
         session_key, query = parsed
+        awaited = query.awaited()
         outcome = await reads.read(
             session_key,
             answer(session_key, query),
-            min_offset=query.min_offset,
+            min_offset=None if awaited is None else awaited[1],
             timeout_s=query.timeout_s,
         )
         return _answer(outcome, query)
@@ -143,11 +153,18 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
             current_branch=query.branch,
             include_contents=query.include_contents,
         )
-        return lambda projection: ContextAnswer(
-            session_key=session_key,
-            last_offset=projection.last_offset,
-            contents=context_contents(projection, request),
-        )
+        as_of = query.as_of
+
+        def contents(projection: SessionProjection) -> BaseModel:
+            if as_of is not None:
+                projection = projection_as_of(projection, as_of)
+            return ContextAnswer(
+                session_key=session_key,
+                last_offset=projection.last_offset,
+                contents=context_contents(projection, request),
+            )
+
+        return contents
 
     def snapshot_of(
         session_key: SessionKey, query: ProjectionQuery
@@ -160,11 +177,41 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
     async def projection_page(request: web.Request) -> web.Response:
         return await respond(request, ProjectionQuery, snapshot_of)
 
+    async def expand_page(request: web.Request) -> web.Response:
+        return await respond(request, ExpandQuery, _expansion_of)
+
     app = web.Application()
     # One segment, percent-encoded, as read_path writes it; an unencoded key matches too.
     app.router.add_get("/sessions/{session_key:.+}/context", context_page)
     app.router.add_get("/sessions/{session_key:.+}/projection", projection_page)
+    app.router.add_get("/sessions/{session_key:.+}/expand", expand_page)
     return app
+
+
+def _expansion_of(
+    session_key: SessionKey, query: ExpandQuery
+) -> Callable[[SessionProjection], BaseModel]:
+    """The page of the summary's covered events that `query` asks for, or the refusal."""
+
+    def expansion(projection: SessionProjection) -> BaseModel:
+        page = covered_page(
+            projection.log.live,
+            query.summary_id,
+            after=page_token_offset(query.page_token),
+            size=query.page_size,
+        )
+        if isinstance(page, SummaryMissing):
+            return ReadRefusal(error="summary-not-found", reason=shown(page.reason, 500))
+        last = page.records[-1].offset if page.more else None
+        return ExpandedPage(
+            session_key=session_key,
+            summary_id=query.summary_id,
+            last_offset=projection.last_offset,
+            events=[record.envelope.event for record in page.records],
+            next_page_token=None if last is None else page_token(last),
+        )
+
+    return expansion
 
 
 @contextlib.asynccontextmanager

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -31,7 +30,6 @@ from projections.rebuild import rebuild_contents
 from projections.snapshot import context_fingerprint
 from schemas.keys import SessionKey
 from schemas.logged_event import LoggedEvent
-from streams.partition_owners import PartitionOwners
 from streams.projector_settings import ProjectorSettings
 from streams.read_protocol import ReadRefusal
 from tests.conftest import unique_topic
@@ -41,17 +39,13 @@ from tests.support.kafka import (
     latest_snapshots,
     projector_settings,
     running_projector,
-    start_worker,
-    stop_worker,
     wait_for,
 )
+from tests.support.read_worker import CLAIMED_TIMEOUT_S, VIEW_AGENT, claims
 from tests.support.strategies import sessions
 
 pytestmark = pytest.mark.integration
 
-#: The agent whose context the deployment's snapshots describe (a read without `agent`).
-VIEW_AGENT = "root"
-CLAIMED_TIMEOUT_S = 120.0  # a cold worker: group join, restore, one claim per partition
 READ_TIMEOUT_S = 30.0  # one batch of a worker sharing two cores with the test
 #: Reads for another agent, branch or mode, each checked against the rebuild.
 OTHER_REQUESTS = (
@@ -70,49 +64,6 @@ GENERATED = settings(
 
 def _session_key() -> SessionKey:
     return SessionKey(f"acme/support/{unique_topic('u')}/s")
-
-
-async def claims(reads: ProjectorSettings) -> PartitionOwners:
-    """The deployment's claims, read to the end once every `events` partition has one."""
-    owners = PartitionOwners(reads)
-
-    async def all_claimed() -> bool:
-        await owners.refresh()
-        return all(owners.owner(p) is not None for p in range(reads.events_partitions))
-
-    try:
-        await wait_for("a claim of every events partition", all_claimed, CLAIMED_TIMEOUT_S)
-    finally:
-        await owners.close()
-    return owners
-
-
-@pytest.fixture(scope="module")
-def deployment(
-    kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ProjectorSettings]:
-    """A deployment served by one native worker process, once it claimed every partition."""
-    folder = tmp_path_factory.mktemp("context-reads")
-    reads = projector_settings(
-        kafka_bootstrap,
-        unique_topic("reads"),
-        data_dir=folder,
-        view_agent_names={"acme/support": VIEW_AGENT},
-    )
-    asyncio.run(create_deployment_topics(reads))
-    worker = start_worker(reads, folder / "worker.log")
-    try:
-        asyncio.run(claims(reads))
-        yield reads
-    finally:
-        stop_worker(worker)
-
-
-@pytest.fixture(scope="module")
-def client(deployment: ProjectorSettings) -> Iterator[SyncClient]:
-    """A blocking client of the deployment, for the whole module."""
-    with SyncClient(settings=deployment) as opened:
-        yield opened
 
 
 @GENERATED

@@ -6,7 +6,15 @@ import pytest
 from pydantic import ValidationError
 
 from streams.projector_settings import ProjectorSettings
-from streams.read_protocol import ContextQuery, ProjectionQuery, query_parameters, read_path
+from streams.read_protocol import (
+    ContextQuery,
+    ExpandQuery,
+    ProjectionQuery,
+    page_token,
+    page_token_offset,
+    query_parameters,
+    read_path,
+)
 
 
 def test_a_session_key_is_one_percent_encoded_segment_of_the_path() -> None:
@@ -44,3 +52,31 @@ def test_the_advertised_address_is_the_bound_one_unless_given() -> None:
     assert given.query_address(41234) == "reads.example:443"
     with pytest.raises(ValidationError):
         ProjectorSettings(query_advertised_address="http://reads.example")
+
+
+def test_an_as_of_read_waits_for_its_offset_and_takes_no_min_offset() -> None:
+    travel = ContextQuery.model_validate({"as_of": "12"})
+    assert travel.awaited() == ("as_of", 12)
+    assert ContextQuery(min_offset=3).awaited() == ("min_offset", 3)
+    assert ContextQuery().awaited() is None
+    with pytest.raises(ValidationError, match="as_of: not with min_offset"):
+        ContextQuery.model_validate({"as_of": "12", "min_offset": "3"})
+    with pytest.raises(ValidationError, match="as_of"):
+        ContextQuery.model_validate({"as_of": "-1"})
+
+
+def test_expand_parameters_read_back_equal_and_refuse_bad_pages() -> None:
+    query = ExpandQuery(summary_id="s1", page_size=5, page_token=page_token(41))
+    assert ExpandQuery.model_validate(query_parameters(query)) == query
+    assert page_token_offset(query.page_token) == 41
+    assert page_token_offset(None) == -1
+    for parameters in (
+        {},
+        {"summary_id": ""},
+        {"summary_id": "s", "page_size": "0"},
+        {"summary_id": "s", "page_size": "1001"},
+        {"summary_id": "s", "page_token": "-1"},
+        {"summary_id": "s", "page_token": "abc"},
+    ):
+        with pytest.raises(ValidationError):
+            ExpandQuery.model_validate(parameters)
