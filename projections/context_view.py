@@ -60,8 +60,9 @@ from projections.masking import (
     surviving_summary_positions,
 )
 from projections.parts import function_calls, function_responses
+from projections.released_ids import ReleasedIds
 from projections.retained_vector import NeedsHistory
-from projections.visibility import branch_segments, is_included, recorded_call_ids
+from projections.visibility import branch_call_refs, is_included, recorded_call_ids
 from schemas.event import Content, Event, FunctionCall, FunctionResponse
 from schemas.logged_event import LoggedEvent
 
@@ -82,9 +83,9 @@ class ContextView:
         raw: Included live raw events outside `coverage`, stream order.
         covered_tools: Call or response id -> included covered events that
             call or answer it, in the order they were covered.
-        released_tool_ids: Ids whose covered events retention let go
-            (:func:`released_tools`); asking for one raises
-            :class:`~projections.retained_vector.NeedsHistory`.
+        released: The ids of the events retention let go, the released
+            covered calls among them (:func:`released_tools`); a read that
+            asks for one raises :class:`~projections.retained_vector.NeedsHistory`.
     """
 
     request: ContentsRequest = field(default_factory=ContentsRequest)
@@ -94,7 +95,7 @@ class ContextView:
     coverage: Coverage = field(default_factory=Coverage)
     raw: PVector[LoggedEvent] = field(default_factory=pvector)
     covered_tools: PMap[str, PVector[LoggedEvent]] = field(default_factory=pmap)
-    released_tool_ids: PSet[str] = field(default_factory=pset)
+    released: ReleasedIds = field(default_factory=ReleasedIds)
 
 
 def empty_view(request: ContentsRequest) -> ContextView:
@@ -116,7 +117,7 @@ def rebuild_view(request: ContentsRequest, live: Sequence[LoggedEvent]) -> Conte
     """The view of a whole live list, stream order (what a rewind recomputes). O(n)."""
     events = [record.envelope.event for record in live]
     call_ids = recorded_call_ids(events)
-    awaited = {ref for event in events for ref in _branch_call_refs(event)} - call_ids
+    awaited = {ref for event in events for ref in branch_call_refs(event)} - call_ids
     view = replace(empty_view(request), call_ids=pset(call_ids), awaited_call_ids=pset(awaited))
     for record in live:
         view = _place(view, record)
@@ -136,8 +137,6 @@ def note_live_event(
     """
     event = record.envelope.event
     calls, responses = _function_traffic(event)
-    if view.released_tool_ids:
-        _check_released(view.released_tool_ids, calls, responses)
     recorded = [call.id for call in calls if call.id]
     awaited = view.awaited_call_ids
     if recorded and awaited and any(call_id in awaited for call_id in recorded):
@@ -148,24 +147,23 @@ def note_live_event(
         if unseen:
             call_ids = call_ids.update(unseen)
     if event.branch and "@" in event.branch:
-        refs = [ref for ref in _branch_call_refs(event) if ref not in call_ids]
+        refs = [ref for ref in branch_call_refs(event) if ref not in call_ids]
         refs = [ref for ref in refs if ref not in awaited]
         if refs:
             awaited = awaited.update(refs)
     return _placed(view, record, call_ids, awaited, calls, responses)
 
 
-def released_tools(view: ContextView, from_offset: int) -> ContextView:
+def released_tools(view: ContextView, from_offset: int, released: ReleasedIds) -> ContextView:
     """`view` holding only the covered tool events a read of it, or the tail, can ask for.
 
     Kept: every id the view's events name, closed under the covered events
     that mention them (a read restores a kept response's call, then that
     call's siblings, :func:`view_events`), and every id with a covered event at
-    or after `from_offset` (where retention keeps the log). The other ids go
-    to :attr:`ContextView.released_tool_ids`; a later event that names one
-    raises :class:`~projections.retained_vector.NeedsHistory` when it is
-    placed (:func:`note_live_event`), so a read never asks for one. O(covered
-    tool events).
+    or after `from_offset` (where retention keeps the log). The other ids join
+    `released`, the view's :attr:`ContextView.released`: the fold asks for the
+    history when a later event names one (:mod:`projections.release_guard`),
+    and a read never does. O(covered tool events).
     """
     index = view.covered_tools
     wanted: set[str] = set()
@@ -180,26 +178,14 @@ def released_tools(view: ContextView, from_offset: int) -> ContextView:
             if mention and mention not in wanted:
                 wanted.add(mention)
                 pending.extend(index.get(mention, ()))
-    released = [mention for mention in index if mention not in wanted]
-    if not released:
-        return view
+    gone = [mention for mention in index if mention not in wanted]
+    released = released.with_ids(("call", mention) for mention in gone)
+    if not gone:
+        return replace(view, released=released)
     kept = index.evolver()
-    for mention in released:
+    for mention in gone:
         del kept[mention]
-    return replace(
-        view,
-        covered_tools=kept.persistent(),
-        released_tool_ids=view.released_tool_ids.update(released),
-    )
-
-
-def _check_released(
-    released: PSet[str], calls: Sequence[FunctionCall], responses: Sequence[FunctionResponse]
-) -> None:
-    """Raise when an event names a call whose covered events retention let go."""
-    for mention in [c.id for c in calls] + [r.id for r in responses]:
-        if mention and mention in released:
-            raise NeedsHistory(f"the covered tool events of call {mention!r}")
+    return replace(view, covered_tools=kept.persistent(), released=released)
 
 
 def view_events(view: ContextView) -> list[Event]:
@@ -224,11 +210,11 @@ def _covered_mentions(
 ) -> list[LoggedEvent]:
     """Add to `into` (by offset) the covered events mentioning `ids`; return the new ones."""
     added: list[LoggedEvent] = []
-    released = view.released_tool_ids
+    released = view.released
     for mention in ids:
         if not mention:
             continue
-        if released and mention in released:
+        if released and released.has("call", mention):
             raise NeedsHistory(f"the covered tool events of call {mention!r}")
         for record in view.covered_tools.get(mention, ()):
             if record.offset not in into:
@@ -278,7 +264,7 @@ def _placed(
         view.coverage,
         raw,
         covered_tools,
-        view.released_tool_ids,
+        view.released,
     )
 
 
@@ -341,20 +327,3 @@ def _function_traffic(event: Event) -> tuple[list[FunctionCall], list[FunctionRe
         if part.function_response is not None:
             responses.append(part.function_response)
     return calls, responses
-
-
-def _branch_call_refs(event: Event) -> list[str]:
-    """Ids named by ``<name>@<id>`` segments of the event's branch.
-
-    The id follows a segment's last ``@``, as
-    :func:`projections.visibility.is_tool_progress` reads it: in
-    ``wf@tool@c1`` the id is ``c1``.
-    """
-    if not event.branch or "@" not in event.branch:
-        return []
-    refs: list[str] = []
-    for segment in branch_segments(event.branch):
-        _name, at, ref = segment.rpartition("@")
-        if at and ref:
-            refs.append(ref)
-    return refs

@@ -37,17 +37,21 @@ class InvocationCounts:
             whose end is non-zero; 0.0 when there is none.
         new_invocations: Ids in `latest_timestamps` whose timestamp is
             greater than `previous_end`.
+        released: How many ids retention took out of `invocation_ids` and
+            `latest_timestamps` (:func:`released_invocations`): invocations
+            that are neither new nor ever seen again without the history.
     """
 
     invocation_ids: PSet[str] = field(default_factory=pset)
     latest_timestamps: PMap[str, float] = field(default_factory=pmap)
     previous_end: float = 0.0
     new_invocations: PSet[str] = field(default_factory=pset)
+    released: int = 0
 
     @property
     def total(self) -> int:
         """Distinct invocations among the live raw events."""
-        return len(self.invocation_ids)
+        return self.released + len(self.invocation_ids)
 
     @property
     def since_compaction(self) -> int:
@@ -74,7 +78,11 @@ def note_live_event(counts: InvocationCounts, event: Event) -> InvocationCounts:
         if invocation_ids is counts.invocation_ids:
             return counts
         return InvocationCounts(
-            invocation_ids, counts.latest_timestamps, counts.previous_end, counts.new_invocations
+            invocation_ids,
+            counts.latest_timestamps,
+            counts.previous_end,
+            counts.new_invocations,
+            counts.released,
         )
     known = counts.latest_timestamps.get(invocation)
     latest = max(known if known is not None else 0.0, event.timestamp)
@@ -90,7 +98,9 @@ def note_live_event(counts: InvocationCounts, event: Event) -> InvocationCounts:
         and new_invocations is counts.new_invocations
     ):
         return counts
-    return InvocationCounts(invocation_ids, latest_timestamps, counts.previous_end, new_invocations)
+    return InvocationCounts(
+        invocation_ids, latest_timestamps, counts.previous_end, new_invocations, counts.released
+    )
 
 
 def _note_summary(counts: InvocationCounts, summary: Event) -> InvocationCounts:
@@ -103,7 +113,29 @@ def _note_summary(counts: InvocationCounts, summary: Event) -> InvocationCounts:
         still_new = [i for i in counts.new_invocations if counts.latest_timestamps[i] > end]
     else:
         still_new = [i for i, latest in counts.latest_timestamps.items() if latest > end]
-    return InvocationCounts(counts.invocation_ids, counts.latest_timestamps, end, pset(still_new))
+    return InvocationCounts(
+        counts.invocation_ids, counts.latest_timestamps, end, pset(still_new), counts.released
+    )
+
+
+def released_invocations(counts: InvocationCounts, ids: Iterable[str]) -> InvocationCounts:
+    """`counts` without `ids` (released invocations, none of them new), still counting them."""
+    gone = [i for i in ids if i in counts.invocation_ids]
+    if not gone:
+        return counts
+    invocation_ids = counts.invocation_ids.evolver()
+    latest = counts.latest_timestamps.evolver()
+    for invocation in gone:
+        invocation_ids.remove(invocation)
+        if invocation in counts.latest_timestamps:
+            del latest[invocation]
+    return InvocationCounts(
+        invocation_ids.persistent(),
+        latest.persistent(),
+        counts.previous_end,
+        counts.new_invocations,
+        counts.released + len(gone),
+    )
 
 
 def count_invocations(live: Iterable[Event]) -> InvocationCounts:

@@ -70,6 +70,8 @@ from projections.in_flight import InFlightRequest
 from projections.invocations import InvocationCounts, count_invocations
 from projections.invocations import note_live_event as note_invocation
 from projections.masking import is_summary
+from projections.release_guard import released_name
+from projections.retained_vector import NeedsHistory
 from projections.scoped_state import ScopedState, apply_state_delta
 from projections.session_log import SessionLog, append_record, is_stored
 from projections.size_gate import EventSizes, event_json_size
@@ -151,13 +153,20 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
     refused = refused_request_id(event)
     if refused is not None:
         return _refused(projection, record.offset, refused)
-    if event.partial or is_stored(projection.log, event):
-        # What ADK's session service never stores (reference §11.1): streaming
-        # chunks, and an event equal to a stored one (a producer's retry).
+    if event.partial:  # what ADK's session service never stores (reference §11.1)
         return replace(projection, last_offset=record.offset)
-    if is_duplicate_summary(projection.summaries, record):
+    released = projection.log.released
+    if released:
+        named = released_name(released, event)
+        if named is not None:
+            raise NeedsHistory(named)
+    if is_stored(projection.log, event) or is_duplicate_summary(projection.summaries, record):
+        # An event equal to a stored one (a producer's retry, §11.1), or a second
+        # summary for a request a live summary answers.
         return replace(projection, last_offset=record.offset)
     log, rewound = append_record(projection.log, record)
+    if log.live.first and not log.order.ordered:
+        raise NeedsHistory("the whole live list of a session out of order")
     state = apply_state_delta(projection.state, event)
     tokens = add_reported(projection.tokens, event)
     if rewound:

@@ -9,40 +9,51 @@ summary's end and position only rise). So :func:`retained` releases the
 live events before that start, the records before the first of them, their
 sizes, the stored events the retry check compares with, and the covered
 tool events no read of the view can ask for
-(:func:`~projections.context_view.released_tools`). What stays is O(the
-tail + the visible context), plus the identifiers the fold checks every new
-event against (invocation ids and their first positions, call ids, the
-requests live summaries answer): a few bytes per invocation and call.
+(:func:`~projections.context_view.released_tools`); the maps keyed by the
+ids those events named (invocations and their first positions, call ids,
+the requests their summaries answer) lose those entries, and the ids are
+kept as 8-byte digests (:mod:`projections.released_ids`). What stays is
+O(the tail + the visible context) plus 8 bytes per released id.
 
 Anything that needs a released event raises
 :class:`~projections.retained_vector.NeedsHistory` rather than answering
-from less: a rewind to a known invocation, a decision that falls back to the
-whole list (the order broke, or an older event names a tail call), a
-context read for another agent, branch or mode, a read of a covered call a
-new response names. The caller rebuilds the projection from the session's
-records on the log and applies again; the result is the one the whole
-projection gives, which the retention properties check.
+from less: an event that names a released id (:mod:`projections.release_guard`:
+an invocation or call id used again, a rewind to a released invocation, a
+duplicate summary of a released one, a late answer to a compacted call), an
+event that breaks the order, a rewind to a held invocation (the live list is
+recomputed from every record), a decision that falls back to the whole list,
+a context read for another agent, branch or mode. The caller rebuilds the
+projection from the session's records on the log and applies again; the
+result is the one the whole projection gives, which the retention properties
+check.
 
-One rule changes with retention, by design: a re-delivered copy of an
-event is recognised (reference §11.1 rule 2) while its original is held, so
-an exact copy of an event from before the tail is applied as a new event.
-A producer's or a client's retry follows its original within the same
-invocation, which the tail always holds.
+One rule changes with retention, narrowly: an exact copy of a released event
+is recognised as a retry (reference §11.1 rule 2) because it names its
+released invocation, and so asks for the history, unless its invocation id
+is empty and it names no call: such a copy is folded as a new event.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Final
+from typing import Final, TypeVar
+
+from pyrsistent import PMap
 
 from projections.compaction_config import CompactionConfig
 from projections.context_view import released_tools
 from projections.decision_window import decision_start
+from projections.invocations import released_invocations
 from projections.projection import SessionProjection
+from projections.release_guard import named_ids
+from projections.released_ids import Kind
 from projections.retained_vector import RetainedVector
 from projections.session_log import SessionLog, stored_events
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
+
+V = TypeVar("V")
 
 #: Live events a release must free at least: below it, keeping them is cheaper than
 #: copying the tail (a release copies what it keeps, so it runs once per this many events).
@@ -61,8 +72,8 @@ def retained(
     """`projection` without what no decision or read of its view needs any more.
 
     Releases only when at least `step` more live events can go; otherwise
-    returns `projection` itself. O(kept events + covered tool events) when it
-    releases.
+    returns `projection` itself. O(kept events + covered tool events +
+    released ids) when it releases.
     """
     log = projection.log
     cut = retention_start(projection, config)
@@ -70,17 +81,53 @@ def retained(
         return projection
     first = log.live[cut]
     records_cut = _position(log.records, first.offset)
+    gone = log.records[log.records.first : records_cut]
     records = log.records.released(records_cut)
+    held = _named(records.tail)
+    ids = _named(gone) - held
+    released = log.released.with_ids(ids)
+    invocations = {value for kind, value in ids if kind == "invocation"}
+    calls = {value for kind, value in ids if kind == "call"}
+    requests = {value for kind, value in ids if kind == "request"}
+    order = log.order
     kept = SessionLog(
         records=records,
         live=log.live.released(cut),
-        first_positions=log.first_positions,
+        first_positions=_without(log.first_positions, invocations),
         stored_by_id=stored_events(records.tail),
         sizes=log.sizes.released(records_cut),
         live_sizes=log.live_sizes.released(cut),
-        order=log.order,
+        order=order._replace(
+            invocations=_without(order.invocations, invocations),
+            call_positions=_without(order.call_positions, calls),
+        ),
+        released=released,
     )
-    return replace(projection, log=kept, view=released_tools(projection.view, first.offset))
+    view = released_tools(projection.view, first.offset, released)
+    summaries = projection.summaries
+    return replace(
+        projection,
+        log=replace(kept, released=view.released),
+        invocations=released_invocations(projection.invocations, invocations),
+        summaries=replace(summaries, request_ids=_without(summaries.request_ids, requests)),
+        view=replace(view, call_ids=view.call_ids.difference(calls)),
+    )
+
+
+def _named(records: Iterable[LoggedEvent]) -> set[tuple[Kind, str]]:
+    """Every id the events of `records` name, with its kind."""
+    return {named for record in records for named in named_ids(record.envelope.event)}
+
+
+def _without(entries: PMap[str, V], keys: set[str]) -> PMap[str, V]:
+    """`entries` without `keys`."""
+    if not keys:
+        return entries
+    kept = entries.evolver()
+    for key in keys:
+        if key in entries:
+            del kept[key]
+    return kept.persistent()
 
 
 def released_events(projection: SessionProjection) -> int:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pyrsistent import PMap, pmap
 
 from projections.live_order import LiveOrder, live_order, note_live_event
+from projections.released_ids import ReleasedIds
 from projections.retained_vector import RetainedVector, retained_vector
 from projections.rewind import drop_rewound
 from projections.size_gate import event_json_size
@@ -54,6 +55,9 @@ class SessionLog:
         live_sizes: The size-gate size of each record of `live`, same positions.
         order: The order facts of `live` (:mod:`projections.live_order`): where
             a compaction decision may read only the newest records.
+        released: The ids the released records named and the held ones do
+            not (:mod:`projections.released_ids`); `first_positions`,
+            `stored_by_id` and `order` hold entries for held records only.
     """
 
     records: RetainedVector[LoggedEvent] = field(default_factory=RetainedVector)
@@ -63,6 +67,7 @@ class SessionLog:
     sizes: RetainedVector[int] = field(default_factory=RetainedVector)
     live_sizes: RetainedVector[int] = field(default_factory=RetainedVector)
     order: LiveOrder = field(default_factory=LiveOrder)
+    released: ReleasedIds = field(default_factory=ReleasedIds)
 
 
 def is_stored(log: SessionLog, event: Event) -> bool:
@@ -111,17 +116,32 @@ def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, boo
     if not target:
         live, live_sizes = log.live.append(record), log.live_sizes.append(size)
         order = note_live_event(log.order, event)
-        return SessionLog(records, live, first_positions, stored, sizes, live_sizes, order), False
+        return (
+            SessionLog(
+                records, live, first_positions, stored, sizes, live_sizes, order, log.released
+            ),
+            False,
+        )
     if target not in log.first_positions:
         return (
             SessionLog(
-                records, log.live, first_positions, stored, sizes, log.live_sizes, log.order
+                records,
+                log.live,
+                first_positions,
+                stored,
+                sizes,
+                log.live_sizes,
+                log.order,
+                log.released,
             ),
             False,
         )
     live, live_sizes = live_records(records, sizes)
     order = live_order(record.envelope.event for record in live)
-    return SessionLog(records, live, first_positions, stored, sizes, live_sizes, order), True
+    return (
+        SessionLog(records, live, first_positions, stored, sizes, live_sizes, order, log.released),
+        True,
+    )
 
 
 def live_records(

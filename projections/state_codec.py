@@ -9,8 +9,11 @@ bytes              what
 =================  ====================================================
 ``CS1``            the format's mark and version
 4 (big endian)     length of the document
-document           compact JSON: every part but the records, records named
-                   by offset, floats that are not finite as strings
+document           compact JSON: every part but the records and the released
+                   ids, records named by offset, floats that are not finite
+                   as strings
+4 (big endian)     length of the released ids
+released ids       their digests, 8 bytes each (:mod:`projections.released_ids`)
 the rest           each record: offset (8 bytes), length (4 bytes), its
                    envelope as its topic carries it (compact JSON)
 =================  ====================================================
@@ -41,6 +44,7 @@ from projections.invocations import InvocationCounts
 from projections.live_order import LiveOrder
 from projections.masking import Coverage
 from projections.projection import SessionProjection
+from projections.released_ids import ReleasedIds
 from projections.retained_vector import RetainedVector
 from projections.scoped_state import ScopedState
 from projections.session_log import SessionLog, stored_events
@@ -86,7 +90,8 @@ def encode_state(projection: SessionProjection) -> bytes:
         "view": _view(projection.view, records),
     }
     body = orjson.dumps(document)
-    parts = [MARK, _LENGTH.pack(len(body)), body]
+    ids = projection.log.released.to_bytes()
+    parts = [MARK, _LENGTH.pack(len(body)), body, _LENGTH.pack(len(ids)), ids]
     for offset in sorted(records):
         raw = encode(records[offset].envelope)
         parts.append(_RECORD_HEAD.pack(offset, len(raw)))
@@ -106,8 +111,11 @@ def decode_state(raw: bytes) -> SessionProjection:
     start = len(MARK) + _LENGTH.size
     try:
         document = orjson.loads(raw[start : start + length])
-        records = dict(_records(raw, start + length))
-        return _projection(document, records)
+        (ids_length,) = _LENGTH.unpack_from(raw, start + length)
+        ids_start = start + length + _LENGTH.size
+        released = ReleasedIds.from_bytes(raw[ids_start : ids_start + ids_length])
+        records = dict(_records(raw, ids_start + ids_length))
+        return _projection(document, records, released)
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, struct.error) as exc:
         raise StateDecodeError(f"projection state unreadable: {exc}") from exc
 
@@ -162,6 +170,7 @@ def _invocations(counts: InvocationCounts) -> Json:
         "latest": {key: _float(value) for key, value in counts.latest_timestamps.items()},
         "previous_end": _float(counts.previous_end),
         "new": sorted(counts.new_invocations),
+        "released": counts.released,
     }
 
 
@@ -212,7 +221,6 @@ def _view(view: ContextView, records: dict[int, LoggedEvent]) -> Json:
         ],
         "raw": _refs(view.raw, records),
         "covered_tools": {key: _refs(held, records) for key, held in view.covered_tools.items()},
-        "released_tool_ids": sorted(view.released_tool_ids),
     }
 
 
@@ -241,7 +249,9 @@ def _retained(data: Json, items: PVector[Any]) -> RetainedVector[Any]:
     return RetainedVector(items, int(data["first"]))
 
 
-def _projection(document: Json, records: Mapping[int, LoggedEvent]) -> SessionProjection:
+def _projection(
+    document: Json, records: Mapping[int, LoggedEvent], released: ReleasedIds
+) -> SessionProjection:
     log = document["log"]
     order = log["order"]
     tokens = document["tokens"]
@@ -269,6 +279,7 @@ def _projection(document: Json, records: Mapping[int, LoggedEvent]) -> SessionPr
                 _unfloat(order[6]),
                 pmap(order[7]),
             ),
+            released=released,
         ),
         state=ScopedState(pmap(app), pmap(user), pmap(session)),
         invocations=InvocationCounts(
@@ -278,6 +289,7 @@ def _projection(document: Json, records: Mapping[int, LoggedEvent]) -> SessionPr
             ),
             previous_end=_unfloat(invocations["previous_end"]),
             new_invocations=pset(invocations["new"]),
+            released=invocations["released"],
         ),
         tokens=TokenTally(tokens[0], tokens[1], tokens[2]),
         summaries=SummaryLedger(
@@ -289,7 +301,7 @@ def _projection(document: Json, records: Mapping[int, LoggedEvent]) -> SessionPr
         in_flight=_in_flight_of(document["in_flight"]),
         refused_requests=pset(document["refused"]),
         gate_memo=_gate_memo_of(document["gate_memo"]),
-        view=_view_of(document["view"], records),
+        view=_view_of(document["view"], records, released),
     )
 
 
@@ -316,7 +328,7 @@ def _gate_memo_of(data: Json | None) -> GateMemo | None:
     return GateMemo(_bound_of(data["token"]), _bound_of(data["sliding"]), data["overlap_size"])
 
 
-def _view_of(data: Json, records: Mapping[int, LoggedEvent]) -> ContextView:
+def _view_of(data: Json, records: Mapping[int, LoggedEvent], released: ReleasedIds) -> ContextView:
     request = data["request"]
     starts, ends = data["coverage"]
     return ContextView(
@@ -336,5 +348,5 @@ def _view_of(data: Json, records: Mapping[int, LoggedEvent]) -> ContextView:
         covered_tools=pmap(
             {key: _held(offsets, records) for key, offsets in data["covered_tools"].items()}
         ),
-        released_tool_ids=pset(data["released_tool_ids"]),
+        released=released,
     )

@@ -80,6 +80,22 @@ def branch_segments(branch: str | None) -> list[str]:
     return branch.split(".") if branch else []
 
 
+def branch_call_refs(event: Event) -> list[str]:
+    """Ids named by ``<name>@<id>`` segments of the event's branch.
+
+    The id follows a segment's last ``@``, as :func:`is_tool_progress` reads
+    it: in ``wf@tool@c1`` the id is ``c1``.
+    """
+    if not event.branch or "@" not in event.branch:
+        return []
+    refs: list[str] = []
+    for segment in branch_segments(event.branch):
+        _name, at, ref = segment.rpartition("@")
+        if at and ref:
+            refs.append(ref)
+    return refs
+
+
 def is_on_visible_branch(event: Event, current_branch: str | None) -> bool:
     """Whether `event`'s branch is visible from `current_branch`.
 

@@ -15,7 +15,7 @@ retry).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +23,7 @@ import pytest
 from hypothesis import event as note
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyrsistent import pmap
 
 from projections.bench_workload import BENCH_SESSION, bench_session
 from projections.compaction_config import CompactionConfig
@@ -106,13 +107,55 @@ def _snapshot_of(
         return to_snapshot(rebuilt), rebuilt
 
 
+def _subset(
+    kept: Mapping[str, Any], whole: Mapping[str, Any], released: Callable[[str], bool]
+) -> None:
+    """`kept` is `whole` without entries whose keys were released."""
+    assert all(whole[key] == value for key, value in kept.items())
+    assert all(released(key) for key in whole if key not in kept)
+
+
 def _same(kept: SessionProjection, whole: SessionProjection) -> None:
-    """Everything but the released log, the released tool index and the gate memo is equal."""
-    assert replace(kept, log=whole.log, view=whole.view, gate_memo=None) == replace(
-        whole, gate_memo=None
+    """Equal but for what retention released, which the released ids name."""
+    assert replace(
+        kept,
+        log=whole.log,
+        view=whole.view,
+        invocations=whole.invocations,
+        summaries=whole.summaries,
+        gate_memo=None,
+    ) == replace(whole, gate_memo=None)
+    ids = kept.log.released
+    assert kept.view.released == ids
+
+    def invocation(key: str) -> bool:
+        return ids.has("invocation", key)
+
+    def call(key: str) -> bool:
+        return ids.has("call", key)
+
+    _subset(kept.log.first_positions, whole.log.first_positions, invocation)
+    order, whole_order = kept.log.order, whole.log.order
+    assert order._replace(invocations=pmap(), call_positions=pmap()) == whole_order._replace(
+        invocations=pmap(), call_positions=pmap()
     )
-    assert kept.log.first_positions == whole.log.first_positions
-    assert kept.log.order == whole.log.order
+    _subset(order.invocations, whole_order.invocations, invocation)
+    _subset(order.call_positions, whole_order.call_positions, call)
+    counts, whole_counts = kept.invocations, whole.invocations
+    assert (counts.total, counts.previous_end, counts.new_invocations) == (
+        whole_counts.total,
+        whole_counts.previous_end,
+        whole_counts.new_invocations,
+    )
+    _subset(counts.latest_timestamps, whole_counts.latest_timestamps, invocation)
+    assert kept.summaries.survivors == whole.summaries.survivors
+    _subset(
+        kept.summaries.request_ids,
+        whole.summaries.request_ids,
+        lambda key: ids.has("request", key),
+    )
+    assert kept.view.call_ids <= whole.view.call_ids
+    assert all(call(key) for key in whole.view.call_ids - kept.view.call_ids)
     first = kept.log.live.first
     assert list(kept.log.live.tail) == list(whole.log.live[first:])
     assert list(kept.log.live_sizes.tail) == list(whole.log.live_sizes[first:])
@@ -225,7 +268,12 @@ def test_a_release_keeps_the_tail_from_the_decision_start() -> None:
     assert [r.offset for r in kept.log.live.tail] == [r.offset for r in records[16:]]
     assert set(kept.log.stored_by_id) == {r.envelope.event.id for r in records[16:]}
     # The covered calls of inv0..inv7 are released from the view's index; inv8's are not covered.
-    assert set(kept.view.released_tool_ids) == {f"call{i}" for i in range(8)}
+    assert all(kept.view.released.has("call", f"call{i}") for i in range(8))
+    assert not kept.view.released.has("call", "call8")
+    assert kept.log.released.has("invocation", "inv7")
+    assert not kept.log.released.has("invocation", "inv8")
+    assert set(kept.log.first_positions) == {"inv8", "inv9", "cmp-s1", "inv10"}
+    assert kept.invocations.total == 11
     assert context_contents(kept) == context_contents(project(SESSION, records))
 
 
@@ -256,7 +304,7 @@ def test_a_new_answer_to_a_released_covered_call_asks_for_the_history() -> None:
     )
 
 
-def test_a_retry_of_a_held_event_is_ignored_and_a_copy_of_a_released_one_is_not() -> None:
+def test_a_retry_is_ignored_and_a_copy_of_a_released_event_asks_for_the_history() -> None:
     events = [text_event(f"e{i}", f"inv{i // 2}", 100.0 + i) for i in range(20)]
     events += [summary_event("s1", 100.0, 115.0, 130.0), text_event("t", "inv10", 131.0)]
     records = logged(events, list(range(len(events))))
@@ -267,7 +315,24 @@ def test_a_retry_of_a_held_event_is_ignored_and_a_copy_of_a_released_one_is_not(
     retry = apply(kept, logged([held], [200])[0])
     assert retry.log.live == kept.log.live  # a retry: only its offset is recorded
     assert retry.last_offset == 200
-    copy = apply(kept, logged([released], [201])[0])
-    assert len(copy.log.live) == len(kept.log.live) + 1  # the deliberate change
+    with pytest.raises(NeedsHistory, match="inv0"):
+        apply(kept, logged([released], [201])[0])  # its invocation was released
     whole = project(SESSION, [*records, logged([released], [201])[0]])
-    assert len(whole.log.live) == len(records)  # the whole log still knew it
+    assert len(whole.log.live) == len(records)  # the whole log knows it: a retry
+
+
+def test_an_event_that_breaks_the_order_of_a_released_projection_asks_for_the_history() -> None:
+    kept, _ = _released_session()
+    late = logged([text_event("late", "inv10", 120.0)], [100])[0]  # older than the newest
+    with pytest.raises(NeedsHistory, match="out of order"):
+        apply(kept, late)
+
+
+def test_a_released_invocation_id_reused_or_rewound_to_asks_for_the_history() -> None:
+    kept, _ = _released_session()
+    again = logged([text_event("again", "inv2", 140.0)], [100])[0]
+    with pytest.raises(NeedsHistory, match="inv2"):
+        apply(kept, again)
+    rewind = logged([rewind_event("rw", "inv2", 140.0)], [100])[0]
+    with pytest.raises(NeedsHistory, match="inv2"):
+        apply(kept, rewind)
