@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ctxstream.api.commands import add_api_commands
 from schemas.kafka_settings import KafkaSettings
 
 Command = Callable[[argparse.Namespace], int]
@@ -242,6 +243,8 @@ def _parser() -> argparse.ArgumentParser:
         "default: only snapshots committed from now on)",
     )
     tail.set_defaults(run=_tail)
+
+    add_api_commands(commands)  # serve, keys
 
     from ctxstream.read_commands import add_read_commands  # it imports this module's _fail
 

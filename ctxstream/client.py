@@ -26,6 +26,7 @@ scripts, on an event loop of its own.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncGenerator, Coroutine, Generator, Iterable, Mapping, Sequence
 from types import TracebackType
@@ -36,6 +37,7 @@ from aiokafka import AIOKafkaProducer
 
 from ctxstream.context_reads import ContextReads
 from ctxstream.errors import InvalidEventError
+from ctxstream.rewind_request import rewind_event
 from ctxstream.subscription import CONNECT_TIMEOUT_S, Subscribed, subscription
 from ctxstream.subscription_request import OffsetArgument, TimeArgument, subscription_request
 from schemas.codec import MAX_RECORD_BYTES, decode_envelope
@@ -192,6 +194,27 @@ class Client:
             await producer.send(self._events, key=key, value=value) for key, value in records
         ]
         return [Offset((await delivery).offset) for delivery in deliveries]
+
+    async def rewind(self, session_key: str, before_invocation_id: str) -> Offset:
+        """Annul invocation `before_invocation_id` and what follows it; the rewind's offset.
+
+        Appends ADK's rewind event (:mod:`ctxstream.rewind_request`: author
+        ``user``, a fresh id, invocation id ``e-<uuid>`` and this client's
+        clock); the session's context drops the invocation's events once the
+        projector folds it (pass the offset as ``min_offset`` to read it).
+
+        Raises:
+            InvalidArgumentError: `before_invocation_id` is empty or too long, or the
+                key is refused (nothing was sent).
+            RuntimeError: The client is not started.
+        """
+        event = rewind_event(
+            before_invocation_id,
+            event_id=uuid.uuid4().hex,
+            invocation_id=f"e-{uuid.uuid4()}",
+            timestamp=time.time(),
+        )
+        return await self.append(session_key, event)
 
     async def context(
         self,
@@ -390,6 +413,10 @@ class SyncClient:
     def append_many(self, session_key: str, events: Sequence[EventInput]) -> list[Offset]:
         """:meth:`Client.append_many`, blocking."""
         return self._run(self._client.append_many(session_key, events))
+
+    def rewind(self, session_key: str, before_invocation_id: str) -> Offset:
+        """:meth:`Client.rewind`, blocking."""
+        return self._run(self._client.rewind(session_key, before_invocation_id))
 
     def context(
         self,

@@ -94,7 +94,7 @@ def subscription_request(
     Raises:
         InvalidArgumentError: An argument is refused; the message starts with its name.
     """
-    valid_tenant = _tenant(tenant)
+    valid_tenant = checked_tenant(tenant)
     return SubscriptionRequest(
         tenant=valid_tenant,
         sessions=_sessions(valid_tenant, sessions),
@@ -102,7 +102,12 @@ def subscription_request(
     )
 
 
-def _tenant(tenant: object) -> TenantId:
+def checked_tenant(tenant: object) -> TenantId:
+    """`tenant` as a tenant id: a session key's first part, by the same rules.
+
+    Raises:
+        InvalidArgumentError: It is not one; the message starts with ``tenant:``.
+    """
     if not isinstance(tenant, str):
         raise InvalidArgumentError(f"tenant: expected a string, got {type(tenant).__name__}")
     if len(tenant) > MAX_PART_LENGTH:

@@ -16,7 +16,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 TopicRole = Literal[
-    "events", "compaction-requests", "projections", "dead-letters", "partition-owners"
+    "events", "compaction-requests", "projections", "dead-letters", "partition-owners", "api-keys"
 ]
 """What a topic of the deployment is for."""
 TOPIC_ROLES: Final[tuple[TopicRole, ...]] = (
@@ -25,6 +25,7 @@ TOPIC_ROLES: Final[tuple[TopicRole, ...]] = (
     "projections",
     "dead-letters",
     "partition-owners",
+    "api-keys",
 )
 
 

@@ -30,7 +30,7 @@ class TopicSpec:
 
 
 def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
-    """The five topics of a deployment.
+    """The six topics of a deployment.
 
     - `events`: the source of truth, kept forever;
     - `compaction-requests`: ranges to summarize, kept a week (a request older
@@ -38,7 +38,9 @@ def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
     - `projections`: log-compacted, the latest snapshot per session;
     - `dead-letters`: bad input with its reason, kept forever;
     - `partition-owners`: log-compacted, one partition: which projector serves
-      context reads of each `events` partition (:mod:`streams.partition_owners`).
+      context reads of each `events` partition (:mod:`streams.partition_owners`);
+    - `api-keys`: log-compacted, one partition: the HTTP API's keys, each
+      stored as a salted hash with its tenant (``ctxstream keys``).
     """
     isr = {"min.insync.replicas": str(settings.min_insync_replicas)}
     forever = {"retention.ms": "-1", "retention.bytes": "-1"}
@@ -75,6 +77,13 @@ def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
             "partition-owners",
             settings.topic("partition-owners"),
             1,  # one log: the newest claim of a partition is the last one in it
+            settings.replication_factor,
+            {**isr, "cleanup.policy": "compact"},
+        ),
+        TopicSpec(
+            "api-keys",
+            settings.topic("api-keys"),
+            1,  # one log: a key's newest record, or its tombstone, is the last one in it
             settings.replication_factor,
             {**isr, "cleanup.policy": "compact"},
         ),
@@ -137,7 +146,7 @@ async def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec]) -> TopicsCre
 async def delete_topics_of(settings: KafkaSettings) -> None:
     """Delete every topic whose name starts with the deployment's prefix.
 
-    The five, and the workers' own where their app ids start with the prefix
+    The six, and the workers' own where their app ids start with the prefix
     (the benchmarks' projectors: ``<prefix>-projector-sessions-changelog``).
     """
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)

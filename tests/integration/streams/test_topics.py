@@ -63,9 +63,11 @@ async def test_topics_are_created_once_with_their_configs(kafka_bootstrap: str) 
         f"{settings.topic_prefix}.projections": 2,
         f"{settings.topic_prefix}.dead-letters": 2,
         f"{settings.topic_prefix}.partition-owners": 1,
+        f"{settings.topic_prefix}.api-keys": 1,
     }
     configs = await _describe(kafka_bootstrap, names)
     assert configs[f"{settings.topic_prefix}.events"]["retention.ms"] == "-1"
     assert configs[f"{settings.topic_prefix}.projections"]["cleanup.policy"] == "compact"
     assert configs[f"{settings.topic_prefix}.dead-letters"]["retention.ms"] == "-1"
     assert configs[f"{settings.topic_prefix}.partition-owners"]["cleanup.policy"] == "compact"
+    assert configs[f"{settings.topic_prefix}.api-keys"]["cleanup.policy"] == "compact"

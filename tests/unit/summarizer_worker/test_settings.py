@@ -135,5 +135,6 @@ def test_topic_names_are_the_ones_the_deployment_creates() -> None:
         "acme-prod.projections",
         "acme-prod.dead-letters",
         "acme-prod.partition-owners",
+        "acme-prod.api-keys",
     ]
     assert {spec.name for spec in topic_specs(worker)} == {worker.topic(r) for r in TOPIC_ROLES}

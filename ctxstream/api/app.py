@@ -1,0 +1,255 @@
+"""The HTTP API's routes: the client's calls over JSON, for agents in any language.
+
+=========================================================  ===============================
+route                                                      what it does
+=========================================================  ===============================
+``POST /v1/sessions/{session_key}/events``                 append one event -> its offset
+``POST /v1/sessions/{session_key}/events:batch``           append many, all or none
+``GET  /v1/sessions/{session_key}/context``                the assembled contents
+``GET  /v1/sessions/{session_key}/projection``             the projection snapshot
+``POST /v1/sessions/{session_key}/rewind``                 annul an invocation -> offset
+``GET  /v1/tenants/{tenant}/projections:subscribe``        snapshots as server-sent events
+=========================================================  ===============================
+
+A session key is ``tenant/app/user/session``, in the path as it is (four
+segments) or percent-encoded as one (``acme%2Fsupport%2Fu1%2Fs1``): both
+arrive decoded as the same key, which is validated as every key is
+(:func:`schemas.keys.parse_session_key`), so ``..``, empty parts or white
+space are answered 422 naming the problem. Every route needs
+``Authorization: Bearer <key>`` of the session's tenant
+(:mod:`ctxstream.api.auth`); every error is one JSON body
+(:mod:`ctxstream.api.errors`). The OpenAPI document is at ``/openapi.json``,
+its pages at ``/docs``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import orjson
+from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
+from fastapi.responses import Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
+
+from ctxstream.api.auth import Caller, session_of
+from ctxstream.api.bodies import json_body, json_object, validated
+from ctxstream.api.errors import ApiError, install_error_handlers
+from ctxstream.api.models import (
+    ERROR_RESPONSES,
+    READ_RESPONSES,
+    SUBSCRIBE_RESPONSE,
+    Appended,
+    AppendedMany,
+    ContextAnswer,
+    EventBatch,
+    RewindRequest,
+    documented,
+    json_body_of,
+)
+from ctxstream.api.server import ApiServices
+from ctxstream.api.snapshot_stream import StreamPlan, snapshot_events, stream_plan
+from ctxstream.api.sse import with_pings
+from schemas.codec import encode
+from schemas.event import Event, content_to_json
+from schemas.json_bounds import INT64_MAX
+from schemas.projection_snapshot import ProjectionSnapshot
+from streams.read_protocol import DEFAULT_READ_WAIT_S, MAX_READ_WAIT_S
+
+_JSON = "application/json"
+_SESSION = "/v1/sessions/{session_key:path}"
+_KEY_HELP = "tenant/app/user/session: four path segments, or one with each '/' as %2F"
+
+SessionPath = Annotated[str, Path(description=_KEY_HELP)]
+
+
+def _json(value: BaseModel | dict[str, object]) -> Response:
+    body = encode(value) if isinstance(value, BaseModel) else orjson.dumps(value)
+    return Response(body, media_type=_JSON)
+
+
+def _services(request: Request) -> ApiServices:
+    services: ApiServices = request.app.state.services
+    return services
+
+
+Services = Annotated[ApiServices, Depends(_services)]
+_bearer = HTTPBearer(auto_error=False, description="an API key: ctxstream keys create TENANT")
+
+
+async def _authenticated(
+    services: Services,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Caller:
+    secret = credentials.credentials if credentials is not None else None
+    return await services.auth.caller(secret)
+
+
+Authenticated = Annotated[Caller, Depends(_authenticated)]
+router = APIRouter()
+
+
+@router.post(
+    f"{_SESSION}/events",
+    response_model=Appended,
+    responses=ERROR_RESPONSES,
+    openapi_extra=json_body_of(Event),
+    summary="Append one event (ADK's camelCase JSON); its offset",
+)
+async def append(
+    session_key: SessionPath, request: Request, services: Services, caller: Authenticated
+) -> Response:
+    """Append one event to the session; its offset, once every in-sync replica has it."""
+    key = session_of(caller, session_key)
+    body = await json_body(request, max_bytes=services.settings.http_max_body_bytes)
+    offset = await services.client.append(key, json_object(body, name="body"))
+    return _json(Appended(offset=offset))
+
+
+@router.post(
+    f"{_SESSION}/events:batch",
+    response_model=AppendedMany,
+    responses=ERROR_RESPONSES,
+    openapi_extra=json_body_of(EventBatch),
+    summary="Append events of one session in order, all or none; their offsets",
+)
+async def append_many(
+    session_key: SessionPath, request: Request, services: Services, caller: Authenticated
+) -> Response:
+    """Append the body's events in order; none when one is refused."""
+    key = session_of(caller, session_key)
+    body = json_object(
+        await json_body(request, max_bytes=services.settings.http_max_body_bytes), name="body"
+    )
+    events = body.get("events")
+    if set(body) != {"events"} or not isinstance(events, list):
+        raise ApiError("invalid-argument", 'body: expected {"events": [event, ...]}')
+    for index, event in enumerate(events):
+        json_object(event, name=f"events[{index}]")
+    offsets = await services.client.append_many(key, events)
+    return _json(AppendedMany(offsets=offsets))
+
+
+@router.get(
+    f"{_SESSION}/context",
+    response_model=ContextAnswer,
+    responses=READ_RESPONSES,
+    summary="The session's context, once its projection has folded min_offset",
+)
+async def context(
+    session_key: SessionPath,
+    services: Services,
+    caller: Authenticated,
+    agent: Annotated[str | None, Query(max_length=1_000)] = None,
+    branch: Annotated[str | None, Query(max_length=1_000)] = None,
+    include_contents: Literal["default", "none"] = "default",
+    min_offset: Annotated[int | None, Query(ge=0, le=INT64_MAX)] = None,
+    timeout_s: Annotated[float, Query(gt=0, le=MAX_READ_WAIT_S)] = DEFAULT_READ_WAIT_S,
+) -> Response:
+    """The contents a model request of the session would carry (:meth:`Client.context`)."""
+    key = session_of(caller, session_key)
+    contents = await services.client.context(
+        key,
+        agent=agent,
+        branch=branch,
+        include_contents=include_contents,
+        min_offset=min_offset,
+        timeout_s=timeout_s,
+    )
+    return _json({"contents": [content_to_json(content) for content in contents]})
+
+
+@router.get(
+    f"{_SESSION}/projection",
+    response_model=ProjectionSnapshot,
+    responses=READ_RESPONSES,
+    summary="The session's projection snapshot, once it has folded min_offset",
+)
+async def projection(
+    session_key: SessionPath,
+    services: Services,
+    caller: Authenticated,
+    min_offset: Annotated[int | None, Query(ge=0, le=INT64_MAX)] = None,
+    timeout_s: Annotated[float, Query(gt=0, le=MAX_READ_WAIT_S)] = DEFAULT_READ_WAIT_S,
+) -> Response:
+    """The session's snapshot as the `projections` topic would hold it."""
+    key = session_of(caller, session_key)
+    snapshot = await services.client.projection(key, min_offset, timeout_s=timeout_s)
+    return _json(snapshot)
+
+
+@router.post(
+    f"{_SESSION}/rewind",
+    response_model=Appended,
+    responses=ERROR_RESPONSES,
+    openapi_extra=json_body_of(RewindRequest),
+    summary="Annul an invocation and everything after it; the rewind event's offset",
+)
+async def rewind(
+    session_key: SessionPath, request: Request, services: Services, caller: Authenticated
+) -> Response:
+    """Append the rewind event of the body's invocation (:meth:`Client.rewind`)."""
+    key = session_of(caller, session_key)
+    body = await json_body(request, max_bytes=services.settings.http_max_body_bytes)
+    asked = validated(RewindRequest, body)
+    offset = await services.client.rewind(key, asked.before_invocation_id)
+    return _json(Appended(offset=offset))
+
+
+async def _planned(
+    tenant: str,
+    services: Services,
+    caller: Authenticated,
+    sessions: Annotated[list[str] | None, Query(description="only these session keys")] = None,
+    from_offset: Annotated[
+        str | None,
+        Query(description="N: offset N of every partition (0: the beginning); or an event id"),
+    ] = None,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> StreamPlan:
+    # A reconnecting SSE client sends the id it saw last; it wins over the URL's start.
+    start: tuple[str, str] | None = None
+    if last_event_id:
+        start = ("Last-Event-ID", last_event_id)
+    elif from_offset is not None:
+        start = ("from_offset", from_offset)
+    return await stream_plan(services.settings, caller, tenant, sessions, start)
+
+
+@router.get(
+    "/v1/tenants/{tenant}/projections:subscribe",
+    response_class=StreamingResponse,
+    responses={200: SUBSCRIBE_RESPONSE, **ERROR_RESPONSES},
+    summary="The tenant's projection snapshots as server-sent events; resume with Last-Event-ID",
+)
+async def subscribe(
+    plan: Annotated[StreamPlan, Depends(_planned)], services: Services
+) -> StreamingResponse:
+    """Each snapshot as an event ``snapshot`` whose id is the position after it."""
+    snapshots = snapshot_events(services.client, services.auth, plan)
+    events = with_pings(snapshots, until=services.stopping)
+    return StreamingResponse(
+        events,
+        media_type="text/event-stream",
+        # Proxies must pass each event on at once, not cache or buffer the stream.
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def build_app(services: ApiServices) -> FastAPI:
+    """The application of every route, served with `services`."""
+    app = FastAPI(
+        title="ctxstream",
+        version="1",
+        description="Append agent sessions' events, read their context with read-your-writes, "
+        "rewind them and follow their projections. Every route takes "
+        "'Authorization: Bearer <key>' (ctxstream keys create TENANT).",
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.services = services
+    install_error_handlers(app)
+    app.include_router(router)
+    # FastAPI's documented way to extend the schema is to replace the method.
+    app.openapi = documented(app, [Event, EventBatch, RewindRequest])  # type: ignore[method-assign]
+    return app

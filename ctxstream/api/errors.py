@@ -1,0 +1,207 @@
+"""Every error the HTTP API answers: one JSON body, ``{"error": code, "reason": text}``.
+
+Nothing else ever leaves as an error: FastAPI's validation errors, Starlette's
+404 and 405, the client's exceptions and any bug are all turned into an
+:class:`ErrorBody` with the status of its code (:data:`ERROR_STATUS`), and a
+bug's traceback goes to the server's log, never to the caller. Reasons echo
+only what the caller sent, escaped and bounded (:func:`schemas.log_text.shown`).
+
+=====================  ======  ==================================================
+code                   status  when
+=====================  ======  ==================================================
+``invalid-json``       400     the body is not JSON
+``unauthorized``       401     no API key, or one that is wrong or revoked
+``forbidden``          403     the key's tenant is not the one asked for
+``not-found``          404     no such route
+``method-not-allowed`` 405     the route exists for another method
+``too-large``          413     the body is over ``HTTP_MAX_BODY_BYTES``
+``invalid-argument``   422     a bad session key, event, parameter or body field
+``internal``           500     a bug (logged with its traceback)
+``read-failed``        502     the projector refused the read (a quarantined session)
+``unavailable``        503     no projector owns the session's partition, the broker
+                               or a topic cannot be used, the keys cannot be checked
+``timeout``            504     the projector had not folded ``min_offset`` in time
+=====================  ======  ==================================================
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+from aiokafka.errors import KafkaError
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException
+
+from ctxstream.api.key_store import KeyDirectoryUnavailableError
+from ctxstream.errors import (
+    BrokerUnavailableError,
+    ContextReadError,
+    InvalidArgumentError,
+    NoPartitionOwnerError,
+    ReadTimeoutError,
+    TopicMissingError,
+)
+from schemas.codec import encode
+from schemas.errors import CtxstreamError
+from schemas.log_text import shown
+
+logger = logging.getLogger(__name__)
+
+ErrorCode = Literal[
+    "invalid-json",
+    "unauthorized",
+    "forbidden",
+    "not-found",
+    "method-not-allowed",
+    "too-large",
+    "invalid-argument",
+    "internal",
+    "read-failed",
+    "unavailable",
+    "timeout",
+]
+"""Why a request was not answered (the table above)."""
+
+ERROR_STATUS: Final[Mapping[ErrorCode, int]] = {
+    "invalid-json": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not-found": 404,
+    "method-not-allowed": 405,
+    "too-large": 413,
+    "invalid-argument": 422,
+    "internal": 500,
+    "read-failed": 502,
+    "unavailable": 503,
+    "timeout": 504,
+}
+#: Characters of a reason kept before escaping (it may quote the caller's input).
+MAX_REASON_CHARS: Final = 1_000
+_BEARER: Final = {"WWW-Authenticate": "Bearer"}
+
+
+class ErrorBody(BaseModel):
+    """The body of every error answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    error: ErrorCode
+    reason: str
+
+
+class ApiError(Exception):
+    """An error answer to send: its code (and so its status) and its reason."""
+
+    def __init__(self, code: ErrorCode, reason: str) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code, self.reason = code, shown(reason, MAX_REASON_CHARS)
+
+    @property
+    def body(self) -> ErrorBody:
+        """What the caller reads."""
+        return ErrorBody(error=self.code, reason=self.reason)
+
+    def response(self) -> Response:
+        """The JSON answer, with ``WWW-Authenticate`` on a 401."""
+        headers = _BEARER if self.code == "unauthorized" else None
+        return Response(
+            encode(self.body),
+            status_code=ERROR_STATUS[self.code],
+            media_type="application/json",
+            headers=headers,
+        )
+
+
+def api_error_of(exc: CtxstreamError | KafkaError) -> ApiError:
+    """The answer to an exception of the client, the key directory or aiokafka."""
+    match exc:
+        case InvalidArgumentError():
+            return ApiError("invalid-argument", str(exc))
+        case ReadTimeoutError():
+            return ApiError("timeout", str(exc))
+        case NoPartitionOwnerError() | BrokerUnavailableError() | TopicMissingError():
+            return ApiError("unavailable", str(exc))
+        case KeyDirectoryUnavailableError():
+            return ApiError("unavailable", str(exc))
+        case ContextReadError():
+            return ApiError("read-failed", str(exc))
+        case KafkaError():
+            return ApiError("unavailable", f"the broker did not take the request: {exc!r}")
+        case _:
+            logger.error("unexpected error answered as internal: %r", exc)
+            return ApiError("internal", "the server failed; its log says why")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every error of `app` with an :class:`ErrorBody`."""
+
+    async def api_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)  # noqa: S101 (registered for ApiError only)
+        return exc.response()
+
+    async def client_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, CtxstreamError | KafkaError)  # noqa: S101 (registered for these)
+        return api_error_of(exc).response()
+
+    async def invalid_request(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)  # noqa: S101 (registered for it only)
+        return request_error(exc).response()
+
+    async def http_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)  # noqa: S101 (registered for it only)
+        return _http_error(exc).response()
+
+    async def bug(request: Request, exc: Exception) -> Response:
+        logger.error(
+            "request failed method=%s path=%s",
+            request.method,
+            shown(request.url.path),
+            exc_info=exc,
+        )
+        return ApiError("internal", "the server failed; its log says why").response()
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(CtxstreamError, client_error)
+    app.add_exception_handler(KafkaError, client_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, bug)
+
+
+def request_error(exc: RequestValidationError) -> ApiError:
+    """A refused parameter or body: 422 naming where, or 400 when the body is no JSON."""
+    errors = exc.errors()
+    if any(error.get("type") == "json_invalid" for error in errors):
+        return ApiError("invalid-json", "the body is not JSON")
+    return ApiError("invalid-argument", field_errors(errors) or "the request is not valid")
+
+
+def field_errors(errors: Sequence[Mapping[str, Any]]) -> str:
+    """Pydantic's errors as one reason: ``<where>: <what>`` for each, ``;``-separated."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error.get('loc', ()))}: {error.get('msg', 'invalid')}"
+        for error in errors
+    )
+
+
+def _http_error(exc: HTTPException) -> ApiError:
+    match exc.status_code:
+        case 404:
+            return ApiError("not-found", "no such route; the routes are listed at /docs")
+        case 405:
+            return ApiError("method-not-allowed", "the route does not take this method")
+        case 401:
+            return ApiError("unauthorized", str(exc.detail))
+        case 403:
+            return ApiError("forbidden", str(exc.detail))
+        case 413:
+            return ApiError("too-large", str(exc.detail))
+        case status if 400 <= status < 500:
+            return ApiError("invalid-argument", str(exc.detail))
+        case _:
+            return ApiError("internal", "the server failed; its log says why")

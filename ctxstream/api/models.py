@@ -1,0 +1,123 @@
+"""What the HTTP API's routes take and answer, as JSON, and how /docs shows it.
+
+Events go in as ADK's camelCase JSON (the :class:`~schemas.event.Event`
+schema), contents come out as genai dumps them (camelCase, ``None`` fields
+left out), and snapshots as the `projections` topic holds them: the same
+shapes :class:`ctxstream.Client` and ``ctxstream tail`` use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import models_json_schema
+
+from ctxstream.api.errors import ErrorBody
+from schemas.event import MAX_ID_CHARS, Content, Event
+
+_COMPONENTS = "#/components/schemas/{model}"
+
+
+class Appended(BaseModel):
+    """The offset of the record an event was appended as."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    offset: int
+    """Pass it as ``min_offset`` to read the session with this event in it."""
+
+
+class AppendedMany(BaseModel):
+    """The offsets of the records a batch's events were appended as, in order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    offsets: list[int]
+
+
+class EventBatch(BaseModel):
+    """The body of ``events:batch``: events of one session, appended in order, all or none."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    events: list[Event]
+
+
+class RewindRequest(BaseModel):
+    """The body of ``rewind``: the invocation to annul, with everything after it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    before_invocation_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+
+
+class ContextAnswer(BaseModel):
+    """The contents a model request of the session would carry, as the core assembles them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    contents: list[Content]
+
+
+#: The error answers every authenticated route may give, for /docs.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in (
+        (401, "no API key, or a wrong or revoked one"),
+        (403, "the key's tenant does not own the session or tenant"),
+        (422, "a bad session key, parameter or body"),
+        (503, "no projector or broker answered; the keys cannot be checked"),
+    )
+}
+#: The error answers of the reads: those, and a projector that had not folded min_offset in time.
+READ_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **ERROR_RESPONSES,
+    504: {"model": ErrorBody, "description": "min_offset not folded within timeout_s"},
+}
+
+#: The answer of a subscription, for /docs.
+SUBSCRIBE_RESPONSE: dict[str, Any] = {
+    "description": "server-sent events: 'snapshot' (data: {partition, offset, snapshot}; "
+    "id: the position after it, <partition>:<offset>,...), a last 'error' (data: an ErrorBody) "
+    "when the stream fails, and ': ping' comments while it is idle",
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
+
+
+def json_body_of(model: type[BaseModel]) -> dict[str, Any]:
+    """An ``openapi_extra`` saying a route's JSON body is a `model` (read by the route itself)."""
+    reference = {"$ref": _COMPONENTS.format(model=model.__name__)}
+    return {
+        "requestBody": {"required": True, "content": {"application/json": {"schema": reference}}}
+    }
+
+
+def documented(app: FastAPI, models: Sequence[type[BaseModel]]) -> Callable[[], dict[str, Any]]:
+    """`app`'s OpenAPI document with `models` (and what they name) among its components.
+
+    The routes that read their body themselves name it with :func:`json_body_of`;
+    FastAPI lists only the models its own parameters use, so these are added.
+    """
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            _, definitions = models_json_schema(
+                [(model, "validation") for model in models], ref_template=_COMPONENTS
+            )
+            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            for name, schema in definitions.get("$defs", {}).items():
+                schemas.setdefault(name, schema)
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    return openapi

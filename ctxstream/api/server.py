@@ -1,0 +1,131 @@
+"""``ctxstream serve``: the HTTP API's collaborators, started before uvicorn serves the app.
+
+The key directory reads the deployment's `api-keys` topic to its end (creating
+the topic when the deployment predates it) and then follows it; the client
+connects its producer. Only then does uvicorn bind and serve
+(:func:`ctxstream.api.app.build_app`), so the first request already sees every
+key, and a broker that cannot be reached stops the command before it listens.
+Stopping (SIGINT or SIGTERM) lets open requests finish for up to
+``HTTP_SHUTDOWN_S``, ends the subscriptions, then closes the client and the
+directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import uvicorn
+
+from ctxstream.api.auth import Authenticator
+from ctxstream.api.broker_calls import broker_calls
+from ctxstream.api.key_store import KeyDirectory, ensure_keys_topic
+from ctxstream.api.settings import ServeSettings
+from ctxstream.client import Client
+from ctxstream.subscription import CONNECT_TIMEOUT_S
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiServices:
+    """What the routes use: the settings, the client, the live keys and the key check."""
+
+    settings: ServeSettings
+    client: Client
+    keys: KeyDirectory
+    auth: Authenticator
+    stopping: asyncio.Event
+    """Set when the server begins to stop: open subscriptions end then."""
+
+
+@contextlib.asynccontextmanager
+async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices]:
+    """The API's collaborators, started, while the block runs.
+
+    Raises:
+        BrokerUnavailableError: The broker did not answer within 30 s.
+    """
+    keys = KeyDirectory(settings, max_staleness_s=settings.http_keys_max_staleness_s)
+    client = Client(settings=settings)
+    try:
+        async with broker_calls(settings.kafka_bootstrap, CONNECT_TIMEOUT_S):
+            await ensure_keys_topic(settings)
+            await keys.catch_up()
+            await client.start()
+        keys.follow()
+        logger.info("api keys read live=%d topic=%s", len(keys.records), settings.topic("api-keys"))
+        yield ApiServices(settings, client, keys, Authenticator(keys), asyncio.Event())
+    finally:
+        try:
+            await client.stop()
+        finally:
+            await keys.close()
+
+
+async def serve(settings: ServeSettings) -> None:
+    """Serve the HTTP API until SIGINT or SIGTERM.
+
+    Raises:
+        BrokerUnavailableError: The broker did not answer at start.
+        OSError: The address cannot be bound.
+    """
+    from ctxstream.api.app import build_app
+
+    async with started_services(settings) as services:
+        config = uvicorn.Config(
+            build_app(services),
+            host=settings.http_bind,
+            port=settings.http_port,
+            lifespan="off",
+            log_config=None,  # the command configured logging
+            timeout_graceful_shutdown=settings.http_shutdown_s,
+            server_header=False,
+            proxy_headers=False,
+        )
+        server = _Server(config, services.stopping)
+        with _quiet_sigterm():
+            await server.serve()
+        if not server.started:
+            raise OSError(f"cannot serve on {settings.http_bind}:{settings.http_port}")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, which ends the open subscriptions as it begins to stop.
+
+    Otherwise a subscription, which never ends by itself, would hold the
+    shutdown for the whole ``HTTP_SHUTDOWN_S`` and then be cancelled.
+    """
+
+    def __init__(self, config: uvicorn.Config, stopping: asyncio.Event) -> None:
+        super().__init__(config)
+        self._stopping = stopping
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._stopping.set()
+        await super().shutdown(sockets)
+
+
+@contextlib.contextmanager
+def _quiet_sigterm() -> Iterator[None]:
+    """SIGTERM does nothing while the block runs, outside uvicorn's own handling of it.
+
+    Once uvicorn has shut down it raises the signal that stopped it again, with
+    the handler it found: SIGINT then ends ``asyncio.run`` as a KeyboardInterrupt
+    after :func:`started_services` has closed everything, but SIGTERM's default
+    would kill the process before that.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

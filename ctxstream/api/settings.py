@@ -1,0 +1,28 @@
+"""What ``ctxstream serve`` reads from its environment, validated at start."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from schemas.codec import MAX_RECORD_BYTES
+from schemas.kafka_settings import KafkaSettings
+
+
+class ServeSettings(KafkaSettings):
+    """The HTTP API's settings (``CTXSTREAM_`` prefix), besides the cluster and topic ones."""
+
+    model_config = SettingsConfigDict(env_prefix="CTXSTREAM_", frozen=True, extra="ignore")
+
+    http_bind: str = "127.0.0.1"
+    """The address it listens on; 0.0.0.0 faces every network the machine has."""
+    http_port: int = Field(default=8080, ge=0, le=65_535)
+    """The port it listens on (0: one the OS picks, logged at start)."""
+    http_max_body_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=MAX_RECORD_BYTES, le=256 * 1024 * 1024
+    )
+    """The largest request body read (a batch of events); a larger one is answered 413."""
+    http_keys_max_staleness_s: float = Field(default=30.0, gt=0, le=3_600)
+    """How long the API keys may go unconfirmed by the broker before every request gets 503."""
+    http_shutdown_s: int = Field(default=5, ge=0, le=300)
+    """How long stopping waits for open requests and subscriptions."""

@@ -1,0 +1,57 @@
+"""The rewind event a session appends to annul an invocation and what follows it. Pure.
+
+ADK's ``Runner.rewind_async`` appends one event (reference §10): author
+``"user"``, a fresh invocation id ``e-<uuid>``, and
+``actions.rewindBeforeInvocationId`` naming the invocation. From then on every
+reader of the session drops that invocation's first event and everything up to
+the rewind (:func:`projections.rewind.drop_rewound`); a rewind to an invocation
+the session does not hold drops only itself. ADK also restores the session
+state with the rewind's ``stateDelta``; this event carries none, so session
+state keeps what the annulled invocations wrote.
+
+The id, invocation id and timestamp are the caller's choice (the client's
+clock and uuids), so a test pins them.
+
+Example::
+
+    rewind_event("inv2", event_id="9f...", invocation_id="e-41...", timestamp=1733130010.0)
+    -> {"id": "9f...", "invocationId": "e-41...", "author": "user",
+        "timestamp": 1733130010.0, "actions": {"rewindBeforeInvocationId": "inv2"}}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxstream.errors import InvalidArgumentError
+from schemas.event import MAX_ID_CHARS
+
+
+def rewind_event(
+    before_invocation_id: object, *, event_id: str, invocation_id: str, timestamp: float
+) -> dict[str, Any]:
+    """The rewind event annulling `before_invocation_id`, as ADK's camelCase JSON.
+
+    Raises:
+        InvalidArgumentError: `before_invocation_id` is not a non-empty string of
+            at most :data:`schemas.event.MAX_ID_CHARS` characters (no invocation
+            id is longer); the message starts with ``before_invocation_id:``.
+    """
+    if not isinstance(before_invocation_id, str):
+        raise InvalidArgumentError(
+            f"before_invocation_id: expected a string, got {type(before_invocation_id).__name__}"
+        )
+    if not before_invocation_id:
+        raise InvalidArgumentError("before_invocation_id: empty; name the invocation to annul")
+    if len(before_invocation_id) > MAX_ID_CHARS:
+        raise InvalidArgumentError(
+            f"before_invocation_id: {len(before_invocation_id)} characters, "
+            f"at most {MAX_ID_CHARS} (no invocation id is longer)"
+        )
+    return {
+        "id": event_id,
+        "invocationId": invocation_id,
+        "author": "user",
+        "timestamp": timestamp,
+        "actions": {"rewindBeforeInvocationId": before_invocation_id},
+    }
