@@ -608,22 +608,26 @@ class BatchProjector:
         outcome.writes.extend(writes)
         deletions: list[TableWrite] = []
         if new:
-            for records in chunked(new):  # each fits one changelog record
-                outcome.writes.append(
-                    TableWrite(partition, chunk_key(key, session.chunks), encode_chunk(records))
-                )
-                session.chunks += 1
+            if checkpoint is None:
+                for records in chunked(new):  # each fits one changelog record
+                    outcome.writes.append(
+                        TableWrite(partition, chunk_key(key, session.chunks), encode_chunk(records))
+                    )
+                    session.chunks += 1
             session.events += len(new)
             if session.first_offset == NO_OFFSET:
                 session.first_offset = new[0].offset
             session.projection = projection
             self._cache.grew(session, added)
         if checkpoint is not None:
+            # The checkpoint covers this batch's records too: they get no chunk of their own,
+            # only the chunk number they would have had, so that the base is above 0.
             outcome.writes.append(TableWrite(partition, checkpoint_key(key), checkpoint[1]))
             deletions = [
                 TableWrite(partition, chunk_key(key, number), None)
                 for number in range(session.base, session.chunks)
             ]
+            session.chunks += 1
             session.base = session.chunks
             # The records it let go, in proportion: the cache's estimate shrinks with the log.
             self._cache.grew(session, session.size * kept // held - session.size)

@@ -28,9 +28,10 @@ key                            value                                            
                                                                                  answered
 =============================  ================================================  ===================
 
-A batch writes, per session it touched, its new chunk, then the checkpoint
-(when it wrote one), then the request key, then the header, and last the
-deletions of the chunks the new checkpoint covers. Changelog writes of one
+A batch writes, per session it touched, its new chunk or, when its
+retention released events, a new checkpoint instead (covering the batch's
+records too), then the request key, then the header, and last the deletions
+of the chunks the new checkpoint covers. Changelog writes of one
 partition arrive as a prefix of what was sent, so a header never names a
 chunk or a checkpoint that is missing (a crash before the deletions leaves
 chunks behind that nothing reads).
