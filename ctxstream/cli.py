@@ -114,6 +114,16 @@ def _bench_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_reads(args: argparse.Namespace) -> int:
+    from ctxstream.bench_reads import report_text, run_reads_bench
+    from streams.projector_settings import ProjectorSettings
+
+    report = asyncio.run(run_reads_bench(ProjectorSettings(), args.sizes, args.reads))
+    Path(args.json).write_text(report.to_json(), encoding="utf-8")
+    sys.stdout.write(report_text(report))
+    return 0
+
+
 def _bench_compaction(args: argparse.Namespace) -> int:
     from ctxstream.bench_compaction import (
         CompactionBenchConfig,
@@ -309,6 +319,25 @@ def _parser() -> argparse.ArgumentParser:
         help="session lengths in events (default 100 1000 10000 50000)",
     )
     restore.set_defaults(run=_bench_restore)
+    reads = bench_commands.add_parser(
+        "reads",
+        help="time context reads through the client from an in-process worker, by session length",
+    )
+    reads.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    reads.add_argument(
+        "--sizes",
+        type=_positive,
+        nargs="+",
+        default=[100, 50_000],
+        help="session lengths in events (default 100 50000)",
+    )
+    reads.add_argument(
+        "--reads",
+        type=_positive,
+        default=1_000,
+        help="timed reads per size and kind (default 1000)",
+    )
+    reads.set_defaults(run=_bench_reads)
     compaction = bench_commands.add_parser(
         "compaction",
         help="time compaction end to end: trigger appended to summary applied (extractive)",
