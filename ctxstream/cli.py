@@ -260,6 +260,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_read_commands(commands)
 
+    from ctxstream.up import add_up_command
+
+    add_up_command(commands)
+
     demo = commands.add_parser(
         "demo",
         help="run the whole pipeline live on the broker (CTXSTREAM_KAFKA_BOOTSTRAP): "
