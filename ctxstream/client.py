@@ -37,7 +37,7 @@ from aiokafka import AIOKafkaProducer
 
 from ctxstream.context_reads import ContextReads
 from ctxstream.errors import InvalidEventError
-from ctxstream.rewind_request import rewind_event
+from ctxstream.rewind_request import checked_invocation_id, rewind_event
 from ctxstream.subscription import CONNECT_TIMEOUT_S, Subscribed, subscription
 from ctxstream.subscription_request import OffsetArgument, TimeArgument, subscription_request
 from schemas.codec import MAX_RECORD_BYTES, decode_envelope
@@ -195,24 +195,46 @@ class Client:
         ]
         return [Offset((await delivery).offset) for delivery in deliveries]
 
-    async def rewind(self, session_key: str, before_invocation_id: str) -> Offset:
+    async def rewind(
+        self,
+        session_key: str,
+        before_invocation_id: str,
+        *,
+        min_offset: int | None = None,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> Offset:
         """Annul invocation `before_invocation_id` and what follows it; the rewind's offset.
 
-        Appends ADK's rewind event (:mod:`ctxstream.rewind_request`: author
-        ``user``, a fresh id, invocation id ``e-<uuid>`` and this client's
-        clock); the session's context drops the invocation's events once the
-        projector folds it (pass the offset as ``min_offset`` to read it).
+        As ADK's ``Runner.rewind_async`` (reference §10): the worker that owns
+        the session replays the state deltas of its stored events before the
+        invocation's first one and says which of the session's own keys must
+        change back; then this appends ADK's rewind event carrying that
+        ``state_delta`` (:mod:`ctxstream.rewind_request`: author ``user``, a
+        fresh id, invocation id ``e-<uuid>`` and this client's clock). The
+        session's context drops the invocation's events once the projector
+        folds it (pass the offset as ``min_offset`` to read it). With
+        `min_offset` (an offset this session's append returned) the owner
+        answers once it has folded that offset, so the rewind sees the
+        invocations appended up to it.
 
         Raises:
             InvalidArgumentError: `before_invocation_id` is empty or too long, or the
                 key is refused (nothing was sent).
+            InvocationNotFoundError: The session has no stored event of that
+                invocation (nothing was appended).
+            ReadTimeoutError, NoPartitionOwnerError: The owner could not be asked.
             RuntimeError: The client is not started.
         """
+        checked_invocation_id(before_invocation_id)  # before anything is asked
+        state_delta = await self._reads.rewind_delta(
+            session_key, before_invocation_id, min_offset=min_offset, timeout_s=timeout_s
+        )
         event = rewind_event(
             before_invocation_id,
             event_id=uuid.uuid4().hex,
             invocation_id=f"e-{uuid.uuid4()}",
             timestamp=time.time(),
+            state_delta=state_delta,
         )
         return await self.append(session_key, event)
 
@@ -414,9 +436,20 @@ class SyncClient:
         """:meth:`Client.append_many`, blocking."""
         return self._run(self._client.append_many(session_key, events))
 
-    def rewind(self, session_key: str, before_invocation_id: str) -> Offset:
+    def rewind(
+        self,
+        session_key: str,
+        before_invocation_id: str,
+        *,
+        min_offset: int | None = None,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> Offset:
         """:meth:`Client.rewind`, blocking."""
-        return self._run(self._client.rewind(session_key, before_invocation_id))
+        return self._run(
+            self._client.rewind(
+                session_key, before_invocation_id, min_offset=min_offset, timeout_s=timeout_s
+            )
+        )
 
     def context(
         self,

@@ -30,7 +30,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from typing import Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import aiohttp
 from aiokafka.errors import KafkaError
@@ -40,6 +40,7 @@ from yarl import URL
 from ctxstream.errors import (
     ContextReadError,
     InvalidArgumentError,
+    InvocationNotFoundError,
     NoPartitionOwnerError,
     ReadTimeoutError,
     SummaryNotFoundError,
@@ -62,6 +63,8 @@ from streams.read_protocol import (
     ProjectionQuery,
     ReadKind,
     ReadRefusal,
+    RewindDelta,
+    RewindQuery,
     query_parameters,
     read_path,
 )
@@ -183,6 +186,33 @@ class ContextReads:
             reason = f"the answer is not a page of events: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
 
+    async def rewind_delta(
+        self,
+        session_key: str,
+        before_invocation_id: str,
+        *,
+        min_offset: int | None,
+        timeout_s: float,
+    ) -> dict[str, Any]:
+        """The state delta a rewind to `before_invocation_id` carries (reference §10).
+
+        Raises:
+            InvocationNotFoundError: No stored event of the session has that invocation.
+        """
+        key = _checked_key(session_key)
+        query = _checked(
+            RewindQuery,
+            before_invocation_id=before_invocation_id,
+            min_offset=min_offset,
+            timeout_s=timeout_s,
+        )
+        body = await self._read(key, "rewind-delta", query)
+        try:
+            return RewindDelta.model_validate_json(body).state_delta
+        except ValidationError as exc:
+            reason = f"the answer is not a rewind's state delta: {shown(str(exc), 300)}"
+            raise ContextReadError(session_key=key, reason=reason) from exc
+
     async def projection(
         self, session_key: str, *, min_offset: int | None, timeout_s: float
     ) -> ProjectionSnapshot:
@@ -259,6 +289,14 @@ class ContextReads:
                 return f"{address} refused: {refusal.reason}"
             case "timeout":
                 raise ReadTimeoutError(session_key=session_key, reason=refusal.reason)
+            case "invocation-not-found":
+                raise InvocationNotFoundError(
+                    session_key=session_key,
+                    invocation_id=(
+                        query.before_invocation_id if isinstance(query, RewindQuery) else ""
+                    ),
+                    reason=refusal.reason,
+                )
             case "summary-not-found":
                 raise SummaryNotFoundError(
                     session_key=session_key,

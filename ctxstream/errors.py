@@ -93,3 +93,15 @@ class SummaryNotFoundError(ContextReadError, LookupError):
     def __init__(self, *, session_key: str, summary_event_id: str, reason: str) -> None:
         super().__init__(session_key=session_key, reason=reason)
         self.summary_event_id = summary_event_id
+
+
+class InvocationNotFoundError(ContextReadError, LookupError):
+    """``rewind`` named an invocation no stored event of the session has (reference §10).
+
+    Nothing was appended. An invocation appended a moment ago is found once
+    the projector has folded it.
+    """
+
+    def __init__(self, *, session_key: str, invocation_id: str, reason: str) -> None:
+        super().__init__(session_key=session_key, reason=reason)
+        self.invocation_id = invocation_id

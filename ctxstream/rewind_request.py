@@ -5,9 +5,10 @@ ADK's ``Runner.rewind_async`` appends one event (reference §10): author
 ``actions.rewindBeforeInvocationId`` naming the invocation. From then on every
 reader of the session drops that invocation's first event and everything up to
 the rewind (:func:`projections.rewind.drop_rewound`); a rewind to an invocation
-the session does not hold drops only itself. ADK also restores the session
-state with the rewind's ``stateDelta``; this event carries none, so session
-state keeps what the annulled invocations wrote.
+the session does not hold drops only itself. Its ``stateDelta`` restores the
+session's own keys to what they were before the invocation
+(:func:`projections.state.rewind_state_delta`, computed by the worker that
+owns the session).
 
 The id, invocation id and timestamp are the caller's choice (the client's
 clock and uuids), so a test pins them.
@@ -16,7 +17,8 @@ Example::
 
     rewind_event("inv2", event_id="9f...", invocation_id="e-41...", timestamp=1733130010.0)
     -> {"id": "9f...", "invocationId": "e-41...", "author": "user",
-        "timestamp": 1733130010.0, "actions": {"rewindBeforeInvocationId": "inv2"}}
+        "timestamp": 1733130010.0,
+        "actions": {"rewindBeforeInvocationId": "inv2", "stateDelta": {}}}
 """
 
 from __future__ import annotations
@@ -27,15 +29,13 @@ from ctxstream.errors import InvalidArgumentError
 from schemas.event import MAX_ID_CHARS
 
 
-def rewind_event(
-    before_invocation_id: object, *, event_id: str, invocation_id: str, timestamp: float
-) -> dict[str, Any]:
-    """The rewind event annulling `before_invocation_id`, as ADK's camelCase JSON.
+def checked_invocation_id(before_invocation_id: object) -> str:
+    """`before_invocation_id` when it can name an invocation.
 
     Raises:
-        InvalidArgumentError: `before_invocation_id` is not a non-empty string of
-            at most :data:`schemas.event.MAX_ID_CHARS` characters (no invocation
-            id is longer); the message starts with ``before_invocation_id:``.
+        InvalidArgumentError: It is not a non-empty string of at most
+            :data:`schemas.event.MAX_ID_CHARS` characters (no invocation id is
+            longer); the message starts with ``before_invocation_id:``.
     """
     if not isinstance(before_invocation_id, str):
         raise InvalidArgumentError(
@@ -48,10 +48,30 @@ def rewind_event(
             f"before_invocation_id: {len(before_invocation_id)} characters, "
             f"at most {MAX_ID_CHARS} (no invocation id is longer)"
         )
+    return before_invocation_id
+
+
+def rewind_event(
+    before_invocation_id: object,
+    *,
+    event_id: str,
+    invocation_id: str,
+    timestamp: float,
+    state_delta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The rewind event annulling `before_invocation_id`, as ADK's camelCase JSON.
+
+    Raises:
+        InvalidArgumentError: as :func:`checked_invocation_id`.
+    """
+    before_invocation_id = checked_invocation_id(before_invocation_id)
     return {
         "id": event_id,
         "invocationId": invocation_id,
         "author": "user",
         "timestamp": timestamp,
-        "actions": {"rewindBeforeInvocationId": before_invocation_id},
+        "actions": {
+            "rewindBeforeInvocationId": before_invocation_id,
+            "stateDelta": dict(state_delta or {}),
+        },
     }

@@ -112,6 +112,9 @@ from streams.topics import partition_count
 
 logger = logging.getLogger(__name__)
 
+#: How long a starting engine waits for the `events` topic to appear in the metadata.
+EVENTS_METADATA_WAIT_S: Final = 10.0
+
 #: Transactions older than this are aborted by the broker: well above the longest batch.
 TRANSACTION_TIMEOUT_MS: Final = 30_000
 #: How long stopping a partition's producer may take before it is left behind.
@@ -251,7 +254,10 @@ class NativeProjector:
             logger.info("native projector stopped")
 
     async def _partition_count(self) -> int:
-        partitions = await partition_count(self._settings.kafka_bootstrap, self._events)
+        # A topic created a moment ago may not be in the metadata yet: ask again for a while.
+        partitions = await partition_count(
+            self._settings.kafka_bootstrap, self._events, wait_s=EVENTS_METADATA_WAIT_S
+        )
         if not partitions:
             raise RuntimeError(f"topic {self._events!r} does not exist: create it first")
         if partitions != self._settings.events_partitions:

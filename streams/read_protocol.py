@@ -27,7 +27,7 @@ status of its :data:`RefusalKind` and a :class:`ReadRefusal` saying why.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, Literal, Self
+from typing import Any, Final, Literal, Self
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -35,8 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from schemas.event import MAX_ID_CHARS, Content, Event
 from schemas.json_bounds import INT64_MAX
 
-ReadKind = Literal["context", "projection", "expand"]
-"""What a read asks for: the assembled contents, the projection's snapshot, a summary's events."""
+ReadKind = Literal["context", "projection", "expand", "rewind-delta"]
+"""What a read asks for: the assembled contents, the projection's snapshot, a summary's events,
+the state delta a rewind carries."""
 
 RefusalKind = Literal[
     "not-owner",
@@ -45,6 +46,7 @@ RefusalKind = Literal[
     "invalid-parameter",
     "unreadable",
     "summary-not-found",
+    "invocation-not-found",
 ]
 """Why a read was not answered.
 
@@ -54,7 +56,9 @@ partition had not folded ``min_offset`` within ``timeout_s``.
 ``invalid-session-key``, ``invalid-parameter``: the request is wrong.
 ``unreadable``: the session's state cannot be read (a quarantined session).
 ``summary-not-found``: the session has no live event with the ``expand``'s
-``summary_id``, or that event is not a summary.
+``summary_id``, or that event is not a summary. ``invocation-not-found``: no
+stored event of the session has the ``rewind-delta``'s invocation id (ADK's
+rewind refuses it, reference §10).
 """
 
 #: The HTTP status of each refusal (421: Misdirected Request).
@@ -65,6 +69,7 @@ REFUSAL_STATUS: Final[Mapping[RefusalKind, int]] = {
     "invalid-parameter": 400,
     "unreadable": 500,
     "summary-not-found": 404,
+    "invocation-not-found": 404,
 }
 #: The longest a read may ask to wait for its partition.
 MAX_READ_WAIT_S: Final = 300.0
@@ -122,6 +127,25 @@ class ExpandQuery(ProjectionQuery):
     """At most this many events in the page."""
     page_token: str | None = Field(default=None, pattern=r"^[0-9]{1,19}$")
     """The previous page's ``next_page_token``; None: the first page."""
+
+
+class RewindQuery(ProjectionQuery):
+    """The query parameters of a ``rewind-delta`` read: the invocation to annul, and the wait."""
+
+    before_invocation_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    """The invocation the rewind annuls, with everything after it."""
+
+
+class RewindDelta(BaseModel):
+    """The state delta ADK's rewind carries (reference §10), as of the session's last record."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_key: str
+    last_offset: int
+    """The offset of the last record the projection had applied when it answered."""
+    state_delta: dict[str, Any]
+    """Restores the session's own keys to before the invocation (``None``: the key goes)."""
 
 
 class ContextAnswer(BaseModel):

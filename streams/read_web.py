@@ -1,4 +1,4 @@
-"""The native worker's read endpoint: context, projection and expand reads over HTTP, on aiohttp.
+"""The native worker's read endpoint: context, projection, expand and rewind reads, on aiohttp.
 
 Served on ``query_bind:query_port`` (port 0: one the OS picks) while the
 engine runs, with the routes of :mod:`streams.read_protocol`; answers come
@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from projections.projection import SessionProjection, context_contents
 from projections.snapshot import to_snapshot
+from projections.state import InvocationNotFoundError, rewind_state_delta
 from schemas.codec import encode
 from schemas.errors import InvalidSessionKeyError
 from schemas.keys import SessionKey, validate_session_key
@@ -42,6 +43,8 @@ from streams.read_protocol import (
     ProjectionQuery,
     ReadRefusal,
     RefusalKind,
+    RewindDelta,
+    RewindQuery,
     page_token,
     page_token_offset,
 )
@@ -180,11 +183,15 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
     async def expand_page(request: web.Request) -> web.Response:
         return await respond(request, ExpandQuery, _expansion_of)
 
+    async def rewind_page(request: web.Request) -> web.Response:
+        return await respond(request, RewindQuery, _rewind_delta_of)
+
     app = web.Application()
     # One segment, percent-encoded, as read_path writes it; an unencoded key matches too.
     app.router.add_get("/sessions/{session_key:.+}/context", context_page)
     app.router.add_get("/sessions/{session_key:.+}/projection", projection_page)
     app.router.add_get("/sessions/{session_key:.+}/expand", expand_page)
+    app.router.add_get("/sessions/{session_key:.+}/rewind-delta", rewind_page)
     return app
 
 
@@ -212,6 +219,30 @@ def _expansion_of(
         )
 
     return expansion
+
+
+def _rewind_delta_of(
+    session_key: SessionKey, query: RewindQuery
+) -> Callable[[SessionProjection], BaseModel]:
+    """The state delta of a rewind to `query`'s invocation, or the refusal (reference §10).
+
+    It replays every stored record before the invocation's first one, so a
+    session whose projection released its start is answered from its history.
+    """
+
+    def delta(projection: SessionProjection) -> BaseModel:
+        events = [record.envelope.event for record in projection.log.records]
+        try:
+            state_delta = rewind_state_delta(
+                events, projection.state.read_state(), query.before_invocation_id
+            )
+        except InvocationNotFoundError as exc:
+            return ReadRefusal(error="invocation-not-found", reason=shown(str(exc), 500))
+        return RewindDelta(
+            session_key=session_key, last_offset=projection.last_offset, state_delta=state_delta
+        )
+
+    return delta
 
 
 @contextlib.asynccontextmanager

@@ -192,7 +192,9 @@ async def rewind(
     key = session_of(caller, session_key)
     body = await json_body(request, max_bytes=services.settings.http_max_body_bytes)
     asked = validated(RewindRequest, body)
-    offset = await services.client.rewind(key, asked.before_invocation_id)
+    offset = await services.client.rewind(
+        key, asked.before_invocation_id, min_offset=asked.min_offset
+    )
     return _json(Appended(offset=offset))
 
 

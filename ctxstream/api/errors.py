@@ -6,22 +6,23 @@ Nothing else ever leaves as an error: FastAPI's validation errors, Starlette's
 bug's traceback goes to the server's log, never to the caller. Reasons echo
 only what the caller sent, escaped and bounded (:func:`schemas.log_text.shown`).
 
-=====================  ======  ==================================================
-code                   status  when
-=====================  ======  ==================================================
-``invalid-json``       400     the body is not JSON
-``unauthorized``       401     no API key, or one that is wrong or revoked
-``forbidden``          403     the key's tenant is not the one asked for
-``not-found``          404     no such route
-``method-not-allowed`` 405     the route exists for another method
-``too-large``          413     the body is over ``HTTP_MAX_BODY_BYTES``
-``invalid-argument``   422     a bad session key, event, parameter or body field
-``internal``           500     a bug (logged with its traceback)
-``read-failed``        502     the projector refused the read (a quarantined session)
-``unavailable``        503     no projector owns the session's partition, the broker
-                               or a topic cannot be used, the keys cannot be checked
-``timeout``            504     the projector had not folded ``min_offset`` in time
-=====================  ======  ==================================================
+=========================  ======  ==================================================
+code                       status  when
+=========================  ======  ==================================================
+``invalid-json``           400     the body is not JSON
+``unauthorized``           401     no API key, or one that is wrong or revoked
+``forbidden``              403     the key's tenant is not the one asked for
+``not-found``              404     no such route
+``invocation-not-found``   404     a rewind names an invocation the session never had
+``method-not-allowed``     405     the route exists for another method
+``too-large``              413     the body is over ``HTTP_MAX_BODY_BYTES``
+``invalid-argument``       422     a bad session key, event, parameter or body field
+``internal``               500     a bug (logged with its traceback)
+``read-failed``            502     the projector refused the read (a quarantined session)
+``unavailable``            503     no projector owns the session's partition, the broker
+                                   or a topic cannot be used, the keys cannot be checked
+``timeout``                504     the projector had not folded ``min_offset`` in time
+=========================  ======  ==================================================
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from ctxstream.errors import (
     BrokerUnavailableError,
     ContextReadError,
     InvalidArgumentError,
+    InvocationNotFoundError,
     NoPartitionOwnerError,
     ReadTimeoutError,
     TopicMissingError,
@@ -57,6 +59,7 @@ ErrorCode = Literal[
     "unauthorized",
     "forbidden",
     "not-found",
+    "invocation-not-found",
     "method-not-allowed",
     "too-large",
     "invalid-argument",
@@ -72,6 +75,7 @@ ERROR_STATUS: Final[Mapping[ErrorCode, int]] = {
     "unauthorized": 401,
     "forbidden": 403,
     "not-found": 404,
+    "invocation-not-found": 404,
     "method-not-allowed": 405,
     "too-large": 413,
     "invalid-argument": 422,
@@ -128,6 +132,8 @@ def api_error_of(exc: CtxstreamError | KafkaError) -> ApiError:
             return ApiError("unavailable", str(exc))
         case KeyDirectoryUnavailableError():
             return ApiError("unavailable", str(exc))
+        case InvocationNotFoundError():
+            return ApiError("invocation-not-found", str(exc))
         case ContextReadError():
             return ApiError("read-failed", str(exc))
         case KafkaError():

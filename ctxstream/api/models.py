@@ -53,6 +53,8 @@ class RewindRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     before_invocation_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    min_offset: int | None = Field(default=None, ge=0)
+    """The offset of the session's last append the rewind must see (read-your-writes)."""
 
 
 class ContextAnswer(BaseModel):

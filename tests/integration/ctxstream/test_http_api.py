@@ -230,9 +230,8 @@ async def test_a_rewind_changes_the_context_as_the_rebuild_of_the_log_says(
     appended = await append_events(
         api, key, [*_invocation(1, 100.0), *_invocation(2, 110.0), *_invocation(3, 120.0)]
     )
-    status, answer = await call(
-        api, "POST", f"/v1/sessions/{key}/rewind", body={"before_invocation_id": "inv2"}
-    )
+    rewind_body = {"before_invocation_id": "inv2", "min_offset": appended[-1].offset}
+    status, answer = await call(api, "POST", f"/v1/sessions/{key}/rewind", body=rewind_body)
     assert status == 200, answer
     rewind_offset = answer["offset"]
     assert rewind_offset > appended[-1].offset
@@ -253,6 +252,9 @@ async def test_a_rewind_changes_the_context_as_the_rebuild_of_the_log_says(
     for refused in ({"before_invocation_id": ""}, {"before_invocation_id": 7}, {}, {"x": "inv1"}):
         status, answer = await call(api, "POST", f"/v1/sessions/{key}/rewind", body=refused)
         assert (status, answer["error"]) == (422, "invalid-argument"), refused
+    unknown = {"before_invocation_id": "nowhere", "min_offset": rewind_offset}
+    status, answer = await call(api, "POST", f"/v1/sessions/{key}/rewind", body=unknown)
+    assert (status, answer["error"]) == (404, "invocation-not-found"), answer
     log_after = (await read_log(api.settings.kafka_bootstrap, api.settings.topic("events")))[key]
     assert len(log_after) == len(log)  # nothing refused was appended
 

@@ -24,7 +24,7 @@ def test_the_rewind_is_adks_event_and_the_pipeline_accepts_it() -> None:
         "invocationId": "e-1",
         "author": "user",
         "timestamp": 130.0,
-        "actions": {"rewindBeforeInvocationId": "inv2"},
+        "actions": {"rewindBeforeInvocationId": "inv2", "stateDelta": {}},
     }
     key, value = event_record("acme/support/u1/s1", event, producer_id="p")
     decoded = decode_envelope(value, record_key=key).event
@@ -45,6 +45,16 @@ def test_the_rewind_is_adks_event_and_the_pipeline_accepts_it() -> None:
 def test_a_bad_invocation_id_is_refused_naming_it(target: object, named: str) -> None:
     with pytest.raises(InvalidArgumentError, match=f"^before_invocation_id: .*{named}"):
         _rewind(target)
+
+
+def test_the_state_delta_is_carried_as_given() -> None:
+    event = rewind_event(
+        "inv2", event_id="r1", invocation_id="e-1", timestamp=130.0, state_delta={"a": 1, "b": None}
+    )
+    assert event["actions"] == {
+        "rewindBeforeInvocationId": "inv2",
+        "stateDelta": {"a": 1, "b": None},
+    }
 
 
 def test_the_longest_invocation_id_is_accepted() -> None:
