@@ -1,11 +1,14 @@
-"""The ``ctxstream context`` and ``ctxstream expand`` commands: reads through the client.
+"""The ``ctxstream context``, ``expand`` and ``rewind`` commands: the session's owner asked.
 
 ``context SESSION [--as-of OFFSET] [--agent A] [--branch B] [--json]`` prints
 what :meth:`~ctxstream.Client.context` (or, with ``--as-of``,
 :meth:`~ctxstream.Client.context_as_of`) returns; ``expand SESSION SUMMARY_ID
 [--page-size N] [--json]`` every event :meth:`~ctxstream.Client.expand`
 returns, page after page. Text or JSON as :mod:`ctxstream.read_text` writes
-them. Settings come from the ``CTXSTREAM_*`` variables.
+them. ``rewind SESSION INVOCATION [--min-offset OFFSET]`` annuls an invocation
+with :meth:`~ctxstream.Client.rewind` (the owner computes ADK's state delta)
+and prints the rewind event's offset. Settings come from the ``CTXSTREAM_*``
+variables.
 
 Each error is one line on stderr and a non-zero exit: 2 for an argument the
 client refuses, 1 for anything the deployment answers (no such summary, a
@@ -39,7 +42,7 @@ QUIET_LOGGERS = {"aiokafka": logging.CRITICAL, "ctxstream": logging.ERROR, "stre
 
 
 def add_read_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``context`` and ``expand`` to the ``ctxstream`` command's subcommands."""
+    """Add ``context``, ``expand`` and ``rewind`` to the ``ctxstream`` command's subcommands."""
     context = commands.add_parser(
         "context",
         help="print a session's context as its projector assembles it, now or as of an offset",
@@ -73,6 +76,20 @@ def add_read_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     _timeout_argument(expand)
     expand.set_defaults(run=_expand)
 
+    rewind = commands.add_parser(
+        "rewind", help="annul an invocation of a session and everything after it, as ADK does"
+    )
+    rewind.add_argument("session", metavar="SESSION", help="tenant/app/user/session")
+    rewind.add_argument("invocation", metavar="INVOCATION", help="the invocation id to annul")
+    rewind.add_argument(
+        "--min-offset",
+        type=int,
+        metavar="OFFSET",
+        help="the offset of the session's last append the rewind must see",
+    )
+    _timeout_argument(rewind)
+    rewind.set_defaults(run=_rewind)
+
 
 def _timeout_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -90,6 +107,23 @@ def _context(args: argparse.Namespace) -> int:
 
 def _expand(args: argparse.Namespace) -> int:
     return _reading("expand", _print_expanded(args))
+
+
+def _rewind(args: argparse.Namespace) -> int:
+    return _reading("rewind", _print_rewound(args))
+
+
+async def _print_rewound(args: argparse.Namespace) -> None:
+    client = Client(settings=KafkaSettings())
+    try:
+        await client.start()
+        offset = await client.rewind(
+            args.session, args.invocation, min_offset=args.min_offset, timeout_s=args.timeout_s
+        )
+    finally:
+        await client.stop()
+    sys.stdout.write(f"{offset}\n")
+    sys.stdout.flush()
 
 
 async def _print_context(args: argparse.Namespace) -> None:

@@ -28,6 +28,7 @@ from schemas.logged_event import LoggedEvent
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import unique_topic
 from tests.support.events import logged_event, text_event
+from tests.support.http_api import ctxstream_command
 from tests.support.kafka import read_log
 from tests.support.read_worker import VIEW_AGENT, WORKER_LOG
 
@@ -113,3 +114,30 @@ def test_a_rewind_behind_what_a_long_session_holds_is_computed_from_its_history(
     assert contents == rebuild_contents([*appended, rewind], VIEW)
     log = (deployment.data_dir / WORKER_LOG).read_text()
     assert f"session={key} history read: 600 records" in log
+
+
+def test_the_rewind_command_prints_the_offset_and_fails_in_one_line(
+    deployment: ProjectorSettings, client: SyncClient
+) -> None:
+    key = _session_key()
+    events = [
+        text_event("q1", "inv1", 101.0, "first", actions={"stateDelta": {"a": 1}}),
+        text_event("q2", "inv2", 102.0, "second", actions={"stateDelta": {"a": 2}}),
+    ]
+    offsets = client.append_many(key, events)
+    done = ctxstream_command(deployment, "rewind", key, "inv2", "--min-offset", str(offsets[-1]))
+    assert done.returncode == 0, done.stderr
+    log = _logged(deployment, key)
+    assert done.stdout == f"{log[-1].offset}\n"
+    assert log[-1].envelope.event.actions.state_delta == {"a": 1}
+
+    unknown = ctxstream_command(deployment, "rewind", key, "nowhere", "--min-offset", "0")
+    assert unknown.returncode == 1
+    assert unknown.stdout == ""
+    assert len(unknown.stderr.splitlines()) == 1
+    assert "nowhere" in unknown.stderr
+    refused = ctxstream_command(deployment, "rewind", "acme/../u1/s1", "inv1")
+    assert refused.returncode == 2
+    assert len(refused.stderr.splitlines()) == 1
+    assert "session_key" in refused.stderr
+    assert len(_logged(deployment, key)) == len(log)  # nothing more was appended
