@@ -5,8 +5,9 @@ route                                                      what it does
 =========================================================  ===============================
 ``POST /v1/sessions/{session_key}/events``                 append one event -> its offset
 ``POST /v1/sessions/{session_key}/events:batch``           append many, all or none
-``GET  /v1/sessions/{session_key}/context``                the assembled contents
+``GET  /v1/sessions/{session_key}/context``                the assembled contents (or as of)
 ``GET  /v1/sessions/{session_key}/projection``             the projection snapshot
+``GET  /v1/sessions/{session_key}/summaries/{id}/events``  a page of what a summary covers
 ``POST /v1/sessions/{session_key}/rewind``                 annul an invocation -> offset
 ``GET  /v1/tenants/{tenant}/projections:subscribe``        snapshots as server-sent events
 =========================================================  ===============================
@@ -43,6 +44,7 @@ from ctxstream.api.models import (
     AppendedMany,
     ContextAnswer,
     EventBatch,
+    ExpandedEvents,
     RewindRequest,
     documented,
     json_body_of,
@@ -51,10 +53,15 @@ from ctxstream.api.server import ApiServices
 from ctxstream.api.snapshot_stream import StreamPlan, snapshot_events, stream_plan
 from ctxstream.api.sse import with_pings
 from schemas.codec import encode
-from schemas.event import Event, content_to_json
+from schemas.event import MAX_ID_CHARS, Event, content_to_json
 from schemas.json_bounds import INT64_MAX
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams.read_protocol import DEFAULT_READ_WAIT_S, MAX_READ_WAIT_S
+from streams.read_protocol import (
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_READ_WAIT_S,
+    MAX_PAGE_SIZE,
+    MAX_READ_WAIT_S,
+)
 
 _JSON = "application/json"
 _SESSION = "/v1/sessions/{session_key:path}"
@@ -144,19 +151,66 @@ async def context(
     branch: Annotated[str | None, Query(max_length=1_000)] = None,
     include_contents: Literal["default", "none"] = "default",
     min_offset: Annotated[int | None, Query(ge=0, le=INT64_MAX)] = None,
+    as_of: Annotated[int | None, Query(ge=0, le=INT64_MAX)] = None,
     timeout_s: Annotated[float, Query(gt=0, le=MAX_READ_WAIT_S)] = DEFAULT_READ_WAIT_S,
 ) -> Response:
-    """The contents a model request of the session would carry (:meth:`Client.context`)."""
+    """The contents a model request of the session would carry (:meth:`Client.context`).
+
+    With `as_of`, the contents the session had right after its record at that
+    offset (:meth:`Client.context_as_of`); it waits for that offset as
+    `min_offset` does, and the two are not given together.
+    """
     key = session_of(caller, session_key)
-    contents = await services.client.context(
+    if as_of is not None and min_offset is not None:
+        raise ApiError("invalid-argument", "as_of, min_offset: give one of them")
+    if as_of is not None:
+        contents = await services.client.context_as_of(
+            key,
+            as_of,
+            agent=agent,
+            branch=branch,
+            include_contents=include_contents,
+            timeout_s=timeout_s,
+        )
+    else:
+        contents = await services.client.context(
+            key,
+            agent=agent,
+            branch=branch,
+            include_contents=include_contents,
+            min_offset=min_offset,
+            timeout_s=timeout_s,
+        )
+    return _json({"contents": [content_to_json(content) for content in contents]})
+
+
+@router.get(
+    f"{_SESSION}/summaries/{{summary_id}}/events",
+    response_model=ExpandedEvents,
+    responses=READ_RESPONSES,
+    summary="A page of the original events a summary of the session covers",
+)
+async def expand(
+    session_key: SessionPath,
+    summary_id: Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)],
+    services: Services,
+    caller: Authenticated,
+    page_size: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+    page_token: Annotated[str | None, Query(max_length=20)] = None,
+    min_offset: Annotated[int | None, Query(ge=0, le=INT64_MAX)] = None,
+    timeout_s: Annotated[float, Query(gt=0, le=MAX_READ_WAIT_S)] = DEFAULT_READ_WAIT_S,
+) -> Response:
+    """The live raw events the summary covers, stream order, paged (:meth:`Client.expand`)."""
+    key = session_of(caller, session_key)
+    page = await services.client.expand(
         key,
-        agent=agent,
-        branch=branch,
-        include_contents=include_contents,
+        summary_id,
+        page_size=page_size,
+        page_token=page_token,
         min_offset=min_offset,
         timeout_s=timeout_s,
     )
-    return _json({"contents": [content_to_json(content) for content in contents]})
+    return _json(ExpandedEvents(events=page.events, next_page_token=page.next_page_token))
 
 
 @router.get(

@@ -14,6 +14,7 @@ code                       status  when
 ``forbidden``              403     the key's tenant is not the one asked for
 ``not-found``              404     no such route
 ``invocation-not-found``   404     a rewind names an invocation the session never had
+``summary-not-found``      404     an expand names no summary of the session
 ``method-not-allowed``     405     the route exists for another method
 ``too-large``              413     the body is over ``HTTP_MAX_BODY_BYTES``
 ``invalid-argument``       422     a bad session key, event, parameter or body field
@@ -46,6 +47,7 @@ from ctxstream.errors import (
     InvocationNotFoundError,
     NoPartitionOwnerError,
     ReadTimeoutError,
+    SummaryNotFoundError,
     TopicMissingError,
 )
 from schemas.codec import encode
@@ -60,6 +62,7 @@ ErrorCode = Literal[
     "forbidden",
     "not-found",
     "invocation-not-found",
+    "summary-not-found",
     "method-not-allowed",
     "too-large",
     "invalid-argument",
@@ -76,6 +79,7 @@ ERROR_STATUS: Final[Mapping[ErrorCode, int]] = {
     "forbidden": 403,
     "not-found": 404,
     "invocation-not-found": 404,
+    "summary-not-found": 404,
     "method-not-allowed": 405,
     "too-large": 413,
     "invalid-argument": 422,
@@ -134,6 +138,8 @@ def api_error_of(exc: CtxstreamError | KafkaError) -> ApiError:
             return ApiError("unavailable", str(exc))
         case InvocationNotFoundError():
             return ApiError("invocation-not-found", str(exc))
+        case SummaryNotFoundError():
+            return ApiError("summary-not-found", str(exc))
         case ContextReadError():
             return ApiError("read-failed", str(exc))
         case KafkaError():

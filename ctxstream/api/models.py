@@ -65,6 +65,16 @@ class ContextAnswer(BaseModel):
     contents: list[Content]
 
 
+class ExpandedEvents(BaseModel):
+    """A page of the raw events a summary covers, and where the next page starts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    events: list[Event]
+    next_page_token: str | None = None
+    """Pass it as ``page_token`` for the next page; left out on the last page."""
+
+
 #: The error answers every authenticated route may give, for /docs.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": description}

@@ -37,7 +37,7 @@ from schemas.logged_event import LoggedEvent
 from schemas.partitioning import session_partition
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import free_ports, unique_topic
-from tests.support.events import logged_event, text_event
+from tests.support.events import logged_event, summary_event, text_event
 from tests.support.http_api import (
     Server,
     SseEvent,
@@ -259,6 +259,51 @@ async def test_a_rewind_changes_the_context_as_the_rebuild_of_the_log_says(
     assert len(log_after) == len(log)  # nothing refused was appended
 
 
+async def test_as_of_reads_the_context_the_session_had_after_that_offset(api: Api) -> None:
+    key = _key()
+    appended = await append_events(
+        api, key, [*_invocation(1, 100.0), *_invocation(2, 110.0), *_invocation(3, 120.0)]
+    )
+    wait = {"min_offset": str(appended[-1].offset), "timeout_s": str(READ_TIMEOUT_S)}
+    status, answer = await call(api, "GET", f"/v1/sessions/{key}/context", params=wait)
+    assert status == 200, answer
+    for upto in range(len(appended)):
+        as_of = {"as_of": str(appended[upto].offset), "timeout_s": str(READ_TIMEOUT_S)}
+        status, answer = await call(api, "GET", f"/v1/sessions/{key}/context", params=as_of)
+        assert status == 200, answer
+        assert answer == {"contents": _contents(appended[: upto + 1])}, upto
+    both = {"as_of": "1", "min_offset": "1"}
+    status, answer = await call(api, "GET", f"/v1/sessions/{key}/context", params=both)
+    assert (status, answer["error"]) == (422, "invalid-argument"), answer
+    assert "as_of" in answer["reason"]
+
+
+async def test_a_summary_expands_to_the_events_it_covers_page_by_page(api: Api) -> None:
+    key = _key()
+    raw = [*_invocation(1, 100.0), *_invocation(2, 110.0), *_invocation(3, 120.0)]
+    summary = summary_event("sum-1", 100.0, 111.0, 130.0)
+    appended = await append_events(api, key, [*raw, summary])
+    path = f"/v1/sessions/{key}/summaries/sum-1/events"
+    pages: list[Any] = []
+    token: str | None = None
+    while True:
+        params = {"page_size": "3", "min_offset": str(appended[-1].offset)}
+        params.update({"page_token": token} if token else {})
+        status, answer = await call(api, "GET", path, params=params)
+        assert status == 200, answer
+        pages.append(answer)
+        token = answer.get("next_page_token")  # left out on the last page
+        if token is None:
+            break
+    # The summary covers [100, 111]: both events of inv1 and of inv2, none of inv3.
+    covered = [record.envelope.event for record in appended[:4]]
+    listed = [Event.model_validate(event) for page in pages for event in page["events"]]
+    assert listed == covered
+    assert [len(page["events"]) for page in pages] == [3, 1]
+    status, answer = await call(api, "GET", f"/v1/sessions/{key}/summaries/nowhere/events")
+    assert (status, answer["error"]) == (404, "summary-not-found"), answer
+
+
 # -- subscriptions --------------------------------------------------------------
 
 
@@ -411,6 +456,7 @@ ROUTES: Final = [
     ("GET", "/v1/sessions/{key}/context", None),
     ("GET", "/v1/sessions/{key}/projection", None),
     ("POST", "/v1/sessions/{key}/rewind", {"before_invocation_id": "inv1"}),
+    ("GET", "/v1/sessions/{key}/summaries/s1/events", None),
     ("GET", "/v1/tenants/{tenant}/projections:subscribe", None),
 ]
 
@@ -674,6 +720,7 @@ def test_the_openapi_document_lists_every_route(api: Api) -> None:
         "/v1/sessions/{session_key}/context",
         "/v1/sessions/{session_key}/projection",
         "/v1/sessions/{session_key}/rewind",
+        "/v1/sessions/{session_key}/summaries/{summary_id}/events",
         "/v1/tenants/{tenant}/projections:subscribe",
     }
     assert "Event" in document["components"]["schemas"]
