@@ -85,7 +85,8 @@ def retained(
     records = log.records.released(records_cut)
     held = _named(records.tail)
     ids = _named(gone) - held
-    released = log.released.with_ids(ids)
+    # The view adds the covered calls it lets go: the log and the view share one set.
+    view = released_tools(projection.view, first.offset, log.released.with_ids(ids))
     invocations = {value for kind, value in ids if kind == "invocation"}
     calls = {value for kind, value in ids if kind == "call"}
     requests = {value for kind, value in ids if kind == "request"}
@@ -101,13 +102,12 @@ def retained(
             invocations=_without(order.invocations, invocations),
             call_positions=_without(order.call_positions, calls),
         ),
-        released=released,
+        released=view.released,
     )
-    view = released_tools(projection.view, first.offset, released)
     summaries = projection.summaries
     return replace(
         projection,
-        log=replace(kept, released=view.released),
+        log=kept,
         invocations=released_invocations(projection.invocations, invocations),
         summaries=replace(summaries, request_ids=_without(summaries.request_ids, requests)),
         view=replace(view, call_ids=view.call_ids.difference(calls)),

@@ -801,20 +801,23 @@ def rebuild_session(
     size = 0
     if history is not None:
         projection, size = _whole_fold(projection, history, header.last_offset)
-    elif header.base:
-        raw_checkpoint = read(partition, checkpoint_key(key))
-        if raw_checkpoint is None:
-            raise LookupError(f"session {shown(key)}: its checkpoint is missing")
-        projection = decode_state(raw_checkpoint)
-        size = len(raw_checkpoint) * CHECKPOINT_RETAINED_FACTOR
-    for number in range(header.base, header.chunks) if history is None else ():
-        chunk = read(partition, chunk_key(key, number))
-        if chunk is None:
-            raise LookupError(f"session {shown(key)}: chunk {number} of {header.chunks} is missing")
-        for stored in decode_chunk(chunk):
-            envelope, record_size = decode_envelope_sized(stored.envelope)
-            projection = apply(projection, LoggedEvent(stored.offset, envelope))
-            size += record_size
+    else:
+        if header.base:
+            raw_checkpoint = read(partition, checkpoint_key(key))
+            if raw_checkpoint is None:
+                raise LookupError(f"session {shown(key)}: its checkpoint is missing")
+            projection = decode_state(raw_checkpoint)
+            size = len(raw_checkpoint) * CHECKPOINT_RETAINED_FACTOR
+        for number in range(header.base, header.chunks):
+            chunk = read(partition, chunk_key(key, number))
+            if chunk is None:
+                raise LookupError(
+                    f"session {shown(key)}: chunk {number} of {header.chunks} is missing"
+                )
+            for stored in decode_chunk(chunk):
+                envelope, record_size = decode_envelope_sized(stored.envelope)
+                projection = apply(projection, LoggedEvent(stored.offset, envelope))
+                size += record_size
     request = None
     raw_request = read(partition, request_key(key))
     if raw_request is not None:
