@@ -36,7 +36,8 @@ import orjson
 from aiokafka import AIOKafkaProducer
 
 from ctxstream.context_reads import ContextReads
-from ctxstream.errors import InvalidEventError
+from ctxstream.errors import InvalidArgumentError, InvalidEventError
+from ctxstream.fork_request import fork_record
 from ctxstream.rewind_request import checked_invocation_id, rewind_event
 from ctxstream.subscription import CONNECT_TIMEOUT_S, Subscribed, subscription
 from ctxstream.subscription_request import OffsetArgument, TimeArgument, subscription_request
@@ -237,6 +238,51 @@ class Client:
             state_delta=state_delta,
         )
         return await self.append(session_key, event)
+
+    async def fork(
+        self,
+        session_key: str,
+        at_offset: int,
+        new_session_key: str,
+        *,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> Offset:
+        """Start `new_session_key` as a fork of `session_key` up to `at_offset`; the fork's offset.
+
+        The new session's history is the source's records at offsets up to
+        `at_offset` (an offset :meth:`append` returned for the source), then
+        its own: one fork record names the source (:mod:`projections.fork`),
+        nothing is copied. Its context, state, counters and compaction go on
+        from the source's as they were at `at_offset`; the two diverge after.
+        Before appending, the source's owner is asked to have folded
+        `at_offset` (so the offset is the source's, committed) and the new
+        session's owner to show it has no records yet.
+
+        Raises:
+            InvalidArgumentError: A key is refused, the keys are of two tenants
+                or the same, `at_offset` is not an offset, the source has no
+                record up to `at_offset`, or the new session has records
+                already (nothing was appended).
+            ReadTimeoutError, NoPartitionOwnerError: An owner could not be asked.
+            RuntimeError: The client is not started.
+        """
+        event = fork_record(
+            session_key,
+            at_offset,
+            new_session_key,
+            event_id=uuid.uuid4().hex,
+            timestamp=time.time(),
+        )
+        source = await self.projection(session_key, at_offset, timeout_s=timeout_s)
+        if source.last_offset == -1:
+            raise InvalidArgumentError(f"session_key: {session_key!r} has no records to fork")
+        target = await self.projection(new_session_key, timeout_s=timeout_s)
+        if target.last_offset != -1:
+            raise InvalidArgumentError(
+                f"new_session_key: {new_session_key!r} has records already "
+                f"(up to offset {target.last_offset}); a fork starts a new session"
+            )
+        return await self.append(new_session_key, event)
 
     async def context(
         self,
@@ -449,6 +495,19 @@ class SyncClient:
             self._client.rewind(
                 session_key, before_invocation_id, min_offset=min_offset, timeout_s=timeout_s
             )
+        )
+
+    def fork(
+        self,
+        session_key: str,
+        at_offset: int,
+        new_session_key: str,
+        *,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> Offset:
+        """:meth:`Client.fork`, blocking."""
+        return self._run(
+            self._client.fork(session_key, at_offset, new_session_key, timeout_s=timeout_s)
         )
 
     def context(

@@ -1,4 +1,4 @@
-"""The ``ctxstream context``, ``expand`` and ``rewind`` commands: the session's owner asked.
+"""The ``ctxstream context``, ``expand``, ``rewind`` and ``fork`` commands: the owners asked.
 
 ``context SESSION [--as-of OFFSET] [--agent A] [--branch B] [--json]`` prints
 what :meth:`~ctxstream.Client.context` (or, with ``--as-of``,
@@ -7,8 +7,9 @@ what :meth:`~ctxstream.Client.context` (or, with ``--as-of``,
 returns, page after page. Text or JSON as :mod:`ctxstream.read_text` writes
 them. ``rewind SESSION INVOCATION [--min-offset OFFSET]`` annuls an invocation
 with :meth:`~ctxstream.Client.rewind` (the owner computes ADK's state delta)
-and prints the rewind event's offset. Settings come from the ``CTXSTREAM_*``
-variables.
+and prints the rewind event's offset; ``fork SESSION OFFSET NEW_SESSION``
+starts a fork with :meth:`~ctxstream.Client.fork` and prints the fork
+record's offset. Settings come from the ``CTXSTREAM_*`` variables.
 
 Each error is one line on stderr and a non-zero exit: 2 for an argument the
 client refuses, 1 for anything the deployment answers (no such summary, a
@@ -42,7 +43,7 @@ QUIET_LOGGERS = {"aiokafka": logging.CRITICAL, "ctxstream": logging.ERROR, "stre
 
 
 def add_read_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``context``, ``expand`` and ``rewind`` to the ``ctxstream`` command's subcommands."""
+    """Add ``context``, ``expand``, ``rewind`` and ``fork`` to the ``ctxstream`` subcommands."""
     context = commands.add_parser(
         "context",
         help="print a session's context as its projector assembles it, now or as of an offset",
@@ -90,6 +91,17 @@ def add_read_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     _timeout_argument(rewind)
     rewind.set_defaults(run=_rewind)
 
+    fork = commands.add_parser(
+        "fork", help="start a new session as a fork of a session up to an offset of it"
+    )
+    fork.add_argument("session", metavar="SESSION", help="the source, tenant/app/user/session")
+    fork.add_argument(
+        "at_offset", metavar="OFFSET", type=int, help="the source's last offset the fork keeps"
+    )
+    fork.add_argument("new_session", metavar="NEW_SESSION", help="the fork's own session key")
+    _timeout_argument(fork)
+    fork.set_defaults(run=_fork)
+
 
 def _timeout_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -111,6 +123,23 @@ def _expand(args: argparse.Namespace) -> int:
 
 def _rewind(args: argparse.Namespace) -> int:
     return _reading("rewind", _print_rewound(args))
+
+
+def _fork(args: argparse.Namespace) -> int:
+    return _reading("fork", _print_forked(args))
+
+
+async def _print_forked(args: argparse.Namespace) -> None:
+    client = Client(settings=KafkaSettings())
+    try:
+        await client.start()
+        offset = await client.fork(
+            args.session, args.at_offset, args.new_session, timeout_s=args.timeout_s
+        )
+    finally:
+        await client.stop()
+    sys.stdout.write(f"{offset}\n")
+    sys.stdout.flush()
 
 
 async def _print_rewound(args: argparse.Namespace) -> None:

@@ -135,6 +135,7 @@ from projections.token_threshold import (
 from schemas.codec import MAX_RECORD_BYTES, encode
 from schemas.compaction_request import (
     CompactionRequest,
+    InheritedEvent,
     compaction_request_id,
     seed_problem,
 )
@@ -544,13 +545,23 @@ def compaction_request(
     Raises:
         ValueError: an event of the window is not a live event of `projection` (a bug).
     """
-    offsets: Mapping[int, Offset] = {
-        id(record.envelope.event): record.offset for record in projection.log.live[start:]
+    records: Mapping[int, LoggedEvent] = {
+        id(record.envelope.event): record for record in projection.log.live[start:]
     }
     try:
-        event_offsets = tuple(offsets[id(event)] for event in window.summarized_events)
+        window_records = [records[id(event)] for event in window.summarized_events]
     except KeyError as exc:
         raise ValueError("a window event is not a live event of the projection") from exc
+    event_offsets = tuple(record.offset for record in window_records)
+    inherited = tuple(
+        InheritedEvent(
+            offset=record.offset,
+            session_key=record.envelope.session_key,
+            origin_offset=record.origin_offset,
+        )
+        for record in window_records
+        if record.origin_offset is not None
+    )
     seed = window.seed
     if seed is not None and seed.content is not None and seed_problem(seed.content) is not None:
         return None
@@ -565,6 +576,8 @@ def compaction_request(
         end_timestamp=window.end_timestamp,
         seed=None if seed is None else carried_seed(seed),
         decided_at_offset=decided_at_offset,
+        inherited=inherited,
+        fork_offset=projection.forked_at if inherited else None,
     )
     return request if len(encode(request)) <= MAX_RECORD_BYTES else None
 

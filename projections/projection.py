@@ -65,6 +65,7 @@ from projections.context_view import (
     rebuild_view,
     view_contents,
 )
+from projections.fork import INHERITING, fork_source
 from projections.gate_memo import GateMemo, after_live_event
 from projections.in_flight import InFlightRequest
 from projections.invocations import InvocationCounts, count_invocations
@@ -81,7 +82,7 @@ from projections.summary_ledger import (
     note_summary,
     summary_ledger,
 )
-from projections.summary_request import refused_request_id, summary_request_id
+from projections.summary_request import REFUSAL_AUTHOR, refused_request_id, summary_request_id
 from projections.token_usage import TokenTally, add_reported, observe_live, recount_last
 from schemas.compaction_request import CompactionRequest
 from schemas.errors import SessionMismatchError
@@ -111,6 +112,8 @@ class SessionProjection:
         gate_memo: Why no compaction window can pass the size gate yet, when
             the decision found out (None: not known, select again).
         view: The incremental context view.
+        forked_at: The offset of the session's fork record, when it is a
+            fork (:mod:`projections.fork`).
     """
 
     session_key: SessionKey
@@ -124,6 +127,7 @@ class SessionProjection:
     refused_requests: PSet[str] = field(default_factory=pset)
     gate_memo: GateMemo | None = None
     view: ContextView = field(default_factory=ContextView)
+    forked_at: Offset | None = None
 
 
 def empty_projection(
@@ -140,10 +144,18 @@ def empty_projection(
 def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjection:
     """The projection after one more event of its session.
 
+    A fork record (:mod:`projections.fork`) applies to a projection that
+    folded its inherited records from :func:`inheriting`; a fork record
+    after the session's own records changes nothing but the offset.
+
     Raises:
-        SessionMismatchError: `record` belongs to another session (a bug).
+        SessionMismatchError: `record` belongs to another session and was
+            not inherited (a bug).
+        NeedsHistory: `record` is a fork record and the records it inherits
+            are not folded yet (the caller folds them first).
+        ForkError: `record` is a malformed fork record.
     """
-    if record.envelope.session_key != projection.session_key:
+    if record.envelope.session_key != projection.session_key and record.origin_offset is None:
         raise SessionMismatchError(
             projection_key=projection.session_key, event_key=record.envelope.session_key
         )
@@ -153,6 +165,8 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
     refused = refused_request_id(event)
     if refused is not None:
         return _refused(projection, record.offset, refused)
+    if event.author == REFUSAL_AUTHOR and fork_source(record.envelope) is not None:
+        return _forked(projection, record.offset)
     if event.partial:  # what ADK's session service never stores (reference §11.1)
         return replace(projection, last_offset=record.offset)
     released = projection.log.released
@@ -205,7 +219,26 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
             projection.log.first_positions,
         ),
         view=note_live_event(projection.view, record, log.live),
+        forked_at=projection.forked_at,
     )
+
+
+def inheriting(projection: SessionProjection) -> SessionProjection:
+    """`projection` (of a session without records) ready to fold the records a fork inherits."""
+    return replace(projection, last_offset=INHERITING)
+
+
+def _forked(projection: SessionProjection, offset: Offset) -> SessionProjection:
+    """The projection after its fork record: the inherited history becomes the session's.
+
+    The source's in-flight request is not the fork's (its summary goes to the
+    source), so the fork decides anew.
+    """
+    if projection.last_offset == NO_OFFSET:
+        raise NeedsHistory("the records a fork inherits")
+    if projection.last_offset >= 0:  # not the session's first record: nothing to inherit
+        return replace(projection, last_offset=offset)
+    return replace(projection, last_offset=offset, in_flight=None, gate_memo=None, forked_at=offset)
 
 
 def _refused(projection: SessionProjection, offset: Offset, request_id: str) -> SessionProjection:
@@ -242,6 +275,7 @@ def _recomputed(
         refused_requests=projection.refused_requests,
         gate_memo=None,
         view=rebuild_view(projection.view.request, log.live),
+        forked_at=projection.forked_at,
     )
 
 

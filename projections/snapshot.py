@@ -50,7 +50,8 @@ def compaction_boundary(summary: LoggedEvent) -> CompactionBoundary:
         raise ValueError(f"event {event.id!r} at offset {summary.offset} is not a summary event")
     return CompactionBoundary(
         summary_event_id=event.id,
-        summary_offset=summary.offset,
+        summary_offset=summary.offset if summary.origin_offset is None else summary.origin_offset,
+        inherited_from=None if summary.origin_offset is None else summary.envelope.session_key,
         start_timestamp=compaction.start_timestamp,
         end_timestamp=compaction.end_timestamp,
         request_id=summary_request_id(event),

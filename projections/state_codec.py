@@ -11,7 +11,9 @@ bytes              what
 4 (big endian)     length of the document
 document           compact JSON: every part but the records and the released
                    ids, records named by offset, floats that are not finite
-                   as strings
+                   as strings; ``origins`` (only if any) maps the offset of
+                   each record a fork inherited to its offset on its own
+                   session's partition (:mod:`projections.fork`)
 4 (big endian)     length of the released ids
 released ids       their digests, 8 bytes each (:mod:`projections.released_ids`)
 the rest           each record: offset (8 bytes), length (4 bytes), its
@@ -89,6 +91,15 @@ def encode_state(projection: SessionProjection) -> bytes:
         "gate_memo": _gate_memo(projection.gate_memo),
         "view": _view(projection.view, records),
     }
+    origins = {
+        str(offset): record.origin_offset
+        for offset, record in records.items()
+        if record.origin_offset is not None
+    }
+    if origins:  # records a fork inherited: where each is on its own session's partition
+        document["origins"] = origins
+    if projection.forked_at is not None:
+        document["forked_at"] = projection.forked_at
     body = orjson.dumps(document)
     ids = projection.log.released.to_bytes()
     parts = [MARK, _LENGTH.pack(len(body)), body, _LENGTH.pack(len(ids)), ids]
@@ -114,7 +125,8 @@ def decode_state(raw: bytes) -> SessionProjection:
         (ids_length,) = _LENGTH.unpack_from(raw, start + length)
         ids_start = start + length + _LENGTH.size
         released = ReleasedIds.from_bytes(raw[ids_start : ids_start + ids_length])
-        records = dict(_records(raw, ids_start + ids_length))
+        origins = {int(offset): Offset(at) for offset, at in document.get("origins", {}).items()}
+        records = dict(_records(raw, ids_start + ids_length, origins))
         return _projection(document, records, released)
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, struct.error) as exc:
         raise StateDecodeError(f"projection state unreadable: {exc}") from exc
@@ -231,14 +243,16 @@ def _unfloat(value: float | str) -> float:
     return float(value)
 
 
-def _records(raw: bytes, position: int) -> Iterator[tuple[int, LoggedEvent]]:
+def _records(
+    raw: bytes, position: int, origins: Mapping[int, Offset]
+) -> Iterator[tuple[int, LoggedEvent]]:
     view = memoryview(raw)
     while position < len(raw):
         offset, length = _RECORD_HEAD.unpack_from(view, position)
         position += _RECORD_HEAD.size
         envelope = Envelope.model_validate_json(bytes(view[position : position + length]))
         position += length
-        yield offset, LoggedEvent(Offset(offset), envelope)
+        yield offset, LoggedEvent(Offset(offset), envelope, origins.get(offset))
 
 
 def _held(offsets: Sequence[int], records: Mapping[int, LoggedEvent]) -> PVector[LoggedEvent]:
@@ -302,6 +316,7 @@ def _projection(
         refused_requests=pset(document["refused"]),
         gate_memo=_gate_memo_of(document["gate_memo"]),
         view=_view_of(document["view"], records, released),
+        forked_at=None if document.get("forked_at") is None else Offset(document["forked_at"]),
     )
 
 

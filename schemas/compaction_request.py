@@ -10,12 +10,22 @@ summarizer is handed verbatim) is bounded in parts and characters.
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Final, Literal, Self
+from typing import Annotated, Any, Final, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, field_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    Strict,
+    field_serializer,
+    model_serializer,
+    model_validator,
+)
 
 from schemas.envelope import ValidSessionKey
 from schemas.event import Content, JsonObject, content_as_given
+from schemas.json_bounds import INT64_MAX, INT64_MIN
 from schemas.keys import Offset, SessionKey, TenantId, check_tenant_owns_session
 from schemas.numbers import FiniteFloat, LogOffset
 
@@ -82,6 +92,28 @@ class SummarySeed(BaseModel):
         return content_as_given(content)
 
 
+InheritedOffset = Annotated[Offset, Strict(), Field(ge=INT64_MIN, lt=0)]
+"""A window event's place in a fork's inherited history: negative, counted back from the fork."""
+
+
+WindowOffset = Annotated[Offset, Strict(), Field(ge=INT64_MIN, le=INT64_MAX)]
+"""An event of a window: its offset, or its inherited place (:data:`InheritedOffset`)."""
+
+
+class InheritedEvent(BaseModel):
+    """Where a window event that a fork inherited is on `events`.
+
+    Example: ``{"offset": -3, "session_key": "acme/s1", "origin_offset": 41}``:
+    the fork's inherited event ``-3`` is offset 41 of session ``acme/s1``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    offset: InheritedOffset
+    session_key: ValidSessionKey
+    origin_offset: LogOffset
+
+
 class CompactionRequest(BaseModel):
     """A projector's decision that one range of one session should be summarized.
 
@@ -90,6 +122,11 @@ class CompactionRequest(BaseModel):
     id is derived from the session and the offsets, so deciding the same
     window twice yields the same id and the projector can apply at most one
     summary per request.
+
+    A fork's window may hold events it inherited (:mod:`projections.fork`):
+    their offsets are negative, `inherited` says where each is on the log,
+    and `fork_offset` is the fork's own first record, from which the
+    summarizer reads the fork's records.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -100,7 +137,8 @@ class CompactionRequest(BaseModel):
     session_key: ValidSessionKey
     trigger: CompactionTrigger
     # Offsets of the events handed to the summarizer, in the order handed.
-    event_offsets: tuple[LogOffset, ...] = Field(min_length=1)
+    # (Negative: an inherited event, which `inherited` names.)
+    event_offsets: tuple[WindowOffset, ...] = Field(min_length=1)
     event_ids: tuple[str, ...]
     start_timestamp: FiniteFloat
     end_timestamp: FiniteFloat
@@ -108,6 +146,8 @@ class CompactionRequest(BaseModel):
     # The offset of the event whose application decided this request.
     decided_at_offset: LogOffset
     attempt: Attempt = 1
+    inherited: tuple[InheritedEvent, ...] = ()
+    fork_offset: LogOffset | None = None
 
     @model_validator(mode="after")
     def _tenant_owns_session(self) -> Self:
@@ -122,14 +162,43 @@ class CompactionRequest(BaseModel):
             )
         return self
 
+    @model_serializer(mode="wrap")
+    def _without_fork_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A request of a session that is no fork is written as before forks existed.
+        data: dict[str, Any] = handler(self)
+        if not self.inherited:
+            data.pop("inherited", None)
+            data.pop("fork_offset", None)
+        return data
+
+    @model_validator(mode="after")
+    def _inherited_named(self) -> Self:
+        named = {event.offset for event in self.inherited}
+        negative = {offset for offset in self.event_offsets if offset < 0}
+        if named != negative or len(named) != len(self.inherited):
+            raise ValueError(
+                "inherited must name each negative event offset once: "
+                f"{sorted(negative)} in the window, {sorted(named)} named"
+            )
+        if (self.fork_offset is None) != (not self.inherited):
+            raise ValueError("fork_offset is set exactly when the window holds inherited events")
+        for event in self.inherited:
+            check_tenant_owns_session(self.tenant, event.session_key)
+        return self
+
     @property
     def start_offset(self) -> Offset:
-        """The first offset the summarizer reads."""
+        """The first offset of the window (negative when it starts with inherited events)."""
         return min(self.event_offsets)
 
     @property
+    def read_offset(self) -> Offset:
+        """The offset from which the summarizer reads the session's own records."""
+        return self.fork_offset if self.fork_offset is not None else self.start_offset
+
+    @property
     def end_offset(self) -> Offset:
-        """The last offset the summarizer reads."""
+        """The last offset of the window."""
         return max(self.event_offsets)
 
 

@@ -16,12 +16,18 @@ AppliedOffset = Annotated[Offset, Strict(), Field(ge=-1, le=INT64_MAX)]
 
 
 class CompactionBoundary(BaseModel):
-    """The latest surviving summary: the range of raw events it masks."""
+    """The latest surviving summary: the range of raw events it masks.
+
+    `summary_offset` is the summary's offset on its session's partition; a
+    summary a fork inherited is another session's record, which
+    `inherited_from` names.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     summary_event_id: str
     summary_offset: LogOffset
+    inherited_from: ValidSessionKey | None = None
     start_timestamp: FiniteFloat
     end_timestamp: FiniteFloat
     request_id: str | None = None

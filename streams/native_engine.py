@@ -582,8 +582,9 @@ class NativeProjector:
         records = await self._read_history.records(
             partition, session_key, header.first_offset, header.last_offset + 1
         )
+        line = await self._read_history.inherited(records[0] if records else None, self._partitions)
         return rebuild_session(
-            self._settings, session_key, partition, read, history=records
+            self._settings, session_key, partition, read, history=records, inherited=line
         ).projection
 
     def table_entries(self) -> dict[int, dict[bytes, bytes]]:

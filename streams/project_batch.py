@@ -62,6 +62,7 @@ from projections.projection import (
     SessionProjection,
     apply,
     empty_projection,
+    inheriting,
     note_request,
 )
 from projections.retained_vector import NeedsHistory
@@ -388,6 +389,11 @@ class BatchProjector:
         self._quarantined: dict[SessionId, str] = {}
 
     @property
+    def partitions(self) -> int:
+        """The `events` topic's partition count."""
+        return self._partitions
+
+    @property
     def quarantined(self) -> dict[SessionId, str]:
         """Sessions whose stored entries could not be read back, with the reason."""
         return dict(self._quarantined)
@@ -432,6 +438,7 @@ class BatchProjector:
         read: TableReader,
         outcome: BatchOutcome,
         history: Sequence[SourceRecord] | None = None,
+        inherited: Sequence[LoggedEvent] | None = None,
     ) -> None:
         """Decode and fold one session's records of the batch (one key, one partition).
 
@@ -455,7 +462,7 @@ class BatchProjector:
         reason = self._quarantined.get(session_id)
         if reason is None:
             try:
-                self._project_session(session_id, decoded, read, outcome, history)
+                self._project_session(session_id, decoded, read, outcome, history, inherited)
             except _HistoryNeeded as needed:
                 if history is None:
                     sources = [item.source for item in decoded]
@@ -485,6 +492,7 @@ class BatchProjector:
         read: TableReader,
         outcome: BatchOutcome,
         history: Sequence[SourceRecord] | None = None,
+        inherited: Sequence[LoggedEvent] | None = None,
     ) -> CachedSession:
         """The session from the cache, else rebuilt from the table (or from `history`).
 
@@ -496,7 +504,9 @@ class BatchProjector:
             partition, key = session_id
             started = time.perf_counter()
             try:
-                rebuilt = rebuild_session(self._settings, key, partition, read, history=history)
+                rebuilt = rebuild_session(
+                    self._settings, key, partition, read, history=history, inherited=inherited
+                )
             except NeedsHistory as exc:
                 header = stored_header(key, partition, read)
                 raise _HistoryNeeded(header.first_offset, Offset(header.last_offset + 1)) from exc
@@ -529,6 +539,7 @@ class BatchProjector:
         read: TableReader,
         outcome: BatchOutcome,
         history: Sequence[SourceRecord] | None = None,
+        inherited: Sequence[LoggedEvent] | None = None,
     ) -> None:
         """Fold one session's records; what it writes reaches `outcome` only if it all succeeds.
 
@@ -537,8 +548,9 @@ class BatchProjector:
                 (quarantine); a record's own failure is dead-lettered instead.
         """
         partition, key = session_id
-        session = self._session(session_id, read, outcome, history)
+        session = self._session(session_id, read, outcome, history, inherited)
         config = session.config
+        was_fork = session.projection.forked_at is not None
         projection = session.projection
         limit = self._settings.session_max_bytes
         new: list[StoredRecord] = []
@@ -595,7 +607,10 @@ class BatchProjector:
         writes: list[TableWrite] = []
         if first_redelivered is not None:
             writes.extend(self._chunks_again(key, session, first_redelivered, read))
-        checkpoint = _checkpoint(key, projection, config) if new else None
+        # A batch that made the session a fork checkpoints it, so that a restore does not
+        # read the source's history again.
+        forked = not was_fork and projection.forked_at is not None
+        checkpoint = _checkpoint(key, projection, config, force=forked) if new else None
         if checkpoint is not None:
             kept = len(checkpoint[0].log.records.tail)
             held = max(len(projection.log.records.tail), 1)
@@ -651,6 +666,7 @@ class BatchProjector:
         history: Sequence[SourceRecord],
         read: TableReader,
         outcome: BatchOutcome,
+        inherited: Sequence[LoggedEvent] | None = None,
     ) -> None:
         """Fold `need`'s records of the batch on its projection rebuilt from `history`.
 
@@ -661,9 +677,15 @@ class BatchProjector:
         retention then releases again. A history that does not start at the
         session's first record (the log's retention deleted it) quarantines
         the session and dead-letters its records. Never raises.
+
+        With `inherited` (the session is a fork: what it inherits, which the
+        shell read from its source's partition) the rebuild folds those first;
+        a new session's `history` is empty (``need.first_offset`` is -1) and
+        its fork record is in the batch.
         """
         session_id: SessionId = (need.partition, need.session_key)
-        if not history or history[0].offset != need.first_offset:
+        new_session = need.first_offset == NO_OFFSET
+        if not new_session and (not history or history[0].offset != need.first_offset):
             first = history[0].offset if history else need.end_offset
             topic = need.group[0].topic if need.group else "events"
             self._quarantine(
@@ -672,7 +694,7 @@ class BatchProjector:
                 f"{first} are no longer on {topic}, and its projection released them "
                 f"(from offset {need.first_offset})",
             )
-        self._project_group(need.partition, need.group, read, outcome, history)
+        self._project_group(need.partition, need.group, read, outcome, history, inherited)
 
     @staticmethod
     def _chunks_again(
@@ -719,16 +741,16 @@ def _header(session: CachedSession) -> bytes:
 
 
 def _checkpoint(
-    key: SessionKey, projection: SessionProjection, config: CompactionConfig
+    key: SessionKey, projection: SessionProjection, config: CompactionConfig, *, force: bool = False
 ) -> tuple[SessionProjection, bytes] | None:
-    """The released projection and its bytes, when retention releases anything now.
+    """The released projection and its bytes, when retention releases anything now (or `force`).
 
     A failure to release or encode keeps the whole projection (logged): the
     session folds on as before and tries again at its next batch.
     """
     try:
         released = retained(projection, config)
-        if released is projection:
+        if released is projection and not force:
             return None
         return released, encode_state(released)
     except Exception:
@@ -755,6 +777,21 @@ def _whole_fold(
     return projection, size
 
 
+def _inherit(
+    projection: SessionProjection, records: Sequence[LoggedEvent]
+) -> tuple[SessionProjection, int]:
+    """`projection` (of a session without records) with a fork's inherited `records` folded."""
+    projection = inheriting(projection)
+    size = 0
+    for record in records:
+        try:
+            projection = apply(projection, record)
+        except Exception:  # noqa: BLE001, S112 - refused in its own session; refused again
+            continue
+        size += len(encode(record.envelope))
+    return projection, size
+
+
 def replace_waiting(projection: SessionProjection, waiting: SessionProjection) -> SessionProjection:
     """`projection` waiting on `waiting`'s in-flight request, nothing else moved."""
     return replace(projection, in_flight=waiting.in_flight)
@@ -773,6 +810,7 @@ def rebuild_session(
     read: TableReader,
     *,
     history: Sequence[SourceRecord] | None = None,
+    inherited: Sequence[LoggedEvent] | None = None,
 ) -> CachedSession:
     """A session's projection restored from the table, waiting on its stored request.
 
@@ -784,7 +822,8 @@ def rebuild_session(
     `events` up to its last applied offset) the projection is the whole fold
     of those instead, and the table gives only the header and the request;
     records that no longer decode or apply are passed over, as they were when
-    they came (dead-lettered then).
+    they came (dead-lettered then). With `inherited` (the session is a fork)
+    the records it inherits are folded first (:func:`~projections.projection.inheriting`).
 
     Raises:
         NeedsHistory: A record since the checkpoint needs records the
@@ -794,13 +833,17 @@ def rebuild_session(
         Exception: A stored value is not what the table layout says.
     """
     projection = empty_projection(key, settings.view_request_for(key))
+    size = 0
+    if inherited is not None:
+        projection, size = _inherit(projection, inherited)
     raw_header = read(partition, header_key(key))
     if raw_header is None:
-        return CachedSession(projection, partition, 0, 0, None, settings.compaction_for(key))
+        config = settings.compaction_for(key)
+        return CachedSession(projection, partition, 0, 0, None, config, size)
     header = decode_header(raw_header)
-    size = 0
     if history is not None:
-        projection, size = _whole_fold(projection, history, header.last_offset)
+        projection, own_size = _whole_fold(projection, history, header.last_offset)
+        size += own_size
     else:
         if header.base:
             raw_checkpoint = read(partition, checkpoint_key(key))

@@ -17,6 +17,13 @@ and its last, other sessions' records included: it is the rare path (a
 session's own history, read once, after which the projection releases
 again). A range whose start the log's retention deleted is read from the log
 start; the batch step then quarantines the session, saying so.
+
+A fork (:mod:`projections.fork`) asks for its history when its fork record
+is folded (or when it is restored without a checkpoint): the records it
+inherits are its source's up to the fork's offset, read from the source's
+partition from the log start (the source's first offset is not known here),
+and, when the source is a fork too, its source's before them, and so on up
+the line (at most :data:`MAX_FORK_DEPTH` sessions).
 """
 
 from __future__ import annotations
@@ -28,15 +35,31 @@ from typing import Any, Final
 
 from aiokafka import ConsumerRecord
 
+from projections.fork import ForkError, ForkSource, fork_source, inherited
 from schemas.committed_range import CommittedRangeReader
 from schemas.keys import SessionKey
-from streams.project_batch import BatchOutcome, BatchProjector, SourceRecord, TableReader
+from schemas.logged_event import LoggedEvent
+from schemas.partitioning import session_partition
+from streams.project_batch import (
+    BatchOutcome,
+    BatchProjector,
+    DecodedRecord,
+    SourceRecord,
+    TableReader,
+    decode_record,
+)
 from streams.projector_settings import ProjectorSettings
 
 logger = logging.getLogger(__name__)
 
 #: How long reading one session's history may take before the batch fails (and is retried).
 HISTORY_READ_TIMEOUT_S: Final = 300.0
+#: Sessions a fork's line may hold: a longer line (or a cycle) is refused.
+MAX_FORK_DEPTH: Final = 64
+
+
+class ForkLineError(ValueError):
+    """A fork's line of sources is longer than :data:`MAX_FORK_DEPTH` (or a cycle)."""
 
 
 class SessionHistory:
@@ -66,10 +89,38 @@ class SessionHistory:
         while outcome.history_needed:
             needs, outcome.history_needed = outcome.history_needed, []
             for need in needs:
-                records = await self.records(
-                    need.partition, need.session_key, need.first_offset, need.end_offset
-                )
-                projector.project_history(need, records, read, outcome)
+                records: list[SourceRecord] = []
+                if need.first_offset >= 0:  # else a new session: the batch holds its first record
+                    records = await self.records(
+                        need.partition, need.session_key, need.first_offset, need.end_offset
+                    )
+                head = records[0] if records else need.group[0] if need.group else None
+                line = await self.inherited(head, projector.partitions)
+                projector.project_history(need, records, read, outcome, line)
+
+    async def inherited(
+        self, head: SourceRecord | None, partitions: int
+    ) -> list[LoggedEvent] | None:
+        """What the session whose first record is `head` inherits, None when it is no fork.
+
+        Raises:
+            ForkLineError: The fork's line is too long.
+        """
+        source = _fork_of(head)
+        if source is None:
+            return None
+        return inherited(await self._line(source, partitions, MAX_FORK_DEPTH))
+
+    async def _line(self, source: ForkSource, partitions: int, depth: int) -> list[LoggedEvent]:
+        """`source`'s history up to its offset: what it inherited, then its own records."""
+        if depth <= 0:
+            raise ForkLineError(f"a fork's line holds more than {MAX_FORK_DEPTH} sessions")
+        partition = session_partition(source.session_key.encode(), partitions)
+        own = await self.records(partition, source.session_key, 0, source.offset + 1)
+        decoded = [item for item in map(decode_record, own) if isinstance(item, DecodedRecord)]
+        parent = _fork_of(own[0]) if own else None
+        before = [] if parent is None else await self._line(parent, partitions, depth - 1)
+        return [*before, *(item.logged for item in decoded)]
 
     async def records(
         self, partition: int, session_key: SessionKey, first_offset: int, end_offset: int
@@ -126,3 +177,16 @@ class SessionHistory:
             await reader.start()
             self._reader = reader
         return self._reader
+
+
+def _fork_of(record: SourceRecord | None) -> ForkSource | None:
+    """The source `record` forks from, None when it is none (or not a valid fork record)."""
+    if record is None:
+        return None
+    decoded = decode_record(record)
+    if not isinstance(decoded, DecodedRecord):
+        return None
+    try:
+        return fork_source(decoded.logged.envelope)
+    except ForkError:
+        return None  # folding it refuses it, saying why

@@ -21,13 +21,18 @@ Cost: O(records up to the offset), the refold's.
 
 Example (offset:event): a projection of ``3:a 5:b 9:c`` as of offset 6 is
 the fold of ``3:a 5:b``, whose last offset is 5; as of 2 it is empty.
+
+A fork (:mod:`projections.fork`) had nothing before its fork record; from
+its fork record on, its history starts with what it inherited (held at
+negative offsets), so the refold starts as the fork's fold does.
 """
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
-from projections.projection import SessionProjection, empty_projection, project
+from projections.projection import SessionProjection, empty_projection, inheriting, project
 
 
 def projection_as_of(projection: SessionProjection, offset: int) -> SessionProjection:
@@ -38,6 +43,11 @@ def projection_as_of(projection: SessionProjection, offset: int) -> SessionProje
     """
     if offset >= projection.last_offset:
         return projection
-    applied = itertools.takewhile(lambda record: record.offset <= offset, projection.log.records)
     start = empty_projection(projection.session_key, projection.view.request)
-    return project(projection.session_key, applied, start)
+    forked_at = projection.forked_at
+    if forked_at is not None:
+        if offset < forked_at:
+            return start
+        start = inheriting(start)
+    applied = itertools.takewhile(lambda record: record.offset <= offset, projection.log.records)
+    return replace(project(projection.session_key, applied, start), forked_at=forked_at)

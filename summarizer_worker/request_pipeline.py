@@ -41,6 +41,7 @@ from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import MAX_KEY_BYTES, build_dead_letter
 from schemas.errors import CtxstreamError
 from schemas.event import Event
+from schemas.keys import Offset
 from schemas.log_text import shown
 from summarizer_worker.backoff import retry_delay_s
 from summarizer_worker.errors import (
@@ -51,11 +52,12 @@ from summarizer_worker.errors import (
     SummarizerError,
     SummarizerUnavailableError,
 )
+from summarizer_worker.inherited_events import inherited_records, inherited_starts
 from summarizer_worker.request_outcome import SKIPPED, OutputRecord, RequestOutcome
 from summarizer_worker.request_stage import at_stage, failure_reason
 from summarizer_worker.request_status import Answered, Summarize, Superseded, request_status
 from summarizer_worker.request_validity import request_problem
-from summarizer_worker.session_slice import SliceReader
+from summarizer_worker.session_slice import SessionSlice, SliceReader
 from summarizer_worker.settings import SummarizerSettings
 from summarizer_worker.stage_pause import StagePause
 from summarizer_worker.summarizers import Summarizer, SummaryResult
@@ -302,15 +304,14 @@ class RequestPipeline:
         """
         key = request.session_key.encode()
         with at_stage("read", passing=(KafkaError,)):
-            try:
-                session = await self._readers.read(key, request.start_offset)
-            except OffsetOutOfRangeError as exc:
-                raise RangeNotFoundError(
-                    request_id=shown(request.request_id),
-                    problem=f"offset {request.start_offset} is below the log start",
-                ) from exc
+            session = await self._read(key, request.read_offset, request)
+            slices = {
+                source: (await self._read(source.encode(), start, request)).records
+                for source, start in inherited_starts(request).items()
+            }
         with at_stage("check"):
-            status = request_status(request, session.records, session.stable_offset)
+            records = [*inherited_records(request, slices), *session.records]
+            status = request_status(request, records, session.stable_offset)
         match status:
             case Answered(summary_offset):
                 logger.info(
@@ -350,6 +351,20 @@ class RequestPipeline:
             len(window),
         )
         return RequestOutcome("summarized", (OutputRecord(self._events_topic, key, value),))
+
+    async def _read(self, key: bytes, start: Offset, request: CompactionRequest) -> SessionSlice:
+        """The slice of the session keyed `key` from `start` on.
+
+        Raises:
+            RangeNotFoundError: `start` is below the log start.
+        """
+        try:
+            return await self._readers.read(key, start)
+        except OffsetOutOfRangeError as exc:
+            raise RangeNotFoundError(
+                request_id=shown(request.request_id),
+                problem=f"offset {start} is below the log start",
+            ) from exc
 
     def _summary_record(
         self,

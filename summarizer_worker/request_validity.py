@@ -53,7 +53,8 @@ def request_problem(request: CompactionRequest) -> str | None:
             f"({len(request.request_id)} characters) is not 1 to {MAX_REQUEST_ID_CHARS} "
             "of [A-Za-z0-9._:-]"
         )
-    negative = [offset for offset in request.event_offsets if offset < 0]
+    named = {event.offset for event in request.inherited}  # a fork's inherited events
+    negative = [offset for offset in request.event_offsets if offset < 0 and offset not in named]
     if negative or request.decided_at_offset < 0:
         first = negative[0] if negative else request.decided_at_offset
         return f"offset {first} is negative"

@@ -9,6 +9,7 @@ route                                                      what it does
 ``GET  /v1/sessions/{session_key}/projection``             the projection snapshot
 ``GET  /v1/sessions/{session_key}/summaries/{id}/events``  a page of what a summary covers
 ``POST /v1/sessions/{session_key}/rewind``                 annul an invocation -> offset
+``POST /v1/sessions/{session_key}/fork``                   start a fork of the session -> offset
 ``GET  /v1/tenants/{tenant}/projections:subscribe``        snapshots as server-sent events
 =========================================================  ===============================
 
@@ -45,6 +46,7 @@ from ctxstream.api.models import (
     ContextAnswer,
     EventBatch,
     ExpandedEvents,
+    ForkRequest,
     RewindRequest,
     documented,
     json_body_of,
@@ -252,6 +254,28 @@ async def rewind(
     return _json(Appended(offset=offset))
 
 
+@router.post(
+    f"{_SESSION}/fork",
+    response_model=Appended,
+    responses=ERROR_RESPONSES,
+    openapi_extra=json_body_of(ForkRequest),
+    summary="Start a new session as a fork of this one up to an offset; the fork record's offset",
+)
+async def fork(
+    session_key: SessionPath, request: Request, services: Services, caller: Authenticated
+) -> Response:
+    """Append the fork record that starts the body's new session (:meth:`Client.fork`).
+
+    Both sessions must be of the caller's tenant.
+    """
+    key = session_of(caller, session_key)
+    body = await json_body(request, max_bytes=services.settings.http_max_body_bytes)
+    asked = validated(ForkRequest, body)
+    new_key = session_of(caller, asked.new_session_key)
+    offset = await services.client.fork(key, asked.at_offset, new_key)
+    return _json(Appended(offset=offset))
+
+
 async def _planned(
     tenant: str,
     services: Services,
@@ -307,5 +331,5 @@ def build_app(services: ApiServices) -> FastAPI:
     install_error_handlers(app)
     app.include_router(router)
     # FastAPI's documented way to extend the schema is to replace the method.
-    app.openapi = documented(app, [Event, EventBatch, RewindRequest])  # type: ignore[method-assign]
+    app.openapi = documented(app, [Event, EventBatch, ForkRequest, RewindRequest])  # type: ignore[method-assign]
     return app

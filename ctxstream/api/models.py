@@ -18,6 +18,7 @@ from pydantic.json_schema import models_json_schema
 
 from ctxstream.api.errors import ErrorBody
 from schemas.event import MAX_ID_CHARS, Content, Event
+from schemas.json_bounds import INT64_MAX
 
 _COMPONENTS = "#/components/schemas/{model}"
 
@@ -55,6 +56,17 @@ class RewindRequest(BaseModel):
     before_invocation_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     min_offset: int | None = Field(default=None, ge=0)
     """The offset of the session's last append the rewind must see (read-your-writes)."""
+
+
+class ForkRequest(BaseModel):
+    """The body of ``fork``: where the fork leaves its source, and the new session's key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    at_offset: int = Field(ge=0, le=INT64_MAX)
+    """The source's last offset the fork keeps (an offset an append of the source returned)."""
+    new_session_key: str = Field(min_length=1)
+    """The new session, of the same tenant, without records yet."""
 
 
 class ContextAnswer(BaseModel):

@@ -32,7 +32,7 @@ from projections.contents_request import ContentsRequest
 from projections.rebuild import rebuild_contents
 from projections.snapshot import context_fingerprint
 from schemas.event import Event, content_to_json, event_to_json
-from schemas.keys import SessionKey
+from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
 from schemas.partitioning import session_partition
 from streams.projector_settings import ProjectorSettings
@@ -259,6 +259,34 @@ async def test_a_rewind_changes_the_context_as_the_rebuild_of_the_log_says(
     assert len(log_after) == len(log)  # nothing refused was appended
 
 
+async def test_a_fork_reads_as_its_source_up_to_the_offset_then_its_own(api: Api) -> None:
+    key, fork = _key(), _key()
+    appended = await append_events(api, key, [*_invocation(1, 100.0), *_invocation(2, 110.0)])
+    body = {"at_offset": appended[1].offset, "new_session_key": fork}
+    status, answer = await call(api, "POST", f"/v1/sessions/{key}/fork", body=body)
+    assert status == 200, answer
+    fork_offset = answer["offset"]
+    own = await append_events(api, fork, _invocation(3, 120.0))
+    wait = {"min_offset": str(own[-1].offset), "timeout_s": str(READ_TIMEOUT_S)}
+    status, answer = await call(api, "GET", f"/v1/sessions/{fork}/context", params=wait)
+    assert status == 200, answer
+    line = [*appended[:2], *own]
+    renumbered = [LoggedEvent(Offset(n), record.envelope) for n, record in enumerate(line)]
+    assert answer == {"contents": _contents(renumbered)}
+    log = (await read_log(api.settings.kafka_bootstrap, api.settings.topic("events")))[fork]
+    assert [record.offset for record in log] == [fork_offset, *(r.offset for r in own)]
+
+    again = await call(api, "POST", f"/v1/sessions/{key}/fork", body=body)
+    assert (again[0], again[1]["error"]) == (422, "invalid-argument"), again
+    assert "has records already" in again[1]["reason"]
+    elsewhere = {"at_offset": 0, "new_session_key": _key("globex")}
+    status, answer = await call(api, "POST", f"/v1/sessions/{key}/fork", body=elsewhere)
+    assert (status, answer["error"]) == (403, "forbidden"), answer
+    for refused in ({"at_offset": -1, "new_session_key": _key()}, {"at_offset": 0}, {}):
+        status, answer = await call(api, "POST", f"/v1/sessions/{key}/fork", body=refused)
+        assert (status, answer["error"]) == (422, "invalid-argument"), refused
+
+
 async def test_as_of_reads_the_context_the_session_had_after_that_offset(api: Api) -> None:
     key = _key()
     appended = await append_events(
@@ -456,6 +484,7 @@ ROUTES: Final = [
     ("GET", "/v1/sessions/{key}/context", None),
     ("GET", "/v1/sessions/{key}/projection", None),
     ("POST", "/v1/sessions/{key}/rewind", {"before_invocation_id": "inv1"}),
+    ("POST", "/v1/sessions/{key}/fork", {"at_offset": 0, "new_session_key": "acme/a/u/forked"}),
     ("GET", "/v1/sessions/{key}/summaries/s1/events", None),
     ("GET", "/v1/tenants/{tenant}/projections:subscribe", None),
 ]
@@ -645,6 +674,7 @@ async def test_session_keys_with_path_tricks_are_refused_with_422(
         ("GET", "context", None),
         ("POST", "events", {"author": "user", "timestamp": 1.0}),
         ("POST", "rewind", {"before_invocation_id": "inv1"}),
+        ("POST", "fork", {"at_offset": 0, "new_session_key": "acme/a/u/forked"}),
     ):
         status, answer = await call(api, method, f"/v1/sessions/{session_path}/{tail}", body=body)
         assert (status, answer["error"]) == (422, "invalid-argument"), (tail, answer)
@@ -720,6 +750,7 @@ def test_the_openapi_document_lists_every_route(api: Api) -> None:
         "/v1/sessions/{session_key}/context",
         "/v1/sessions/{session_key}/projection",
         "/v1/sessions/{session_key}/rewind",
+        "/v1/sessions/{session_key}/fork",
         "/v1/sessions/{session_key}/summaries/{summary_id}/events",
         "/v1/tenants/{tenant}/projections:subscribe",
     }

@@ -104,7 +104,30 @@ def test_a_request_at_each_bound_decodes(changes: dict[str, Any]) -> None:
         ({"request_id": "r\nFORGED"}, "request_id: String should match pattern"),
         ({"request_id": "acme/app"}, "request_id: String should match pattern"),
         ({"request_id": ""}, "request_id: String should have at least 1 character"),
-        ({"event_offsets": [3, -1]}, "event_offsets.1: Input should be greater than or equal to 0"),
+        ({"event_offsets": [3, -1]}, "inherited must name each negative event offset once"),
+        (
+            {
+                "event_offsets": [-2, 4],
+                "inherited": [{"offset": -2, "session_key": "acme/a/u/s0", "origin_offset": 9}],
+            },
+            "fork_offset is set exactly when the window holds inherited events",
+        ),
+        (
+            {
+                "event_offsets": [-2, 4],
+                "fork_offset": 1,
+                "inherited": [{"offset": -2, "session_key": "globex/a/u/s0", "origin_offset": 9}],
+            },
+            "globex",
+        ),
+        (
+            {
+                "event_offsets": [-2, 4],
+                "fork_offset": 1,
+                "inherited": [{"offset": -3, "session_key": "acme/a/u/s0", "origin_offset": 9}],
+            },
+            "inherited must name each negative event offset once",
+        ),
         ({"event_offsets": ["3", 4]}, "event_offsets.0: Input should be a valid integer"),
         ({"event_offsets": [3.0, 4]}, "event_offsets.0: Input should be a valid integer"),
         ({"event_offsets": [True, 4]}, "event_offsets.0: Input should be a valid integer"),

@@ -1,0 +1,191 @@
+"""A fork folds as the session whose history is its source's up to the fork, then its own.
+
+The oracle is that one session, written out: the source's records up to the
+cut followed by the fork's, all under the fork's key at their own offsets,
+folded by the plain fold, and its contents rebuilt by the separately written
+:func:`~projections.rebuild.rebuild_contents`. The fork itself is folded as
+the projector folds it: the inherited records at their negative places, the
+fork record, then its own records at offsets that may lie below the
+source's.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from projections.compaction_config import CompactionConfig
+from projections.compaction_decision import step
+from projections.contents import ContentsRequest
+from projections.fork import ForkError, ForkSource, fork_event, fork_source, inherited
+from projections.projection import (
+    NO_OFFSET,
+    SessionProjection,
+    apply,
+    context_contents,
+    inheriting,
+)
+from projections.rebuild import rebuild_contents
+from projections.retained_vector import NeedsHistory
+from projections.state_codec import decode_state, encode_state
+from schemas.compaction_request import CompactionRequest
+from schemas.envelope import Envelope
+from schemas.keys import Offset, SessionKey
+from schemas.logged_event import LoggedEvent
+from tests.support.events import SESSION, envelope, exchange, logged
+from tests.support.ordered import compaction_configs
+from tests.support.strategies import sessions
+
+FORK = SessionKey(SESSION.rsplit("/", 1)[0] + "/forked")
+OTHER_TENANT = SessionKey("globex/app/u1/s1")
+
+
+def _fork_record(offset: int, source: SessionKey = SESSION, at: int = 0) -> LoggedEvent:
+    event = fork_event(ForkSource(source, Offset(at)), event_id=f"fork-{offset}", timestamp=0.0)
+    return LoggedEvent(Offset(offset), envelope(FORK, event))
+
+
+def _rekeyed(record: LoggedEvent, key: SessionKey, offset: int) -> LoggedEvent:
+    env = record.envelope
+    moved = Envelope(
+        tenant=env.tenant,
+        session_key=key,
+        producer_id=env.producer_id,
+        idempotency_key=env.idempotency_key,
+        event=env.event,
+    )
+    return LoggedEvent(Offset(offset), moved)
+
+
+def _fold(
+    start: SessionProjection, records: list[LoggedEvent], config: CompactionConfig
+) -> tuple[SessionProjection, list[CompactionRequest]]:
+    projection, requests = start, []
+    for record in records:
+        done = step(projection, record, config)
+        projection = done.projection
+        if done.request is not None:
+            requests.append(done.request)
+    return projection, requests
+
+
+def _window(request: CompactionRequest) -> tuple[object, ...]:
+    return (request.trigger, request.event_ids, request.start_timestamp, request.end_timestamp)
+
+
+@settings(max_examples=150)
+@given(records=sessions(), config=compaction_configs(), data=st.data())
+def test_a_fork_folds_as_its_source_up_to_the_cut_then_its_own(
+    records: list[LoggedEvent], config: CompactionConfig, data: st.DataObject
+) -> None:
+    cut = data.draw(st.integers(1, len(records)), label="cut")
+    fork_offset = data.draw(st.integers(0, 5), label="fork offset")
+    source, own = records[:cut], records[cut:]
+    line = inherited(source)
+    assert [r.origin_offset for r in line] == [r.offset for r in source]
+    assert [r.offset for r in line] == list(range(-len(source) - 1, -1))
+    fork = [
+        _fork_record(fork_offset, at=source[-1].offset),
+        *(_rekeyed(r, FORK, fork_offset + 1 + i) for i, r in enumerate(own)),
+    ]
+    start = inheriting(SessionProjection(FORK))
+    for record in line:  # the projector folds inherited records without deciding
+        start = apply(start, record)
+    forked, requests = _fold(start, fork, config)
+
+    whole = [_rekeyed(r, FORK, i) for i, r in enumerate(records)]
+    oracle = SessionProjection(FORK)
+    for record in whole[:cut]:
+        oracle = apply(oracle, record)
+    oracle, oracle_requests = _fold(oracle, whole[cut:], config)
+
+    assert forked.forked_at == fork_offset
+    assert forked.last_offset == fork_offset + len(own)
+    assert context_contents(forked) == rebuild_contents(whole, ContentsRequest())
+    assert forked.state == oracle.state
+    assert forked.invocations == oracle.invocations
+    assert forked.tokens == oracle.tokens
+    assert [_window(r) for r in requests] == [_window(r) for r in oracle_requests]
+    for request in requests:  # every inherited event of a window says where it is
+        assert request.fork_offset == (fork_offset if request.inherited else None)
+        for named in request.inherited:
+            assert named.session_key == SESSION
+            assert source[named.offset + len(source) + 1].offset == named.origin_offset
+    assert decode_state(encode_state(forked)) == forked
+
+
+def test_a_fork_of_a_fork_inherits_the_whole_line_with_its_origins() -> None:
+    events = [e for n in range(3) for e in exchange(n, 100.0 + 10 * n)]
+    first = logged(events[:4], [10, 11, 12, 13])
+    line = inherited(first)
+    middle = [_fork_record(2, at=13), *logged(events[4:], [3, 4], key=FORK)]
+    again = inherited([*line, *middle])
+    assert [(r.offset, r.origin_offset, r.envelope.session_key) for r in again] == [
+        (-7, 10, SESSION),
+        (-6, 11, SESSION),
+        (-5, 12, SESSION),
+        (-4, 13, SESSION),
+        (-3, 3, FORK),
+        (-2, 4, FORK),
+    ]
+
+
+def test_a_fork_record_asks_for_its_inheritance_first() -> None:
+    with pytest.raises(NeedsHistory):
+        apply(SessionProjection(FORK), _fork_record(0))
+    nothing_inherited = apply(inheriting(SessionProjection(FORK)), _fork_record(3))
+    assert (nothing_inherited.last_offset, nothing_inherited.forked_at) == (3, 3)
+
+
+def test_a_fork_record_after_the_sessions_own_records_inherits_nothing() -> None:
+    own = logged(exchange(1, 100.0), [0, 1], key=FORK)
+    projection = apply(apply(SessionProjection(FORK), own[0]), own[1])
+    after = apply(projection, _fork_record(2))
+    assert after.last_offset == 2
+    assert after.forked_at is None
+    assert context_contents(after) == context_contents(projection)
+
+
+def test_inherited_records_clear_the_sources_wait_and_keep_no_offset_of_the_source() -> None:
+    source = logged(exchange(1, 100.0), [40, 41])
+    projection = inheriting(SessionProjection(FORK))
+    for record in inherited(source):
+        projection = apply(projection, record)
+    assert projection.last_offset == -2 < NO_OFFSET
+    forked = apply(projection, _fork_record(0, at=41))
+    assert forked.last_offset == 0
+
+
+@pytest.mark.parametrize(
+    ("named", "problem"),
+    [
+        ({"session_key": OTHER_TENANT, "offset": 3}, "another tenant's session"),
+        ({"session_key": FORK, "offset": 3}, "cannot fork from itself"),
+        ({"session_key": "not a key", "offset": 3}, "not a session of this tenant"),
+        ({"session_key": SESSION, "offset": -1}, "a Kafka offset"),
+        ({"session_key": SESSION, "offset": True}, "a Kafka offset"),
+        ({"session_key": SESSION}, "exactly session_key and offset"),
+        ("acme", "exactly session_key and offset"),
+    ],
+)
+def test_a_malformed_fork_record_says_what_is_wrong(named: object, problem: str) -> None:
+    event = {
+        "id": "f",
+        "author": "ctxstream",
+        "timestamp": 0.0,
+        "customMetadata": {"ctxstream": {"fork_of": named}},
+    }
+    with pytest.raises(ForkError, match=problem):
+        fork_source(envelope(FORK, event))
+
+
+def test_an_event_with_content_is_no_fork_record() -> None:
+    event = {
+        "id": "f",
+        "author": "user",
+        "timestamp": 0.0,
+        "content": {"role": "user", "parts": [{"text": "hi"}]},
+        "customMetadata": {"ctxstream": {"fork_of": {"session_key": SESSION, "offset": 1}}},
+    }
+    assert fork_source(envelope(FORK, event)) is None
