@@ -5,7 +5,8 @@ Agents append their sessions' events with :class:`Client` (async) or
 read-your-writes, with :meth:`Client.context` (:mod:`ctxstream.context_reads`), as it
 stood at an offset with :meth:`Client.context_as_of`, and the events a summary stands in
 for with :meth:`Client.expand`; services follow a tenant's projection snapshots with
-:meth:`Client.subscribe` (:mod:`ctxstream.subscription`).
+:meth:`Client.subscribe` (:mod:`ctxstream.subscription`); :meth:`Client.replay`
+rebuilds projections from the log into another namespace (:mod:`ctxstream.replay`).
 
 The command (:mod:`ctxstream.cli`, also ``python -m ctxstream``) starts every
 process of the pipeline (the projector from :mod:`streams`, the summarizer from
@@ -25,8 +26,10 @@ from ctxstream.errors import (
     NoPartitionOwnerError,
     ReadTimeoutError,
     SummaryNotFoundError,
+    TopicCreationError,
     TopicMissingError,
 )
+from ctxstream.replay import PartitionProgress, ReplayProgress, ReplayReport
 from ctxstream.subscription import Subscribed
 from streams.read_protocol import ExpandedPage
 
@@ -39,9 +42,13 @@ __all__ = [
     "InvalidEventError",
     "InvocationNotFoundError",
     "NoPartitionOwnerError",
+    "PartitionProgress",
     "ReadTimeoutError",
+    "ReplayProgress",
+    "ReplayReport",
     "Subscribed",
     "SummaryNotFoundError",
     "SyncClient",
+    "TopicCreationError",
     "TopicMissingError",
 ]

@@ -260,6 +260,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_read_commands(commands)
 
+    from ctxstream.replay_command import add_replay_command
+
+    add_replay_command(commands)
+
     from ctxstream.up import add_up_command
 
     add_up_command(commands)

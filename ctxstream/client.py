@@ -19,8 +19,9 @@ Example::
         offset = await client.append("acme/support/u1/s1", {"author": "user", ...})
 
 :meth:`Client.subscribe` follows a tenant's projection snapshots
-(:mod:`ctxstream.subscription`). :class:`SyncClient` wraps the same calls for
-scripts, on an event loop of its own.
+(:mod:`ctxstream.subscription`); :meth:`Client.replay` rebuilds projections
+from the log into another namespace (:mod:`ctxstream.replay`).
+:class:`SyncClient` wraps the same calls for scripts, on an event loop of its own.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from aiokafka import AIOKafkaProducer
 from ctxstream.context_reads import ContextReads
 from ctxstream.errors import InvalidArgumentError, InvalidEventError
 from ctxstream.fork_request import fork_record
+from ctxstream.replay import OnProgress, ReplayReport, replay
+from ctxstream.replay_request import replay_request
 from ctxstream.rewind_request import checked_invocation_id, rewind_event
 from ctxstream.subscription import CONNECT_TIMEOUT_S, Subscribed, subscription
 from ctxstream.subscription_request import OffsetArgument, TimeArgument, subscription_request
@@ -47,6 +50,7 @@ from schemas.event import Content, Event, event_to_json
 from schemas.kafka_settings import KafkaSettings
 from schemas.keys import Offset, parse_session_key
 from schemas.projection_snapshot import ProjectionSnapshot
+from streams.projector_settings import ProjectorSettings
 from streams.read_protocol import DEFAULT_PAGE_SIZE, DEFAULT_READ_WAIT_S, ExpandedPage
 
 EventInput = Event | Mapping[str, Any]
@@ -433,6 +437,74 @@ class Client:
         )
         return subscription(self._settings, request, connect_timeout_s=connect_timeout_s)
 
+    async def replay(
+        self,
+        target_prefix: str,
+        *,
+        from_offset: OffsetArgument = None,
+        from_time: TimeArgument = None,
+        sessions: Iterable[str] | None = None,
+        progress: OnProgress | None = None,
+        projector_settings: ProjectorSettings | None = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    ) -> ReplayReport:
+        """Rebuild projections from the deployment's `events` into the namespace `target_prefix`.
+
+        Folds the log with the projector's own batch step and writes the
+        snapshots to ``<target_prefix>.projections`` (compaction requests and
+        dead letters to the target's topics too, made when missing), leaving
+        every live topic, offset and group as it was: see
+        :mod:`ctxstream.replay`. Reads up to the end of the log as it is
+        when the replay starts.
+
+        `from_offset`: an offset of every partition, or a mapping of partition
+        to offset (others from their beginning); neither it nor `from_time`:
+        from the beginning. `from_time` (an aware datetime or epoch seconds):
+        from the first record of each partition written at or after it. From
+        a later offset a session is folded from the records the replay reads,
+        as if its log began there. `sessions`: only these session keys (of
+        any tenant). `progress` is called with a :class:`ReplayProgress`
+        when the replay starts, after each batch and at the end.
+        `projector_settings`: the compaction configs and view agents to fold
+        with (default: the projector's, from the same ``CTXSTREAM_*``
+        variables, on this client's cluster and deployment). It does not
+        need :meth:`start`.
+
+        Example::
+
+            report = await client.replay("rebuilt", progress=lambda p: print(p.done, p.total))
+
+        Raises:
+            InvalidArgumentError: An argument is refused (the target is the live
+                prefix, a session key is bad), naming it; nothing was read.
+            BrokerUnavailableError: The broker refused or did not answer within
+                `connect_timeout_s`.
+            TopicMissingError: The deployment has no `events` topic.
+            TopicCreationError: The broker refused to create a target topic.
+        """
+        request = replay_request(
+            target_prefix,
+            live_prefix=self._settings.topic_prefix,
+            sessions=sessions,
+            from_offset=from_offset,
+            from_time=from_time,
+        )
+        settings = self._on_this_deployment(projector_settings)
+        return await replay(
+            settings, request, progress=progress, connect_timeout_s=connect_timeout_s
+        )
+
+    def _on_this_deployment(self, given: ProjectorSettings | None) -> ProjectorSettings:
+        """`given` (else this client's settings, or the projector's from the environment).
+
+        Its cluster and deployment are always this client's: the target was checked against it.
+        """
+        if given is None and isinstance(self._settings, ProjectorSettings):
+            return self._settings
+        base = given if given is not None else ProjectorSettings()
+        ours = {name: getattr(self._settings, name) for name in KafkaSettings.model_fields}
+        return base.model_copy(update=ours)
+
     def _started(self) -> AIOKafkaProducer:
         if self._producer is None:
             raise RuntimeError("the client is not started: use 'async with' or start()")
@@ -611,6 +683,30 @@ class SyncClient:
             connect_timeout_s=connect_timeout_s,
         )
         return self._blocking(items)
+
+    def replay(
+        self,
+        target_prefix: str,
+        *,
+        from_offset: OffsetArgument = None,
+        from_time: TimeArgument = None,
+        sessions: Iterable[str] | None = None,
+        progress: OnProgress | None = None,
+        projector_settings: ProjectorSettings | None = None,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    ) -> ReplayReport:
+        """:meth:`Client.replay`, blocking (`progress` is called on this thread)."""
+        return self._run(
+            self._client.replay(
+                target_prefix,
+                from_offset=from_offset,
+                from_time=from_time,
+                sessions=sessions,
+                progress=progress,
+                projector_settings=projector_settings,
+                connect_timeout_s=connect_timeout_s,
+            )
+        )
 
     def _blocking(
         self, items: AsyncGenerator[Subscribed, None]

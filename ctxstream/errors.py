@@ -105,3 +105,11 @@ class InvocationNotFoundError(ContextReadError, LookupError):
     def __init__(self, *, session_key: str, invocation_id: str, reason: str) -> None:
         super().__init__(session_key=session_key, reason=reason)
         self.invocation_id = invocation_id
+
+
+class TopicCreationError(CtxstreamError):
+    """The broker refused to create a topic a command writes to; the message says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

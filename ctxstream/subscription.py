@@ -206,7 +206,7 @@ async def _placed(
             partitions = [TopicPartition(topic, p) for p in range(count)]
             consumer.assign(partitions)
             ends: dict[TopicPartition, int] = await consumer.end_offsets(partitions)
-            starts = await _start_offsets(consumer, topic, start, ends)
+            starts = await start_offsets(consumer, topic, start, ends)
     except TimeoutError as exc:
         raise BrokerUnavailableError(
             bootstrap=settings.kafka_bootstrap, reason=f"no answer within {timeout_s:g} s"
@@ -219,10 +219,10 @@ async def _placed(
         consumer.seek(tp, offset)
 
 
-async def _start_offsets(
+async def start_offsets(
     consumer: AIOKafkaConsumer, topic: str, start: StartAt, ends: Mapping[TopicPartition, int]
 ) -> dict[TopicPartition, int]:
-    """The offset of each partition a subscription starting at `start` reads from.
+    """The offset of each partition of `ends` a reader starting at `start` reads from.
 
     Between the partition's beginning and its end: a ``from_offset`` ahead of
     the log (or saved from a topic since made anew) starts at the end.

@@ -98,7 +98,7 @@ def subscription_request(
     return SubscriptionRequest(
         tenant=valid_tenant,
         sessions=_sessions(valid_tenant, sessions),
-        start=_start(from_offset, from_time),
+        start=start_at(from_offset, from_time),
     )
 
 
@@ -143,7 +143,13 @@ def _sessions(tenant: TenantId, sessions: Iterable[str] | None) -> frozenset[Ses
     return frozenset(SessionKey(key) for key in keys)
 
 
-def _start(from_offset: OffsetArgument, from_time: TimeArgument) -> StartAt:
+def start_at(from_offset: OffsetArgument, from_time: TimeArgument) -> StartAt:
+    """Where reading starts for these arguments, as the table above gives (a replay's too).
+
+    Raises:
+        InvalidArgumentError: An argument is refused, or both are given; the
+            message starts with the argument's name.
+    """
     if from_offset is not None and from_time is not None:
         raise InvalidArgumentError(
             "from_offset, from_time: give one of them (or neither, for new snapshots only)"

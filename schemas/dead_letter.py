@@ -72,6 +72,10 @@ class DeadLetter(BaseModel):
     def _to_base64(self, value: bytes | None) -> str | None:
         return None if value is None else base64.b64encode(value).decode()
 
+    def record_key(self) -> bytes:
+        """The letter's key on `dead-letters`: ``<topic>:<partition>:<offset>`` of its source."""
+        return f"{self.source_topic}:{self.source_partition}:{self.source_offset}".encode()
+
 
 def _encoded_size(letter: DeadLetter) -> int:
     # What schemas.codec.encode writes (the codec imports this module).

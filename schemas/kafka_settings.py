@@ -27,6 +27,8 @@ TOPIC_ROLES: Final[tuple[TopicRole, ...]] = (
     "partition-owners",
     "api-keys",
 )
+#: What a deployment's topic prefix may be: its topics' names are ``<prefix>.<role>``.
+TOPIC_PREFIX_PATTERN: Final = r"^[A-Za-z0-9._-]{1,100}$"
 
 
 class KafkaSettings(BaseSettings):
@@ -35,7 +37,7 @@ class KafkaSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CTXSTREAM_", frozen=True, extra="ignore")
 
     kafka_bootstrap: str = "127.0.0.1:9092"
-    topic_prefix: str = Field(default="ctxstream", pattern=r"^[A-Za-z0-9._-]{1,100}$")
+    topic_prefix: str = Field(default="ctxstream", pattern=TOPIC_PREFIX_PATTERN)
     events_partitions: int = Field(default=12, ge=1, le=10_000)
     partitions: int = Field(default=6, ge=1, le=10_000, description="every other topic")
     replication_factor: int = Field(default=1, ge=1, le=32)

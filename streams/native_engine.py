@@ -350,9 +350,8 @@ class NativeProjector:
             for key, value in snapshots:
                 await open_transaction.send(self._snapshots, key=key, value=value)
             for letter in letters:
-                source = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
                 await open_transaction.send(
-                    self._dead_letters, key=source.encode(), value=encode(letter)
+                    self._dead_letters, key=letter.record_key(), value=encode(letter)
                 )
                 self.metrics.dead_letters_by_stage.labels(stage=letter.stage).inc()
             if self._settings.fault_transaction_pause_s:

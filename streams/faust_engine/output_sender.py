@@ -65,6 +65,6 @@ class OutputSender:
         ]
         letters = [*outcome.dead_letters, *failed]
         for letter in letters:
-            key = f"{letter.source_topic}:{letter.source_partition}:{letter.source_offset}"
-            deliveries.append(await self._dead_letters.send(key=key.encode(), value=encode(letter)))
+            delivery = await self._dead_letters.send(key=letter.record_key(), value=encode(letter))
+            deliveries.append(delivery)
         return SentOutputs(deliveries, len(snapshots), letters)
