@@ -696,6 +696,18 @@ class BatchProjector:
             )
         self._project_group(need.partition, need.group, read, outcome, history, inherited)
 
+    def refuse_history(self, need: HistoryNeed, reason: str, outcome: BatchOutcome) -> None:
+        """Quarantine `need`'s session, whose history cannot be read (`reason`), and its records.
+
+        What a fork's line too long to follow (or a cycle of forks) comes to:
+        that session alone stops, saying why; the batch goes on.
+        """
+        session_id: SessionId = (need.partition, need.session_key)
+        message = f"session {shown(need.session_key)} quarantined: {reason}"
+        self._quarantine(session_id, message)
+        letters = [dead_letter(source, "rebuild", message) for source in need.group]
+        outcome.dead_letters.extend(letters)
+
     @staticmethod
     def _chunks_again(
         key: SessionKey, session: CachedSession, first_redelivered: Offset, read: TableReader

@@ -95,7 +95,11 @@ class SessionHistory:
                         need.partition, need.session_key, need.first_offset, need.end_offset
                     )
                 head = records[0] if records else need.group[0] if need.group else None
-                line = await self.inherited(head, projector.partitions)
+                try:
+                    line = await self.inherited(head, projector.partitions)
+                except ForkLineError as exc:
+                    projector.refuse_history(need, str(exc), outcome)
+                    continue
                 projector.project_history(need, records, read, outcome, line)
 
     async def inherited(
