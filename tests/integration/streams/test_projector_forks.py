@@ -12,6 +12,7 @@ between folds as the core says, and so do the source and the good fork.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -76,12 +77,13 @@ def _fork_snapshot(
 
 @pytest.mark.parametrize("engine", ENGINES)
 async def test_forks_inherit_and_crafted_ones_stop_only_themselves(
-    kafka_bootstrap: str, tmp_path: Path, engine: str
+    kafka_bootstrap: str, tmp_path: Path, engine: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = projector_settings(
         kafka_bootstrap, unique_topic("forks"), data_dir=tmp_path, engine=engine
     )
     await create_topics(settings)
+    caplog.set_level(logging.INFO, logger="streams.session_history")
     events = settings.topic("events")
     user = unique_topic("u")
     source, fork, late = (SessionKey(f"acme/support/{user}/{name}") for name in ("s", "f", "l"))
@@ -125,6 +127,19 @@ async def test_forks_inherit_and_crafted_ones_stop_only_themselves(
             folded, _ = replay_decisions(key, records, settings.compaction_for(key), start)
             expected[key] = to_snapshot(folded)
         await wait_for_snapshots(settings, expected, CATCH_UP_TIMEOUT_S)
+    assert f"session={source} history read" in caplog.text  # the forks read their source
+
+    # A fresh worker (empty local store) restores the fork from the checkpoint the batch
+    # that folded its fork record wrote: no read of the source again.
+    caplog.clear()
+    fresh = settings.model_copy(update={"data_dir": tmp_path / "fresh"})
+    async with running_projector(fresh, STARTUP_TIMEOUT_S):
+        await append_envelopes(kafka_bootstrap, events, _exchange(fork, 8))
+        await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
+        log = await read_log(kafka_bootstrap, events)
+        expected[fork] = _fork_snapshot(settings, fork, log[source][:2], own(fork))
+        await wait_for_snapshots(settings, expected, CATCH_UP_TIMEOUT_S)
+    assert "history read" not in caplog.text
 
     letters = dead_letters(await read_all(kafka_bootstrap, settings.topic("dead-letters")))
     by_key: dict[bytes | None, list[tuple[int, str]]] = {}
