@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from typing import Final, NoReturn
 
 from faust.worker import Worker
@@ -26,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 #: The exit status of a native worker that stopped on a failure of its own.
 FAILED: Final = 1
+#: How long a faust worker whose folding died may take to stop before the process
+#: exits regardless (faust's stop can hang under load; nothing uncommitted is lost).
+CRASH_STOP_GRACE_S: Final = 20.0
 
 
 def run_worker(settings: ProjectorSettings, *, log_level: str = "INFO") -> NoReturn:
@@ -61,6 +65,15 @@ def run_native_worker(settings: ProjectorSettings) -> int:
     return 0
 
 
+def _exit_failed() -> None:
+    """End the process now, with the failure status, when a crashed worker did not stop."""
+    logger.critical(
+        "the worker did not stop within %.0f s of its crash; exiting", CRASH_STOP_GRACE_S
+    )
+    logging.shutdown()
+    os._exit(FAILED)
+
+
 def run_faust_worker(settings: ProjectorSettings, *, log_level: str = "INFO") -> NoReturn:
     """Run the projector in a faust Worker (signal handling, clean shutdown); its exit status."""
     projector = build_projector(settings)
@@ -80,6 +93,9 @@ def run_faust_worker(settings: ProjectorSettings, *, log_level: str = "INFO") ->
         # worker has stopped, so the process exits with a non-zero status; the
         # stop itself is the worker's own on SIGTERM (a crash alone leaves the
         # process waiting).
+        hard_exit = threading.Timer(CRASH_STOP_GRACE_S, _exit_failed)
+        hard_exit.daemon = True
+        hard_exit.start()  # before the stop, which can hang
         await worker.crash(exc)
         os.kill(os.getpid(), signal.SIGTERM)
 

@@ -95,3 +95,55 @@ async def test_a_worker_whose_folding_dies_exits_non_zero(
     assert worker.returncode != 0, text[-3000:]
     assert STOPPING[engine] in text
     assert "injected: the broker refused" in text
+
+
+# The faust worker's stop never comes (its crash hangs): the process still exits, with
+# the failure status, once the crash's grace has passed.
+STUCK_STOP = """
+import asyncio
+
+import faust.worker
+
+import streams.worker as worker
+
+
+async def hanging_crash(self, exc):
+    await asyncio.Event().wait()
+
+
+faust.worker.Worker.crash = hanging_crash
+worker.CRASH_STOP_GRACE_S = 3.0
+"""
+
+
+async def test_a_crashed_faust_worker_whose_stop_hangs_exits_all_the_same(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    settings = projector_settings(
+        kafka_bootstrap,
+        unique_topic("exit-stuck"),
+        data_dir=tmp_path / "data",
+        events_partitions=1,
+        engine="faust",
+    )
+    await create_deployment_topics(settings)
+    events = scripted_sessions(1, 1)
+    await append(
+        kafka_bootstrap,
+        settings.topic("events"),
+        [(e.session_key.encode(), encode(e)) for e in events],
+    )
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        worker = subprocess.run(  # noqa: ASYNC221 - the test waits for the process on purpose
+            [sys.executable, "-c", FAULTS["faust"] + STUCK_STOP + RUN],
+            cwd=REPO,
+            env={**os.environ, **settings_env(settings)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=EXIT_TIMEOUT_S,
+            check=False,
+        )
+    text = log.read_text()
+    assert worker.returncode == 1, text[-3000:]
+    assert "the worker did not stop within 3 s of its crash; exiting" in text, text[-4000:]
