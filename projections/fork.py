@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from projections.summary_request import METADATA_NAMESPACE, REFUSAL_AUTHOR
+from projections.summary_request import METADATA_NAMESPACE, pipeline_event
 from schemas.envelope import Envelope
 from schemas.errors import InvalidSessionKeyError, TenantMismatchError
 from schemas.event import Event
@@ -105,16 +105,8 @@ def _source(envelope: Envelope, named: Any) -> ForkSource:
 
 def fork_event(source: ForkSource, *, event_id: str, timestamp: float) -> Event:
     """The record that makes a new session a fork of `source`."""
-    return Event(
-        id=event_id,
-        author=REFUSAL_AUTHOR,
-        timestamp=timestamp,
-        custom_metadata={
-            METADATA_NAMESPACE: {
-                FORK_KEY: {"session_key": source.session_key, "offset": source.offset}
-            }
-        },
-    )
+    named = {"session_key": source.session_key, "offset": source.offset}
+    return pipeline_event({FORK_KEY: named}, event_id=event_id, timestamp=timestamp)
 
 
 def is_fork(record: LoggedEvent) -> bool:

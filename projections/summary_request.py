@@ -93,16 +93,21 @@ def refusal_event(request_id: str, reason: str, *, event_id: str, timestamp: flo
     """
     if not request_id:
         raise ValueError("a compaction request id must not be empty")
+    ours = {REFUSED_KEY: request_id, REFUSAL_REASON_KEY: reason[:MAX_REFUSAL_REASON_CHARS]}
+    return pipeline_event(ours, event_id=event_id, timestamp=timestamp)
+
+
+def pipeline_event(ours: dict[str, Any], *, event_id: str, timestamp: float) -> Event:
+    """A bookkeeping event of the pipeline: author ``ctxstream``, no content, `ours` as metadata.
+
+    `ours` goes under the pipeline's custom-metadata namespace; such an event
+    is never part of the context (a refusal, a fork record).
+    """
     return Event(
         id=event_id,
         author=REFUSAL_AUTHOR,
         timestamp=timestamp,
-        custom_metadata={
-            METADATA_NAMESPACE: {
-                REFUSED_KEY: request_id,
-                REFUSAL_REASON_KEY: reason[:MAX_REFUSAL_REASON_CHARS],
-            }
-        },
+        custom_metadata={METADATA_NAMESPACE: ours},
     )
 
 
