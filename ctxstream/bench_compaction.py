@@ -57,7 +57,7 @@ from ctxstream.bench_compaction_figures import (
     percentile,
     workload_rounds,
 )
-from ctxstream.bench_ingest import workload
+from ctxstream.ingest_workload import workload
 from ctxstream.topic_follower import follow
 from ctxstream.worker_processes import (
     PROJECTOR,

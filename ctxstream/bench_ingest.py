@@ -3,9 +3,10 @@
 One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``:
 
 1. produce the workload to fresh topics (``bench-<hex>.*``): ``--sessions``
-   sessions of realistic ADK events (:mod:`projections.bench_workload`:
-   invocations of about ten events with tool calls, token usage, state
-   deltas and rolling summaries), interleaved one invocation burst at a time
+   sessions of realistic ADK events (:mod:`ctxstream.ingest_workload`, copies
+   of the sessions of :mod:`projections.bench_workload`: invocations of
+   about ten events with tool calls, token usage, state deltas and rolling
+   summaries), interleaved one invocation burst at a time
    as concurrent agents would write them, with aiokafka (acks=all,
    idempotent, lingering, large batches);
 2. read and decode the topic with a plain aiokafka consumer:
@@ -35,18 +36,17 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 
-from projections.bench_workload import bench_session
-from schemas.codec import decode_envelope, encode
+from ctxstream.ingest_workload import workload
+from schemas.codec import decode_envelope
 from streams.faust_engine.projector import build_projector, projector_app, raw_topic
 from streams.native_engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
@@ -54,7 +54,6 @@ from streams.topics import create_topics
 
 logger = logging.getLogger(__name__)
 
-TEMPLATES: Final = 8  # distinct synthetic sessions the workload's sessions are copies of
 CATCH_UP_TIMEOUT_S: Final = 3_600.0
 POLL_INTERVAL_S: Final = 0.1
 
@@ -106,48 +105,6 @@ class IngestBenchResult:
     def write_json(self, path: Path) -> None:
         """Write the figures to `path` as JSON."""
         path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
-
-
-def workload(
-    events: int, sessions: int, *, tenant_prefix: str = "tenant"
-) -> Iterator[tuple[bytes, bytes]]:
-    """(key, value) records of the workload, one invocation burst of a session at a time."""
-    per_session = -(-events // sessions)
-    templates = []
-    for seed in range(TEMPLATES):
-        records = bench_session(per_session, seed=seed)
-        templates.append([orjson.loads(encode(r.envelope)) for r in records])
-    bursts: list[list[list[dict[str, Any]]]] = []
-    for number in range(sessions):
-        tenant = f"{tenant_prefix}{number % 16}"
-        key = f"{tenant}/app{number % 4}/user{number}/session{number}"
-        session: list[list[dict[str, Any]]] = []
-        previous = None
-        for row in templates[number % TEMPLATES]:
-            copy = {**row, "tenant": tenant, "session_key": key}
-            copy["idempotency_key"] = f"{key}#{row['idempotency_key']}"
-            invocation = row["event"].get("invocationId")
-            if session and invocation == previous:
-                session[-1].append(copy)
-            else:
-                session.append([copy])
-            previous = invocation
-        bursts.append(session)
-    produced = 0
-    round_number = 0
-    while produced < events:
-        progressed = False
-        for session in bursts:
-            if round_number < len(session):
-                progressed = True
-                for row in session[round_number]:
-                    if produced == events:
-                        return
-                    produced += 1
-                    yield row["session_key"].encode(), orjson.dumps(row)
-        if not progressed:
-            return
-        round_number += 1
 
 
 async def produce_workload(settings: ProjectorSettings, config: IngestBenchConfig) -> int:

@@ -95,6 +95,22 @@ def _bench_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_fold(args: argparse.Namespace) -> int:
+    from ctxstream.bench_fold import FoldBenchConfig, report_text, run_fold_bench
+
+    config = FoldBenchConfig(
+        events=args.events,
+        sessions=args.sessions,
+        batch_size=args.batch_size,
+        profile=args.profile,
+    )
+    result = run_fold_bench(config)
+    if args.json:
+        result.write_json(Path(args.json))
+    sys.stdout.write(report_text(result))
+    return 0
+
+
 def _bench_append(args: argparse.Namespace) -> int:
     from ctxstream.bench_append import report_text, run_append_bench
 
@@ -305,6 +321,20 @@ def _parser() -> argparse.ArgumentParser:
         "--profile", metavar="FILE", help="also write a cProfile of the projector run here"
     )
     ingest.set_defaults(run=_bench_ingest)
+    fold = bench_commands.add_parser(
+        "fold",
+        help="time the projector's batch step and snapshots on the ingest workload, no broker",
+    )
+    fold.add_argument("--events", type=_positive, default=40_000, help="events (default 40000)")
+    fold.add_argument("--sessions", type=_positive, default=400, help="sessions (default 400)")
+    fold.add_argument(
+        "--batch-size", type=_positive, default=5_000, help="records per batch (default 5000)"
+    )
+    fold.add_argument("--json", metavar="FILE", help="also write the figures here")
+    fold.add_argument(
+        "--profile", metavar="FILE", help="also write a cProfile of the timed calls here"
+    )
+    fold.set_defaults(run=_bench_fold)
     append = bench_commands.add_parser(
         "append",
         help="the client's validated acks=all append against a plain producer, in one run",

@@ -40,7 +40,7 @@ from projections.transcriptions import merge_transcriptions
 from projections.visibility import is_included, recorded_call_ids
 from schemas.event import Content, Event
 
-__all__ = ["ContentsRequest", "build_contents"]
+__all__ = ["ContentsRequest", "assemble_included", "build_contents"]
 
 
 def build_contents(events: Sequence[Event], request: ContentsRequest) -> list[Content]:
@@ -67,6 +67,19 @@ def _history_contents(events: Sequence[Event], request: ContentsRequest) -> list
     live = drop_rewound(events)
     call_ids = recorded_call_ids(live)
     visible = [event for event in live if is_included(event, request, call_ids)]
+    return assemble_included(visible, request, events)
+
+
+def assemble_included(
+    visible: Sequence[Event], request: ContentsRequest, events: Sequence[Event]
+) -> list[Content]:
+    """Default mode from masking on (§8.3-§8.9), for events that passed rewinds and inclusion.
+
+    Args:
+        visible: What §8.1 and §8.2 leave of `events`, stream order.
+        request: Agent, branch, scope and options.
+        events: What the assembly was given (a scoped agent's task is read from it).
+    """
     if any(is_summary(event) for event in visible):
         # Masking deliberately re-sorts everything by timestamp (ADK quirk, §14.1).
         masked = mask_compacted(visible, request.agent_name)

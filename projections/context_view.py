@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 
 from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
-from projections.contents import ContentsRequest, build_contents
+from projections.contents import ContentsRequest, assemble_included
 from projections.masking import (
     Coverage,
     coverage,
@@ -201,8 +201,18 @@ def view_events(view: ContextView) -> list[Event]:
 
 
 def view_contents(view: ContextView) -> list[Content]:
-    """The request contents: ``build_contents`` of the reduced list."""
-    return build_contents(view_events(view), view.request)
+    """The request contents: ``build_contents`` of the reduced list.
+
+    The reduced list passes the first two steps unchanged, so the assembly
+    starts at masking (:func:`~projections.contents.assemble_included`): it
+    holds no rewind event (the live list never does), and every event in it
+    passes inclusion with the session's recorded call ids (an event that
+    stops passing when a later call id is recorded makes the view rebuild:
+    :attr:`ContextView.awaited_call_ids`), hence with the fewer ids of the
+    list too.
+    """
+    events = view_events(view)
+    return assemble_included(events, view.request, events)
 
 
 def _covered_mentions(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from schemas.event import Event
 
@@ -87,13 +87,21 @@ def latest_summary_end(events: Sequence[Event]) -> float:
     return summary_range(summary)[1] if summary is not None else 0.0
 
 
+#: An event with every field at its default: a shown summary is a copy of it with the
+#: fields :func:`materialize_summary` sets. Copying skips the defaults' construction
+#: (``model_construct`` builds each default factory's value anew, about 50 µs an
+#: event), and frozen models share their default values safely.
+_SHOWN_TURN: Final = Event.model_construct(author="model", timestamp=0.0)
+
+
 def materialize_summary(summary: Event, agent_name: str) -> Event:
     """A summary as the model turn the request shows, placed at its end timestamp.
 
     The turn is authored by `agent_name` (``"model"`` when empty), its content is
     the compacted content as stored (ADK's summarizer writes role ``model``; a
     summary of another shape is shown as it is, as ADK does); id, branch,
-    isolation scope, invocation id and actions are copied from the summary event.
+    isolation scope, invocation id and actions are copied from the summary event;
+    every other field has its default.
 
     Built from values the summary already validated, so it is not validated
     again: a summary end that is not finite (ADK's NaN edge cases; the codec
@@ -101,15 +109,17 @@ def materialize_summary(summary: Event, agent_name: str) -> Event:
     """
     compaction = summary.actions.compaction
     assert compaction is not None  # noqa: S101 - callers filter with is_summary
-    return Event.model_construct(
-        id=summary.id,
-        invocation_id=summary.invocation_id,
-        author=agent_name or "model",
-        branch=summary.branch,
-        isolation_scope=summary.isolation_scope,
-        timestamp=compaction.end_timestamp,
-        content=compaction.compacted_content,
-        actions=summary.actions,
+    return _SHOWN_TURN.model_copy(
+        update={
+            "id": summary.id,
+            "invocation_id": summary.invocation_id,
+            "author": agent_name or "model",
+            "branch": summary.branch,
+            "isolation_scope": summary.isolation_scope,
+            "timestamp": compaction.end_timestamp,
+            "content": compaction.compacted_content,
+            "actions": summary.actions,
+        }
     )
 
 

@@ -41,6 +41,13 @@ USER: Final = "user"
 # derived from the source id so assembly stays deterministic.
 _QUOTED_ID_PREFIX: Final = "quoted:"
 
+#: A user event with every other field at its default: each rewritten event is a copy
+#: of it with the source's derived id, timestamp, branch and the quoting content. The
+#: values come from a validated event, so they are not validated again (the derived id
+#: may be longer than a stored id may be: it is never stored, and never sent).
+_QUOTING_EVENT: Final = Event(author=USER, timestamp=0.0)
+_PREAMBLE_PART: Final = Part(text=OTHER_AGENT_PREAMBLE)
+
 
 def is_other_agent_reply(event: Event, agent_name: str) -> bool:
     """Whether `event` is another agent's reply, judged from the event alone.
@@ -161,12 +168,13 @@ def quote_other_agent(event: Event, *, include_thoughts: bool = False) -> Event 
     ]
     if not quoted:
         return None
-    return Event(
-        id=f"{_QUOTED_ID_PREFIX}{event.id}",
-        author=USER,
-        timestamp=event.timestamp,
-        branch=event.branch,
-        content=Content(role=USER, parts=[Part(text=OTHER_AGENT_PREAMBLE), *quoted]),
+    return _QUOTING_EVENT.model_copy(
+        update={
+            "id": f"{_QUOTED_ID_PREFIX}{event.id}",
+            "timestamp": event.timestamp,
+            "branch": event.branch,
+            "content": Content(role=USER, parts=[_PREAMBLE_PART, *quoted]),
+        }
     )
 
 

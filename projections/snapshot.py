@@ -2,28 +2,24 @@
 
 The snapshot carries counters, the compaction boundary and a fingerprint of
 the assembled context, never the context itself, so its size does not grow
-with the session.
+with the session. The projector passes each session's previous
+:class:`~projections.context_digest.ContextDigest` so that the fingerprint
+costs the new events' assembly, not the whole context's
+(:func:`snapshot_with_digest`); the value is the same either way.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
-from typing import Final
 
-from pydantic import TypeAdapter
-
-from projections.projection import SessionProjection, context_contents
+from projections.context_digest import ContextDigest, canonical_contents, digest_context
+from projections.projection import SessionProjection
 from projections.summary_request import summary_request_id
 from schemas.event import Content
 from schemas.keys import parse_session_key
 from schemas.logged_event import LoggedEvent
 from schemas.projection_snapshot import CompactionBoundary, ProjectionSnapshot, TokenUsage
-
-#: Dumps a whole list of contents in one call, each exactly as
-#: :func:`~schemas.event.content_to_json` dumps it (the same serializer).
-_CONTENTS: Final = TypeAdapter(list[Content])
 
 
 def context_fingerprint(contents: Sequence[Content]) -> str:
@@ -33,13 +29,8 @@ def context_fingerprint(contents: Sequence[Content]) -> str:
     separators, non-ASCII kept. Equal contents give equal fingerprints, so a
     subscriber can tell whether the context changed without reading it.
     """
-    canonical = json.dumps(
-        _CONTENTS.dump_python(list(contents), mode="json", by_alias=True, exclude_none=True),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    canonical = b"[" + b",".join(canonical_contents(contents)) + b"]"
+    return hashlib.sha256(canonical).hexdigest()
 
 
 def compaction_boundary(summary: LoggedEvent) -> CompactionBoundary:
@@ -60,11 +51,25 @@ def compaction_boundary(summary: LoggedEvent) -> CompactionBoundary:
 
 def to_snapshot(projection: SessionProjection) -> ProjectionSnapshot:
     """The snapshot published on the `projections` topic. O(visible context)."""
-    contents = context_contents(projection)
+    return snapshot_with_digest(projection)[0]
+
+
+def snapshot_with_digest(
+    projection: SessionProjection, previous: ContextDigest | None = None
+) -> tuple[ProjectionSnapshot, ContextDigest | None]:
+    """The snapshot, and the context digest to pass with the session's next one.
+
+    `previous` is what the session's last call returned (None: none). The
+    snapshot equals :func:`to_snapshot`'s whatever `previous` is; with the
+    digest of an earlier snapshot of the session it costs O(visible) integer
+    work plus assembling the events since, when those only extend the context
+    (:mod:`projections.context_digest`).
+    """
+    context = digest_context(projection.view, previous)
     boundary = projection.summaries.boundary
     tokens = projection.tokens
     in_flight = projection.in_flight
-    return ProjectionSnapshot(
+    snapshot = ProjectionSnapshot(
         tenant=parse_session_key(projection.session_key).tenant,
         session_key=projection.session_key,
         last_offset=projection.last_offset,
@@ -76,7 +81,8 @@ def to_snapshot(projection: SessionProjection) -> ProjectionSnapshot:
             total_prompt_tokens=tokens.total_prompt_tokens,
             total_candidates_tokens=tokens.total_candidates_tokens,
         ),
-        context_items=len(contents),
-        context_fingerprint=context_fingerprint(contents),
+        context_items=context.items,
+        context_fingerprint=context.fingerprint,
         in_flight_request_id=in_flight.request_id if in_flight is not None else None,
     )
+    return snapshot, context.digest

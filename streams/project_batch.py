@@ -57,6 +57,7 @@ from typing import Final, Literal
 
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import step
+from projections.context_digest import ContextDigest
 from projections.projection import (
     NO_OFFSET,
     SessionProjection,
@@ -67,7 +68,7 @@ from projections.projection import (
 )
 from projections.retained_vector import NeedsHistory
 from projections.retention import retained
-from projections.snapshot import to_snapshot
+from projections.snapshot import snapshot_with_digest
 from projections.state_codec import decode_state, encode_state
 from schemas.codec import (
     MAX_RECORD_BYTES,
@@ -155,6 +156,8 @@ class CachedSession:
         size: Estimated bytes the projection's records retain in memory.
         base: The first chunk the stored checkpoint does not cover (0: none).
         first_offset: Offset of the session's first applied record (-1: none).
+        digest: The context digest its last snapshot left (None: none yet), so
+            the next snapshot assembles only what came since.
     """
 
     projection: SessionProjection
@@ -166,14 +169,24 @@ class CachedSession:
     size: int = 0
     base: int = 0
     first_offset: Offset = NO_OFFSET
+    digest: ContextDigest | None = field(default=None, compare=False)  # derived, never stored
 
 
 @dataclass(frozen=True, slots=True)
 class Changed:
-    """A session whose snapshot the batch publishes, and its batch's last record."""
+    """A session whose snapshot the batch publishes, its batch's last record, and its cache entry.
+
+    The snapshot reads the entry's context digest and leaves the new one there.
+    """
 
     projection: SessionProjection
     last_record: SourceRecord
+    session: CachedSession
+
+    def snapshot(self) -> ProjectionSnapshot:
+        """The session's snapshot, from and then into its entry's context digest."""
+        snapshot, self.session.digest = snapshot_with_digest(self.projection, self.session.digest)
+        return snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +249,7 @@ class BatchOutcome:
             Exception: A snapshot cannot be assembled (the shell uses
                 :meth:`snapshot_records`, which dead-letters instead).
         """
-        return [to_snapshot(changed.projection) for changed in self.changed]
+        return [changed.snapshot() for changed in self.changed]
 
     def snapshot_records(self) -> tuple[list[tuple[bytes, bytes]], list[DeadLetter]]:
         """The encoded snapshots (key, value) to publish, and dead letters for those that failed.
@@ -249,7 +262,7 @@ class BatchOutcome:
         letters: list[DeadLetter] = []
         for changed in self.changed:
             try:
-                snapshot = to_snapshot(changed.projection)
+                snapshot = changed.snapshot()
                 records.append((snapshot.session_key.encode(), encode(snapshot)))
             except Exception as exc:  # noqa: BLE001 - one session's snapshot never stops the batch
                 letters.append(dead_letter(changed.last_record, "snapshot", _failure(exc)))
@@ -657,7 +670,7 @@ class BatchProjector:
             outcome.writes.append(TableWrite(partition, request_key(key), encode(session.request)))
         if new or first_redelivered is not None:
             outcome.writes.append(TableWrite(partition, header_key(key), _header(session)))
-            outcome.changed.append(Changed(projection, decoded[-1].source))
+            outcome.changed.append(Changed(projection, decoded[-1].source, session))
         outcome.writes.extend(deletions)
 
     def project_history(

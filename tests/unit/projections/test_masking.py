@@ -11,9 +11,11 @@ from projections.masking import (
     latest_summary,
     latest_summary_end,
     mask_compacted,
+    materialize_summary,
     summary_range,
     surviving_summary_positions,
 )
+from schemas.event import Event
 from tests.support.events import ids, summary_event, text_event
 
 
@@ -163,3 +165,36 @@ def test_the_bounds_of_each_interval_are_covered_and_the_gaps_are_not() -> None:
 def test_the_range_of_an_event_that_is_no_summary_is_refused() -> None:
     with pytest.raises(ValueError, match="'q1' is not a summary event"):
         summary_range(text_event("q1", "i1", 1.0))
+
+
+def test_a_shown_summary_keeps_five_fields_of_its_event_and_defaults_the_rest() -> None:
+    summary = summary_event(
+        "s",
+        100,
+        103,
+        104,
+        branch="root.a",
+        isolation_scope="call-1",
+        usage_metadata={"prompt_token_count": 7},
+        custom_metadata={"k": "v"},
+        turn_complete=True,
+        long_running_tool_ids=["c1"],
+    )
+    shown = materialize_summary(summary, "root")
+    compaction = summary.actions.compaction
+    assert compaction is not None
+    expected = Event.model_construct(
+        id="s",
+        invocation_id="cmp-s",
+        author="root",
+        branch="root.a",
+        isolation_scope="call-1",
+        timestamp=103,
+        content=compaction.compacted_content,
+        actions=summary.actions,
+    )
+    assert shown == expected
+    assert shown.model_fields_set == expected.model_fields_set
+    assert (shown.usage_metadata, shown.custom_metadata) == (None, None)
+    assert (shown.turn_complete, shown.long_running_tool_ids) == (None, None)
+    assert materialize_summary(summary, "").author == "model"

@@ -11,6 +11,7 @@ from projections.other_agents import (
     quote_other_agent,
     quote_other_agents,
 )
+from schemas.event import MAX_ID_CHARS, Event
 from tests.support.contents import contents, texts
 from tests.support.events import call, event, resp, text, thought
 
@@ -193,3 +194,37 @@ def test_other_agents_thoughts_are_left_out_unless_asked_for() -> None:
     (with_thoughts,) = quote_other_agents(events, "me", include_thoughts=True)
     assert with_thoughts.content is not None
     assert any("pondering" in (part.text or "") for part in with_thoughts.content.parts or [])
+
+
+def test_a_quoted_event_has_only_its_five_fields_set_and_the_rest_default() -> None:
+    source = event(
+        "h1",
+        "helper",
+        3.0,
+        [text("hello")],
+        branch="root.helper",
+        invocation_id="inv-1",
+        turn_complete=True,
+        usage_metadata={"prompt_token_count": 4},
+    )
+    quoted = quote_other_agent(source)
+    assert quoted is not None
+    expected = Event(
+        id=quoted.id,
+        author="user",
+        timestamp=3.0,
+        branch="root.helper",
+        content=quoted.content,
+    )
+    assert quoted == expected
+    assert quoted.model_fields_set == expected.model_fields_set
+
+
+def test_an_event_with_the_longest_id_a_record_may_carry_is_quoted() -> None:
+    # The derived id is longer than a stored id may be; it is never stored or sent.
+    source = event("x" * MAX_ID_CHARS, "helper", 1.0, [text("hello")])
+    quoted = quote_other_agent(source)
+    assert quoted is not None
+    assert quoted.id.endswith("x" * MAX_ID_CHARS)
+    (shown,) = contents([source], agent_name="me")
+    assert shown["parts"][-1]["text"] == f"[helper] said:\n{BEGIN}\nhello\n{END}"

@@ -9,13 +9,16 @@ import pytest
 
 from projections import compaction_decision
 from projections.compaction_config import CompactionConfig
-from projections.snapshot import to_snapshot as real_to_snapshot
+from projections.context_digest import ContextDigest
+from projections.projection import SessionProjection
+from projections.snapshot import snapshot_with_digest as real_snapshot_with_digest
 from schemas.codec import decode_envelope_sized, encode
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES, DeadLetter
 from schemas.envelope import Envelope
 from schemas.event import MAX_ID_CHARS, Event
 from schemas.keys import SessionKey, TenantId
 from schemas.partitioning import session_partition
+from schemas.projection_snapshot import ProjectionSnapshot
 from streams import project_batch
 from streams.project_batch import (
     BatchOutcome,
@@ -209,14 +212,16 @@ def test_a_snapshot_that_cannot_be_assembled_is_a_dead_letter_and_the_others_go_
 ) -> None:
     records = _routed(_sessions(3, 1))
     victim = _session(records[0])
-    real = real_to_snapshot
+    real = real_snapshot_with_digest
 
-    def to_snapshot(projection):  # type: ignore[no-untyped-def]
+    def snapshot_with_digest(
+        projection: SessionProjection, previous: ContextDigest | None = None
+    ) -> tuple[ProjectionSnapshot, ContextDigest | None]:
         if projection.session_key == victim:
             raise ValueError("Circular reference detected (depth exceeded)")
-        return real(projection)
+        return real(projection, previous)
 
-    monkeypatch.setattr(project_batch, "to_snapshot", to_snapshot)
+    monkeypatch.setattr(project_batch, "snapshot_with_digest", snapshot_with_digest)
     outcome = _fold(records)
     snapshots, failed = outcome.snapshot_records()
     assert {SessionKey(key.decode()) for key, _ in snapshots} == {

@@ -1,0 +1,125 @@
+"""The fingerprint kept with a context digest equals the one of the whole context, assembled.
+
+The oracle knows nothing of digests: the records the session has so far are
+assembled from scratch by ``rebuild_contents`` (``build_contents`` of the
+effective records) and hashed as the fingerprint is defined, the canonical
+JSON of the whole list in one ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Final
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import projections.context_digest as context_digest
+from projections.bench_workload import BENCH_SESSION, bench_session
+from projections.contents import ContentsRequest, assemble_included
+from projections.context_digest import ContextDigest, digest_context
+from projections.projection import apply, empty_projection
+from projections.rebuild import rebuild_contents
+from projections.snapshot import snapshot_with_digest, to_snapshot
+from schemas.event import Content, Event, content_to_json
+from schemas.logged_event import LoggedEvent
+from tests.support.events import SESSION, logged
+from tests.support.strategies import core_sessions, view_requests
+
+VIEW: Final = ContentsRequest()
+
+
+def _whole(records: Sequence[LoggedEvent], request: ContentsRequest) -> tuple[int, str]:
+    """Items and fingerprint of the session's context, assembled and hashed in one piece."""
+    contents = [content_to_json(content) for content in rebuild_contents(records, request)]
+    canonical = json.dumps(contents, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return len(contents), hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@pytest.mark.core_property
+@settings(deadline=None)
+@given(core_sessions(refusals=True), view_requests(), st.integers(1, 4))
+def test_the_digested_fingerprint_equals_the_whole_contexts_after_every_snapshot(
+    log: list[LoggedEvent], request: ContentsRequest, every: int
+) -> None:
+    # A snapshot after every `every` records and after the last, as batches take them,
+    # each from the digest the one before left.
+    projection = empty_projection(SESSION, request)
+    digest: ContextDigest | None = None
+    for count, record in enumerate(log, start=1):
+        projection = apply(projection, record)
+        if count % every and count < len(log):
+            continue
+        snapshot, digest = snapshot_with_digest(projection, digest)
+        expected = _whole(log[:count], request)
+        assert (snapshot.context_items, snapshot.context_fingerprint) == expected
+        assert snapshot == to_snapshot(projection)
+
+
+def test_the_workload_settles_and_extends_across_summaries() -> None:
+    records = bench_session(400)
+    projection = empty_projection(BENCH_SESSION, VIEW)
+    digest: ContextDigest | None = None
+    settled = 0
+    for count, record in enumerate(records, start=1):
+        projection = apply(projection, record)
+        if count % 3:
+            continue
+        snapshot, digest = snapshot_with_digest(projection, digest)
+        settled += digest is not None
+        assert (snapshot.context_items, snapshot.context_fingerprint) == _whole(
+            records[:count], VIEW
+        )
+    assert settled > 100  # of 133 snapshots
+
+
+def test_an_extension_assembles_only_the_new_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = bench_session(60)
+    projection = empty_projection(BENCH_SESSION, VIEW)
+    digest = None
+    for record in records[:15]:  # the last one is inv2's answer, e15
+        projection = apply(projection, record)
+    digest = digest_context(projection.view).digest
+    assert digest is not None
+    assembled: list[list[Event]] = []
+
+    def spy(
+        visible: Sequence[Event], request: ContentsRequest, events: Sequence[Event]
+    ) -> list[Content]:
+        assembled.append(list(visible))
+        return assemble_included(visible, request, events)
+
+    monkeypatch.setattr(context_digest, "assemble_included", spy)
+    for record in records[15:20]:  # a state event (no content: not in the view), inv3's first four
+        projection = apply(projection, record)
+    context = digest_context(projection.view, digest)
+    assert [[event.id for event in events] for events in assembled] == [
+        ["e17", "e18", "e19", "e20"]
+    ]
+    assert (context.items, context.fingerprint) == _whole(records[:20], VIEW)
+
+
+def test_a_digest_of_other_events_is_not_used() -> None:
+    records = bench_session(40)
+    first = empty_projection(BENCH_SESSION, VIEW)
+    for record in records[:15]:
+        first = apply(first, record)
+    stale = digest_context(first.view).digest
+    assert stale is not None
+    # Another session at the same offsets, whose model turns are other agents' replies.
+    events = [record.envelope.event for record in records[:15]]
+    other = logged(
+        [e.model_copy(update={"author": "helper"}) if e.author == "agent" else e for e in events],
+        [record.offset for record in records[:15]],
+    )
+    projection = empty_projection(SESSION, ContentsRequest(agent_name="agent"))
+    for record in other:
+        projection = apply(projection, record)
+    changed = digest_context(projection.view, stale)
+    assert (changed.items, changed.fingerprint) == _whole(
+        other, ContentsRequest(agent_name="agent")
+    )
+    assert changed.fingerprint != digest_context(first.view).fingerprint
