@@ -28,12 +28,13 @@ from projections.projection import (
 )
 from projections.rebuild import rebuild_contents
 from projections.retained_vector import NeedsHistory
+from projections.snapshot import to_snapshot
 from projections.state_codec import decode_state, encode_state
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from tests.support.events import SESSION, envelope, exchange, logged
+from tests.support.events import SESSION, envelope, exchange, logged, summary_event
 from tests.support.ordered import compaction_configs
 from tests.support.strategies import sessions
 
@@ -129,6 +130,24 @@ def test_a_fork_of_a_fork_inherits_the_whole_line_with_its_origins() -> None:
         (-3, 3, FORK),
         (-2, 4, FORK),
     ]
+
+
+def test_a_summary_the_fork_inherited_is_its_boundary_named_where_it_is() -> None:
+    events = [*exchange(1, 100.0), summary_event("sum1", 100.0, 101.0, 102.0)]
+    source = logged(events, [40, 41, 42])
+    projection = inheriting(SessionProjection(FORK))
+    for record in inherited(source):
+        projection = apply(projection, record)
+    forked = apply(projection, _fork_record(0, at=42))
+    boundary = to_snapshot(forked).boundary
+    assert boundary is not None
+    assert (boundary.summary_event_id, boundary.summary_offset) == ("sum1", 42)
+    assert boundary.inherited_from == SESSION
+    own = apply(forked, logged([summary_event("sum2", 100.0, 101.0, 103.0)], [1], key=FORK)[0])
+    boundary = to_snapshot(own).boundary
+    assert boundary is not None
+    assert (boundary.summary_event_id, boundary.summary_offset) == ("sum2", 1)
+    assert boundary.inherited_from is None
 
 
 def test_a_fork_record_asks_for_its_inheritance_first() -> None:
