@@ -30,6 +30,7 @@ from projections.rebuild import rebuild_contents
 from projections.retained_vector import NeedsHistory
 from projections.snapshot import to_snapshot
 from projections.state_codec import decode_state, encode_state
+from projections.summary_request import refusal_event
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.keys import Offset, SessionKey
@@ -180,7 +181,9 @@ def test_inherited_records_clear_the_sources_wait_and_keep_no_offset_of_the_sour
     ("named", "problem"),
     [
         ({"session_key": OTHER_TENANT, "offset": 3}, "another tenant's session"),
-        ({"session_key": FORK, "offset": 3}, "cannot fork from itself"),
+        ({"session_key": FORK, "offset": 3}, "^a session cannot fork from itself$"),
+        ({"session_key": 7, "offset": 3}, "^fork_of.session_key must be a string$"),
+        ({"session_key": SESSION, "offset": 2**63}, "a Kafka offset"),
         ({"session_key": "not a key", "offset": 3}, "not a session of this tenant"),
         ({"session_key": SESSION, "offset": -1}, "a Kafka offset"),
         ({"session_key": SESSION, "offset": True}, "a Kafka offset"),
@@ -197,6 +200,30 @@ def test_a_malformed_fork_record_says_what_is_wrong(named: object, problem: str)
     }
     with pytest.raises(ForkError, match=problem):
         fork_source(envelope(FORK, event))
+
+
+def test_a_fork_record_names_its_source_and_offset() -> None:
+    for offset in (0, 41, 2**63 - 1):
+        source = ForkSource(SESSION, Offset(offset))
+        event = fork_event(source, event_id="f", timestamp=0.0)
+        assert fork_source(envelope(FORK, event)) == source
+
+
+def test_other_bookkeeping_records_are_no_fork_records() -> None:
+    refusal = refusal_event("r1", "gave up", event_id="x", timestamp=0.0)
+    assert fork_source(envelope(FORK, refusal)) is None
+
+
+def test_a_malformed_fork_record_is_never_inherited() -> None:
+    event = {
+        "id": "bad-fork",
+        "author": "ctxstream",
+        "timestamp": 0.0,
+        "customMetadata": {"ctxstream": {"fork_of": "acme"}},
+    }
+    bad = LoggedEvent(Offset(3), envelope(SESSION, event))
+    kept = logged(exchange(1, 100.0)[:1], [4])
+    assert [r.envelope.event.id for r in inherited([bad, *kept])] == ["q1"]
 
 
 def test_an_event_with_content_is_no_fork_record() -> None:
