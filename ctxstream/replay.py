@@ -60,16 +60,15 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.errors import KafkaError
 
+from ctxstream.broker_calls import broker_calls
 from ctxstream.errors import (
     BrokerUnavailableError,
     InvalidArgumentError,
     TopicCreationError,
-    TopicMissingError,
 )
 from ctxstream.replay_request import ReplayRequest
-from ctxstream.subscription import CONNECT_TIMEOUT_S, start_offsets
+from ctxstream.subscription import CONNECT_TIMEOUT_S, opened_reader
 from schemas.codec import encode
 from schemas.kafka_settings import KafkaSettings, TopicRole
 from schemas.keys import SessionKey
@@ -247,26 +246,10 @@ async def _placed(
         InvalidArgumentError: ``from_offset`` names a partition `events` does not have.
     """
     events = settings.topic("events")
-    try:
-        async with asyncio.timeout(timeout_s):
-            count = await partition_count(settings.kafka_bootstrap, events)
-            if count == 0:
-                raise TopicMissingError(events)
-            await consumer.start()
-            # Let the consumer's background task start: stopping it before its first step
-            # re-raises the cancellation (aiokafka's NoGroupCoordinator.close).
-            await asyncio.sleep(0)
-            every = [TopicPartition(events, p) for p in range(count)]
-            ends: dict[TopicPartition, int] = await consumer.end_offsets(every)
-            starts = await start_offsets(consumer, events, request.start, ends)
-    except TimeoutError as exc:
-        raise BrokerUnavailableError(
-            bootstrap=settings.kafka_bootstrap, reason=f"no answer within {timeout_s:g} s"
-        ) from exc
-    except KafkaError as exc:
-        raise BrokerUnavailableError(
-            bootstrap=settings.kafka_bootstrap, reason=str(exc) or type(exc).__name__
-        ) from exc
+    async with broker_calls(settings.kafka_bootstrap, timeout_s):
+        opened = await opened_reader(consumer, settings.kafka_bootstrap, events, request.start)
+    ends, starts = opened.ends, opened.starts
+    every, count = list(ends), len(ends)
     if request.sessions is None:
         wanted = every
     else:
@@ -300,26 +283,17 @@ async def _target(
     bootstrap = settings.kafka_bootstrap
     specs = {spec.role: spec for spec in topic_specs(target)}
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
-    try:
-        async with asyncio.timeout(timeout_s):
-            wanted = []
-            for role in OUTPUT_ROLES:
-                live = await partition_count(bootstrap, settings.topic(role))
-                spec = specs[role]
-                wanted.append(replace(spec, partitions=live or spec.partitions))
-            try:
-                created = await ensure_topics(bootstrap, wanted)
-            except RuntimeError as exc:  # the broker refused a topic: the message names it
-                raise TopicCreationError(str(exc)) from exc
-            await producer.start()
-    except TimeoutError as exc:
-        raise BrokerUnavailableError(
-            bootstrap=bootstrap, reason=f"no answer within {timeout_s:g} s"
-        ) from exc
-    except KafkaError as exc:
-        raise BrokerUnavailableError(
-            bootstrap=bootstrap, reason=str(exc) or type(exc).__name__
-        ) from exc
+    async with broker_calls(bootstrap, timeout_s):
+        wanted = []
+        for role in OUTPUT_ROLES:
+            live = await partition_count(bootstrap, settings.topic(role))
+            spec = specs[role]
+            wanted.append(replace(spec, partitions=live or spec.partitions))
+        try:
+            created = await ensure_topics(bootstrap, wanted)
+        except RuntimeError as exc:  # the broker refused a topic: the message names it
+            raise TopicCreationError(str(exc)) from exc
+        await producer.start()
     if created.created:
         # A topic created a moment ago may not be in the metadata yet: the first send waits.
         logger.info("replay target topics created=%s", ",".join(created.created))

@@ -32,9 +32,9 @@ from typing import Any, Final, assert_never
 
 import orjson
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
-from aiokafka.errors import KafkaError
 
-from ctxstream.errors import BrokerUnavailableError, InvalidArgumentError, TopicMissingError
+from ctxstream.broker_calls import broker_calls
+from ctxstream.errors import InvalidArgumentError, TopicMissingError
 from ctxstream.subscription_request import (
     FromEnd,
     FromOffsets,
@@ -194,29 +194,43 @@ async def _placed(
         TopicMissingError: `topic` does not exist.
         InvalidArgumentError: `start` names a partition `topic` does not have.
     """
-    try:
-        async with asyncio.timeout(timeout_s):
-            count = await partition_count(settings.kafka_bootstrap, topic)
-            if count == 0:
-                raise TopicMissingError(topic)
-            await consumer.start()
-            # Let the consumer's background task start: stopping it before its first step
-            # re-raises the cancellation (aiokafka's NoGroupCoordinator.close).
-            await asyncio.sleep(0)
-            partitions = [TopicPartition(topic, p) for p in range(count)]
-            consumer.assign(partitions)
-            ends: dict[TopicPartition, int] = await consumer.end_offsets(partitions)
-            starts = await start_offsets(consumer, topic, start, ends)
-    except TimeoutError as exc:
-        raise BrokerUnavailableError(
-            bootstrap=settings.kafka_bootstrap, reason=f"no answer within {timeout_s:g} s"
-        ) from exc
-    except KafkaError as exc:
-        raise BrokerUnavailableError(
-            bootstrap=settings.kafka_bootstrap, reason=str(exc) or type(exc).__name__
-        ) from exc
-    for tp, offset in starts.items():
+    async with broker_calls(settings.kafka_bootstrap, timeout_s):
+        opened = await opened_reader(consumer, settings.kafka_bootstrap, topic, start)
+    consumer.assign(list(opened.ends))
+    for tp, offset in opened.starts.items():
         consumer.seek(tp, offset)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedReader:
+    """A started reader's view of a topic: each partition's end and where reading starts."""
+
+    ends: dict[TopicPartition, int]
+    starts: dict[TopicPartition, int]
+
+
+async def opened_reader(
+    consumer: AIOKafkaConsumer, bootstrap: str, topic: str, start: StartAt
+) -> OpenedReader:
+    """Start `consumer` on `topic`: every partition's end offset and the start `start` gives it.
+
+    Nothing is assigned yet. Bound it in time and map the broker's failures
+    with :func:`~ctxstream.broker_calls.broker_calls`.
+
+    Raises:
+        TopicMissingError: `topic` does not exist.
+        InvalidArgumentError: `start` names a partition `topic` does not have.
+    """
+    count = await partition_count(bootstrap, topic)
+    if count == 0:
+        raise TopicMissingError(topic)
+    await consumer.start()
+    # Let the consumer's background task start: stopping it before its first step
+    # re-raises the cancellation (aiokafka's NoGroupCoordinator.close).
+    await asyncio.sleep(0)
+    partitions = [TopicPartition(topic, p) for p in range(count)]
+    ends: dict[TopicPartition, int] = await consumer.end_offsets(partitions)
+    return OpenedReader(ends, await start_offsets(consumer, topic, start, ends))
 
 
 async def start_offsets(

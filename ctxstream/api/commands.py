@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
-from ctxstream.api.broker_calls import broker_calls
 from ctxstream.api.key_store import KeyDirectory, ensure_keys_topic, revoke_key, store_key
 from ctxstream.api.keys import ApiKeyRecord, IssuedKey, issue_key
+from ctxstream.broker_calls import broker_calls
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 from ctxstream.subscription_request import checked_tenant

@@ -13,7 +13,7 @@ import asyncio
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from ctxstream.api.broker_calls import broker_calls
+from ctxstream.broker_calls import broker_calls
 from ctxstream.errors import TopicMissingError
 from schemas.kafka_settings import KafkaSettings
 from streams.topics import partition_count

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import uvicorn
 
 from ctxstream.api.auth import Authenticator
-from ctxstream.api.broker_calls import broker_calls
 from ctxstream.api.key_store import KeyDirectory, ensure_keys_topic
 from ctxstream.api.settings import ServeSettings
+from ctxstream.broker_calls import broker_calls
 from ctxstream.client import Client
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 
