@@ -22,10 +22,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from ctxstream.errors import InvalidArgumentError
-from ctxstream.subscription_request import OffsetArgument, StartAt, TimeArgument, start_at
-from schemas.errors import InvalidSessionKeyError
+from ctxstream.subscription_request import (
+    OffsetArgument,
+    StartAt,
+    TimeArgument,
+    checked_sessions,
+    start_at,
+)
 from schemas.kafka_settings import TOPIC_PREFIX_PATTERN
-from schemas.keys import SessionKey, parse_session_key
+from schemas.keys import SessionKey
 
 _TOPIC_PREFIX: Final = re.compile(TOPIC_PREFIX_PATTERN)
 
@@ -62,7 +67,7 @@ def replay_request(
         from_offset = 0
     return ReplayRequest(
         target_prefix=checked_target_prefix(target_prefix, live_prefix),
-        sessions=_sessions(sessions),
+        sessions=checked_sessions(sessions, when_none="replays every session"),
         start=start_at(from_offset, from_time),
     )
 
@@ -88,23 +93,3 @@ def checked_target_prefix(target_prefix: object, live_prefix: str) -> str:
             "a replay writes into another namespace"
         )
     return target_prefix
-
-
-def _sessions(sessions: Iterable[str] | None) -> frozenset[SessionKey] | None:
-    if sessions is None:
-        return None
-    if isinstance(sessions, str | bytes):
-        raise InvalidArgumentError("sessions: expected a collection of session keys, got one")
-    keys = list(sessions)
-    if not keys:
-        raise InvalidArgumentError("sessions: empty; None replays every session")
-    for index, key in enumerate(keys):
-        if not isinstance(key, str):
-            raise InvalidArgumentError(
-                f"sessions[{index}]: expected a session key, got {type(key).__name__}"
-            )
-        try:
-            parse_session_key(key)
-        except InvalidSessionKeyError as exc:
-            raise InvalidArgumentError(f"sessions[{index}]: {exc}") from exc
-    return frozenset(SessionKey(key) for key in keys)

@@ -97,7 +97,9 @@ def subscription_request(
     valid_tenant = checked_tenant(tenant)
     return SubscriptionRequest(
         tenant=valid_tenant,
-        sessions=_sessions(valid_tenant, sessions),
+        sessions=checked_sessions(
+            sessions, when_none="follows every session of the tenant", tenant=valid_tenant
+        ),
         start=start_at(from_offset, from_time),
     )
 
@@ -123,21 +125,34 @@ def checked_tenant(tenant: object) -> TenantId:
         raise InvalidArgumentError(f"tenant: {exc.problem}") from exc
 
 
-def _sessions(tenant: TenantId, sessions: Iterable[str] | None) -> frozenset[SessionKey] | None:
+def checked_sessions(
+    sessions: Iterable[str] | None, *, when_none: str, tenant: TenantId | None = None
+) -> frozenset[SessionKey] | None:
+    """`sessions` as keys, each checked (and owned by `tenant`, when given); None stays None.
+
+    Raises:
+        InvalidArgumentError: One string instead of a collection, an empty
+            collection (the message says `when_none`: what None does), or an
+            entry that is no session key (of `tenant`); the message starts with
+            ``sessions`` or ``sessions[i]``.
+    """
     if sessions is None:
         return None
     if isinstance(sessions, str | bytes):
         raise InvalidArgumentError("sessions: expected a collection of session keys, got one")
     keys = list(sessions)
     if not keys:
-        raise InvalidArgumentError("sessions: empty; None follows every session of the tenant")
+        raise InvalidArgumentError(f"sessions: empty; None {when_none}")
     for index, key in enumerate(keys):
         if not isinstance(key, str):
             raise InvalidArgumentError(
                 f"sessions[{index}]: expected a session key, got {type(key).__name__}"
             )
         try:
-            check_tenant_owns_session(tenant, key)
+            if tenant is None:
+                parse_session_key(key)
+            else:
+                check_tenant_owns_session(tenant, key)
         except (InvalidSessionKeyError, TenantMismatchError) as exc:
             raise InvalidArgumentError(f"sessions[{index}]: {exc}") from exc
     return frozenset(SessionKey(key) for key in keys)
