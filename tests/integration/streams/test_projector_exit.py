@@ -62,10 +62,10 @@ STOPPING = {
 }
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-async def test_a_worker_whose_folding_dies_exits_non_zero(
-    kafka_bootstrap: str, tmp_path: Path, engine: str
-) -> None:
+async def _run_faulted(
+    kafka_bootstrap: str, tmp_path: Path, engine: str, script: str
+) -> tuple[int, str]:
+    """Run a worker of `engine` with `script` before it, over one session; its status and log."""
     settings = projector_settings(
         kafka_bootstrap,
         unique_topic("exit"),
@@ -83,7 +83,7 @@ async def test_a_worker_whose_folding_dies_exits_non_zero(
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         worker = subprocess.run(  # noqa: ASYNC221 - the test waits for the process on purpose
-            [sys.executable, "-c", FAULTS[engine] + RUN],
+            [sys.executable, "-c", script + RUN],
             cwd=REPO,
             env={**os.environ, **settings_env(settings)},
             stdout=out,
@@ -91,8 +91,15 @@ async def test_a_worker_whose_folding_dies_exits_non_zero(
             timeout=EXIT_TIMEOUT_S,
             check=False,
         )
-    text = log.read_text()
-    assert worker.returncode != 0, text[-3000:]
+    return worker.returncode, log.read_text()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_worker_whose_folding_dies_exits_non_zero(
+    kafka_bootstrap: str, tmp_path: Path, engine: str
+) -> None:
+    status, text = await _run_faulted(kafka_bootstrap, tmp_path, engine, FAULTS[engine])
+    assert status != 0, text[-3000:]
     assert STOPPING[engine] in text
     assert "injected: the broker refused" in text
 
@@ -119,31 +126,8 @@ worker.CRASH_STOP_GRACE_S = 3.0
 async def test_a_crashed_faust_worker_whose_stop_hangs_exits_all_the_same(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
-    settings = projector_settings(
-        kafka_bootstrap,
-        unique_topic("exit-stuck"),
-        data_dir=tmp_path / "data",
-        events_partitions=1,
-        engine="faust",
+    status, text = await _run_faulted(
+        kafka_bootstrap, tmp_path, "faust", FAULTS["faust"] + STUCK_STOP
     )
-    await create_deployment_topics(settings)
-    events = scripted_sessions(1, 1)
-    await append(
-        kafka_bootstrap,
-        settings.topic("events"),
-        [(e.session_key.encode(), encode(e)) for e in events],
-    )
-    log = tmp_path / "worker.log"
-    with log.open("wb") as out:
-        worker = subprocess.run(  # noqa: ASYNC221 - the test waits for the process on purpose
-            [sys.executable, "-c", FAULTS["faust"] + STUCK_STOP + RUN],
-            cwd=REPO,
-            env={**os.environ, **settings_env(settings)},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            timeout=EXIT_TIMEOUT_S,
-            check=False,
-        )
-    text = log.read_text()
-    assert worker.returncode == 1, text[-3000:]
+    assert status == 1, text[-3000:]
     assert "the worker did not stop within 3 s of its crash; exiting" in text, text[-4000:]
