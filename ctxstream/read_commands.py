@@ -24,7 +24,7 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from aiokafka.errors import KafkaError
@@ -36,6 +36,7 @@ from ctxstream.errors import InvalidArgumentError
 from ctxstream.read_text import contents_json, contents_text, events_json, events_text
 from schemas.errors import CtxstreamError
 from schemas.kafka_settings import KafkaSettings
+from schemas.keys import Offset
 from streams.read_protocol import DEFAULT_PAGE_SIZE, DEFAULT_READ_WAIT_S
 
 #: Loggers whose lines would surround a command's one line of error.
@@ -130,25 +131,27 @@ def _fork(args: argparse.Namespace) -> int:
 
 
 async def _print_forked(args: argparse.Namespace) -> None:
-    client = Client(settings=KafkaSettings())
-    try:
-        await client.start()
-        offset = await client.fork(
+    await _print_appended(
+        lambda client: client.fork(
             args.session, args.at_offset, args.new_session, timeout_s=args.timeout_s
         )
-    finally:
-        await client.stop()
-    sys.stdout.write(f"{offset}\n")
-    sys.stdout.flush()
+    )
 
 
 async def _print_rewound(args: argparse.Namespace) -> None:
+    await _print_appended(
+        lambda client: client.rewind(
+            args.session, args.invocation, min_offset=args.min_offset, timeout_s=args.timeout_s
+        )
+    )
+
+
+async def _print_appended(append: Callable[[Client], Awaitable[Offset]]) -> None:
+    """Start a client, `append` through it, stop it, and print the appended record's offset."""
     client = Client(settings=KafkaSettings())
     try:
         await client.start()
-        offset = await client.rewind(
-            args.session, args.invocation, min_offset=args.min_offset, timeout_s=args.timeout_s
-        )
+        offset = await append(client)
     finally:
         await client.stop()
     sys.stdout.write(f"{offset}\n")
