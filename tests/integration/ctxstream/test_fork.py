@@ -25,6 +25,7 @@ from projections.summary_request import summary_request_id
 from schemas.event import Event
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
+from schemas.partitioning import session_partition
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import unique_topic
 from tests.support.events import text_event
@@ -154,6 +155,16 @@ def test_a_compaction_of_the_fork_summarizes_what_it_inherited(
     assert contents == rebuild_contents(_line(log, source, fork, offsets[-1]), VIEW)
 
 
+def _empty_neighbour(deployment: ProjectorSettings, key: SessionKey) -> SessionKey:
+    """A session without records on `key`'s partition, whose offsets the worker has folded."""
+    home = session_partition(key.encode(), deployment.events_partitions)
+    for number in range(10_000):
+        neighbour = SessionKey(f"{key}-none{number}")
+        if session_partition(neighbour.encode(), deployment.events_partitions) == home:
+            return neighbour
+    raise AssertionError("no key found on the partition")
+
+
 def test_refused_forks_append_nothing(deployment: ProjectorSettings, client: SyncClient) -> None:
     source, fork = _keys()
     offset = client.append(source, _invocation(1)[0])
@@ -167,7 +178,7 @@ def test_refused_forks_append_nothing(deployment: ProjectorSettings, client: Syn
     with pytest.raises(InvalidArgumentError, match=r"^at_offset: -1 is not a Kafka offset"):
         client.fork(source, -1, SessionKey(f"{fork}-2"))
     with pytest.raises(InvalidArgumentError, match=r"^session_key: .* has no records"):
-        client.fork(SessionKey(f"{source}-none"), 0, SessionKey(f"{fork}-3"))
+        client.fork(_empty_neighbour(deployment, source), offset, SessionKey(f"{fork}-3"))
     log = _log(deployment)
     assert [r.offset for r in log[source]] == [offset]
     assert [r.offset for r in log[fork]] == [taken]
