@@ -28,7 +28,9 @@ The workers and the server inherit the caller's ``CTXSTREAM_*`` settings
 (compaction, summarizer backend, HTTP settings, ...), with the broker's
 address, the data folders and the ports ``up`` chose put over them. Each runs
 in a session of its own, so a terminal's Ctrl-C reaches ``up`` alone and the
-order of stopping holds.
+order of stopping holds. What each writes goes to ``<data>/logs/<service>.log``
+through ``up``, which caps it (:func:`copy_capped`: at most about twice
+:data:`LOG_MAX_BYTES` on disk, the newest output kept).
 """
 
 from __future__ import annotations
@@ -74,6 +76,10 @@ CLAIMED_S: Final = 120.0  # a cold projector: group join, restore, one claim per
 SERVING_S: Final = 60.0  # the server's imports, the api-keys topic, its producer
 READY_POLL_S: Final = 0.25
 STATUS_EVERY_S: Final = 3.0
+#: Bytes of a service's log (``<data>/logs/<service>.log``) before it moves to ``<service>.log.1``.
+LOG_MAX_BYTES: Final = 64 * 1024**2
+LOG_DRAIN_S: Final = 5.0  # a stopped service's pipe is read to its end for at most this long
+_COPY_CHUNK: Final = 64 * 1024
 #: Loggers whose lines would break into the command's own output.
 QUIET_LOGGERS: Final = {"aiokafka": logging.CRITICAL, "streams": logging.WARNING}
 
@@ -395,19 +401,54 @@ async def _spawn(
 ) -> _Child:
     """``python -m <module...>`` with the caller's environment and `env` over it."""
     log = logs / f"{name}.log"
-    with log.open("ab") as output:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            *module,
-            env={**os.environ, **env},
-            stdout=output,
-            stderr=output,
-            start_new_session=True,  # stopped by `up`, after the services that use it
-        )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        *module,
+        env={**os.environ, **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,  # stopped by `up`, after the services that use it
+    )
+    assert process.stdout is not None  # noqa: S101 - asked for with PIPE just above
+    copying = asyncio.create_task(copy_capped(process.stdout, log, LOG_MAX_BYTES))
+    stack.push_async_callback(_copied, copying)  # after the stop below: the rest of its output
     stack.push_async_callback(stop_worker, process)
     logger.debug("started service=%s pid=%d", name, process.pid)
     return _Child(name, process, log)
+
+
+async def copy_capped(output: asyncio.StreamReader, log: Path, max_bytes: int) -> None:
+    """Append `output` to `log` until it ends, keeping at most about 2 x `max_bytes` on disk.
+
+    A chunk that would take `log` past `max_bytes` first moves it to
+    ``<log>.1`` (replacing the one before) and starts `log` anew: the newest
+    output is always kept, and a flood of lines (a worker's warnings) cannot
+    fill the disk. ``up`` does the copying, rather than each service rotating
+    its own file, so everything a service writes is capped alike: its log
+    records, a traceback, a library's own print.
+    """
+    older = log.with_name(f"{log.name}.1")
+    sink = log.open("ab")
+    try:
+        size = sink.tell()
+        while chunk := await output.read(_COPY_CHUNK):
+            if size and size + len(chunk) > max_bytes:
+                sink.close()
+                os.replace(log, older)  # a rename: nothing to wait for
+                sink = log.open("ab")
+                size = 0
+            sink.write(chunk)
+            sink.flush()
+            size += len(chunk)
+    finally:
+        sink.close()
+
+
+async def _copied(copying: asyncio.Task[None]) -> None:
+    """Wait for a stopped service's last output to reach its log (a bounded wait)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(copying, LOG_DRAIN_S)
 
 
 async def _claimed(settings: ProjectorSettings, address: str, projector: _Child) -> None:

@@ -42,6 +42,17 @@ class KafkaSettings(BaseSettings):
     partitions: int = Field(default=6, ge=1, le=10_000, description="every other topic")
     replication_factor: int = Field(default=1, ge=1, le=32)
     min_insync_replicas: int = Field(default=1, ge=1, le=32)
+    dead_letters_retention_ms: int = Field(
+        default=7 * 24 * 3600 * 1000,
+        ge=60_000,
+        description="how long `dead-letters` keeps a letter (ms), set when the topic is created",
+    )
+    dead_letters_retention_bytes: int = Field(
+        default=1024**3,
+        ge=1024**2,
+        description="bytes each `dead-letters` partition keeps before its oldest letters go, "
+        "set when the topic is created",
+    )
 
     def topic(self, role: TopicRole) -> str:
         """The deployment's name of a topic: ``<prefix>.<role>``, e.g. ``ctxstream.events``."""

@@ -80,6 +80,7 @@ from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import DeadLetter, build_dead_letter
 from schemas.errors import DecodeError
 from schemas.keys import Offset, SessionKey
+from schemas.letter_log import LetterLog
 from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
 from schemas.partitioning import session_partition
@@ -238,6 +239,7 @@ class BatchOutcome:
     applied: int = 0
     redelivered: int = 0
     history_needed: list[HistoryNeed] = field(default_factory=list)
+    letters_logged: int = 0  # how many of `dead_letters` the projector has logged
 
     def snapshots(self) -> list[ProjectionSnapshot]:
         """The snapshots to publish, one per session in `changed`. O(their visible contexts).
@@ -265,7 +267,15 @@ class BatchOutcome:
                 snapshot = changed.snapshot()
                 records.append((snapshot.session_key.encode(), encode(snapshot)))
             except Exception as exc:  # noqa: BLE001 - one session's snapshot never stops the batch
-                letters.append(dead_letter(changed.last_record, "snapshot", _failure(exc)))
+                letter = dead_letter(changed.last_record, "snapshot", _failure(exc))
+                logger.warning(  # at most one a session and batch, never one per record
+                    "dead letter topic=%s partition=%d offset=%d stage=snapshot reason=%s",
+                    shown(letter.source_topic),
+                    letter.source_partition,
+                    letter.source_offset,
+                    shown(letter.reason),
+                )
+                letters.append(letter)
         return records, letters
 
 
@@ -338,7 +348,7 @@ def _failure(exc: BaseException) -> str:
 
 
 def dead_letter(record: SourceRecord, stage: Stage, reason: str) -> DeadLetter:
-    """The dead letter of `record` (through the one builder), logged at WARNING."""
+    """The dead letter of `record` (through the one builder); the projector logs it."""
     letter = build_dead_letter(
         reason=reason,
         stage=stage,
@@ -347,14 +357,6 @@ def dead_letter(record: SourceRecord, stage: Stage, reason: str) -> DeadLetter:
         source_offset=record.offset,
         key=record.key,
         value=record.value,
-    )
-    logger.warning(
-        "dead letter topic=%s partition=%d offset=%d stage=%s reason=%s",
-        shown(record.topic),
-        record.partition,
-        record.offset,
-        stage,
-        shown(letter.reason),
     )
     return letter
 
@@ -400,6 +402,7 @@ class BatchProjector:
         self._cache = cache
         self._partitions = partitions
         self._quarantined: dict[SessionId, str] = {}
+        self._letters = LetterLog(logger)
 
     @property
     def partitions(self) -> int:
@@ -419,6 +422,7 @@ class BatchProjector:
 
     def project(self, records: Sequence[SourceRecord], read: TableReader) -> BatchOutcome:
         """Everything `records` cause, in order; the cache moves forward. Never raises."""
+        self._letters.sweep()  # counts of letters that stopped coming are logged all the same
         outcome = BatchOutcome()
         groups: dict[tuple[int, bytes], list[SourceRecord]] = {}
         # murmur2 is pure Python (about 11 µs a key): once per session of the batch.
@@ -442,7 +446,19 @@ class BatchProjector:
             groups.setdefault((record.partition, record.key), []).append(record)
         for (partition, _), group in groups.items():
             self._project_group(partition, group, read, outcome)
+        self._log_letters(outcome)
         return outcome
+
+    def _log_letters(self, outcome: BatchOutcome) -> None:
+        """Log `outcome`'s dead letters not logged yet: each session and stage's first.
+
+        The rest are counted (a session past its size cap letters every append:
+        one line each would let one tenant fill the log). Every letter still
+        goes to `dead-letters`, and to the metrics.
+        """
+        for letter in outcome.dead_letters[outcome.letters_logged :]:
+            self._letters.letter(letter)
+        outcome.letters_logged = len(outcome.dead_letters)
 
     def _project_group(
         self,
@@ -708,6 +724,7 @@ class BatchProjector:
                 f"(from offset {need.first_offset})",
             )
         self._project_group(need.partition, need.group, read, outcome, history, inherited)
+        self._log_letters(outcome)
 
     def refuse_history(self, need: HistoryNeed, reason: str, outcome: BatchOutcome) -> None:
         """Quarantine `need`'s session, whose history cannot be read (`reason`), and its records.
@@ -720,6 +737,7 @@ class BatchProjector:
         self._quarantine(session_id, message)
         letters = [dead_letter(source, "rebuild", message) for source in need.group]
         outcome.dead_letters.extend(letters)
+        self._log_letters(outcome)
 
     @staticmethod
     def _chunks_again(

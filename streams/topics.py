@@ -36,7 +36,10 @@ def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
     - `compaction-requests`: ranges to summarize, kept a week (a request older
       than that has long been re-requested);
     - `projections`: log-compacted, the latest snapshot per session;
-    - `dead-letters`: bad input with its reason, kept forever;
+    - `dead-letters`: bad input with its reason, kept for
+      `dead_letters_retention_ms` and at most `dead_letters_retention_bytes`
+      per partition (a session past its size cap makes one letter per append:
+      a topic kept forever would fill the broker's disk for every tenant);
     - `partition-owners`: log-compacted, one partition: which projector serves
       context reads of each `events` partition (:mod:`streams.partition_owners`);
     - `api-keys`: log-compacted, one partition: the HTTP API's keys, each
@@ -71,7 +74,12 @@ def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
             settings.topic("dead-letters"),
             settings.partitions,
             settings.replication_factor,
-            {**isr, **forever, "cleanup.policy": "delete"},
+            {
+                **isr,
+                "cleanup.policy": "delete",
+                "retention.ms": str(settings.dead_letters_retention_ms),
+                "retention.bytes": str(settings.dead_letters_retention_bytes),
+            },
         ),
         TopicSpec(
             "partition-owners",

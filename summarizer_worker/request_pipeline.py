@@ -42,6 +42,7 @@ from schemas.dead_letter import MAX_KEY_BYTES, build_dead_letter
 from schemas.errors import CtxstreamError
 from schemas.event import Event
 from schemas.keys import Offset
+from schemas.letter_log import LetterLog
 from schemas.log_text import shown
 from summarizer_worker.backoff import retry_delay_s
 from summarizer_worker.errors import (
@@ -125,6 +126,8 @@ class RequestPipeline:
         self._slots = asyncio.Semaphore(settings.summarizer_concurrency)
         self._events_topic = settings.topic("events")
         self._dead_letters_topic = settings.topic("dead-letters")
+        # First letter of a session and stage logged, the rest counted: a flood stays small.
+        self._letters = LetterLog(logger)
 
     def dead_letter(
         self, record: ConsumerRecord, stage: RequestStage, reason: str
@@ -135,14 +138,6 @@ class RequestPipeline:
     def _dead_letter_record(
         self, record: ConsumerRecord, stage: RequestStage, reason: str
     ) -> OutputRecord:
-        logger.warning(
-            "dead letter topic=%s partition=%d offset=%d stage=%s reason=%s",
-            record.topic,
-            record.partition,
-            record.offset,
-            stage,
-            shown(reason),
-        )
         letter = build_dead_letter(
             reason=reason,
             stage=stage,
@@ -152,6 +147,7 @@ class RequestPipeline:
             key=record.key,
             value=record.value or b"",  # a tombstone has no value
         )
+        self._letters.letter(letter)
         # The letter caps the key it keeps; the record's own key must fit as well.
         key = None if record.key is None else record.key[:MAX_KEY_BYTES]
         return OutputRecord.encoded(self._dead_letters_topic, key, letter)

@@ -46,6 +46,8 @@ async def test_topics_are_created_once_with_their_configs(kafka_bootstrap: str) 
         topic_prefix=f"test-{uuid.uuid4().hex[:12]}",
         events_partitions=4,
         partitions=2,
+        dead_letters_retention_ms=3 * 24 * 3600 * 1000,
+        dead_letters_retention_bytes=64 << 20,
     )
     names = [spec.name for spec in topic_specs(settings)]
     first = await create_topics(settings)
@@ -68,6 +70,9 @@ async def test_topics_are_created_once_with_their_configs(kafka_bootstrap: str) 
     configs = await _describe(kafka_bootstrap, names)
     assert configs[f"{settings.topic_prefix}.events"]["retention.ms"] == "-1"
     assert configs[f"{settings.topic_prefix}.projections"]["cleanup.policy"] == "compact"
-    assert configs[f"{settings.topic_prefix}.dead-letters"]["retention.ms"] == "-1"
+    letters = configs[f"{settings.topic_prefix}.dead-letters"]
+    assert letters["retention.ms"] == str(3 * 24 * 3600 * 1000)
+    assert letters["retention.bytes"] == str(64 << 20)
+    assert letters["cleanup.policy"] == "delete"
     assert configs[f"{settings.topic_prefix}.partition-owners"]["cleanup.policy"] == "compact"
     assert configs[f"{settings.topic_prefix}.api-keys"]["cleanup.policy"] == "compact"

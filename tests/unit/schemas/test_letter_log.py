@@ -1,0 +1,100 @@
+"""LetterLog: the first dead letter of a session and stage is logged, the rest counted."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from schemas.dead_letter import DeadLetter, build_dead_letter
+from schemas.letter_log import LetterLog
+
+LOGGER = "test.letter_log"
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _letter(key: bytes | None, stage: str = "session-size", offset: int = 0) -> DeadLetter:
+    return build_dead_letter(
+        reason=f"why {offset}",
+        stage=stage,
+        source_topic="events",
+        source_partition=1,
+        source_offset=offset,
+        key=key,
+        value=b"{}",
+    )
+
+
+def _letter_log(caplog: pytest.LogCaptureFixture, clock: Clock, **options: float) -> LetterLog:
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    return LetterLog(logging.getLogger(LOGGER), clock=clock, **options)  # type: ignore[arg-type]
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == LOGGER]
+
+
+def test_the_first_letter_of_a_pair_is_logged_and_the_rest_counted_once_per_interval(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    letters = _letter_log(caplog, clock, interval_s=60.0)
+    for offset in range(1_000):
+        letters.letter(_letter(b"t/a/u/s", offset=offset))
+    assert _lines(caplog) == [
+        "dead letter topic=events partition=1 offset=0 stage=session-size reason=why 0"
+    ]
+    clock.now += 60.0
+    letters.letter(_letter(b"t/a/u/s", offset=1_000))
+    assert _lines(caplog)[1:] == [
+        "1000 more dead letters session=t/a/u/s stage=session-size in the last 60 s"
+    ]
+
+
+def test_another_stage_or_session_is_a_pair_of_its_own(caplog: pytest.LogCaptureFixture) -> None:
+    letters = _letter_log(caplog, Clock())
+    letters.letter(_letter(b"t/a/u/s"))
+    letters.letter(_letter(b"t/a/u/s", stage="fold"))
+    letters.letter(_letter(b"t/a/u/other"))
+    letters.letter(_letter(None, stage="decode"))
+    letters.letter(_letter(b"t/a/u/s"))
+    assert len(_lines(caplog)) == 4
+    assert len(letters) == 4
+
+
+def test_a_sweep_reports_counts_of_letters_that_stopped_coming(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    letters = _letter_log(caplog, clock, interval_s=10.0)
+    for offset in range(3):
+        letters.letter(_letter(b"t/a/u/s", offset=offset))
+    letters.sweep()
+    assert len(_lines(caplog)) == 1  # not due yet
+    clock.now += 10.0
+    letters.sweep()
+    letters.sweep()
+    assert _lines(caplog)[1:] == [
+        "2 more dead letters session=t/a/u/s stage=session-size in the last 10 s"
+    ]
+
+
+def test_pairs_are_bounded_and_one_leaving_reports_its_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    letters = _letter_log(caplog, Clock(), max_pairs=2)
+    letters.letter(_letter(b"t/a/u/1"))
+    letters.letter(_letter(b"t/a/u/1"))
+    letters.letter(_letter(b"t/a/u/2"))
+    letters.letter(_letter(b"t/a/u/3"))  # pushes out the least recently lettered: 1
+    assert len(letters) == 2
+    assert "1 more dead letters session=t/a/u/1 stage=session-size" in _lines(caplog)[-1]
