@@ -42,6 +42,7 @@ from ctxstream.errors import (
     InvalidArgumentError,
     InvocationNotFoundError,
     NoPartitionOwnerError,
+    OverBudgetError,
     ReadTimeoutError,
     SummaryNotFoundError,
 )
@@ -302,6 +303,10 @@ class ContextReads:
                     session_key=session_key,
                     summary_event_id=query.summary_id if isinstance(query, ExpandQuery) else "",
                     reason=refusal.reason,
+                )
+            case "busy":
+                raise OverBudgetError(
+                    refusal.retry_after_s or 1, f"read of session {session_key!r}: {refusal.reason}"
                 )
             case "invalid-session-key" | "invalid-parameter" | "unreadable":
                 raise ContextReadError(

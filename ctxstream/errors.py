@@ -113,3 +113,17 @@ class TopicCreationError(CtxstreamError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class OverBudgetError(CtxstreamError):
+    """A call refused because its tenant (or the server) is at one of its budgets.
+
+    Retriable after ``retry_after_s``: the HTTP API answers it 429 with
+    ``Retry-After``. The reason names the budget and the setting that sets it.
+    """
+
+    retriable: ClassVar[bool] = True
+
+    def __init__(self, retry_after_s: float, reason: str) -> None:
+        super().__init__(reason)
+        self.retry_after_s, self.reason = retry_after_s, reason

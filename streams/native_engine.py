@@ -80,7 +80,7 @@ from typing import Any, Final
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 
-from projections.projection import SessionProjection
+from projections.projection import NO_OFFSET, SessionProjection
 from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
 from schemas.keys import SessionKey
@@ -106,7 +106,12 @@ from streams.read_web import serving_reads
 from streams.request_records import log_emission, stored_request, timed_out_refusal
 from streams.session_history import SessionHistory
 from streams.session_reads import committed_projection
-from streams.session_table import position_key, session_of_request_key
+from streams.session_table import (
+    header_key,
+    position_key,
+    request_key,
+    session_of_request_key,
+)
 from streams.state_changelog import Restored, changelog_topic, ensure_changelog, restore
 from streams.topics import partition_count
 
@@ -311,7 +316,9 @@ class NativeProjector:
             ]
             self.reads.folding(owned.partition)  # the cache runs ahead of the commit from here
             outcome = projector.project(sources, _reader(owned.store))
-            await self._history.complete(projector, outcome, _reader(owned.store))
+            await self._history.complete(
+                projector, outcome, _reader(owned.store), self._history_start
+            )
             commits.append(self._commit(owned, outcome, position))
         if not commits:
             return
@@ -564,6 +571,22 @@ class NativeProjector:
         """The `events` partition of `session_key`, over the broker's partition count."""
         return session_partition(session_key.encode(), self._partitions)
 
+    def _history_start(self, partition: int, session_key: SessionKey) -> int | None:
+        """Where the session's history starts on `partition`, when this engine owns it.
+
+        Its first applied offset from the stored header (committed state);
+        for a session without one, the partition's committed position: none
+        of its records is below it. None when the partition is not owned
+        here (or the header predates first offsets).
+        """
+        owned = self._owned.get(partition)
+        if owned is None:
+            return None
+        header = stored_header(session_key, partition, _reader(owned.store))
+        if header.last_offset == NO_OFFSET:
+            return owned.next_offset
+        return header.first_offset if header.first_offset != NO_OFFSET else None
+
     def committed_projection(self, partition: int, session_key: SessionKey) -> SessionProjection:
         """The session's projection as its partition's last commit left it (reads only)."""
         read = _reader(self._owned[partition].store)
@@ -574,17 +597,32 @@ class NativeProjector:
 
         For a read that needs what the committed projection released (another
         agent's or branch's contents): O(the partition between the session's
-        first record and its last), never cached.
+        first record and its last), never cached. The records are read on
+        the loop (aiokafka's), the fold runs in a thread over the entries it
+        needs, taken from the store first (committed state, read at once).
         """
-        read = _reader(self._owned[partition].store)
-        header = stored_header(session_key, partition, read)
+        store = self._owned[partition].store
+        header = stored_header(session_key, partition, _reader(store))
+        taken = {key: store.get(key) for key in (header_key(session_key), request_key(session_key))}
         records = await self._read_history.records(
             partition, session_key, header.first_offset, header.last_offset + 1
         )
-        line = await self._read_history.inherited(records[0] if records else None, self._partitions)
-        return rebuild_session(
-            self._settings, session_key, partition, read, history=records, inherited=line
-        ).projection
+        head = records[0] if records else None
+        line = await self._read_history.inherited(head, self._partitions, self._history_start)
+
+        def read(partition: int, key: bytes) -> bytes | None:
+            return taken.get(key)
+
+        session = await asyncio.to_thread(
+            rebuild_session,
+            self._settings,
+            session_key,
+            partition,
+            read,
+            history=records,
+            inherited=line,
+        )
+        return session.projection
 
     def table_entries(self) -> dict[int, dict[bytes, bytes]]:
         """Each owned partition's table entries. O(state): for tests and tools."""

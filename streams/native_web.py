@@ -64,13 +64,25 @@ async def serving(
 
 @contextlib.asynccontextmanager
 async def listening(
-    app: web.Application, bind: str, port: int, *, shutdown_timeout_s: float = 60.0
+    app: web.Application,
+    bind: str,
+    port: int,
+    *,
+    shutdown_timeout_s: float = 60.0,
+    handler_cancellation: bool = False,
 ) -> AsyncIterator[int]:
     """Serve `app` on ``bind:port`` while the block runs; yields the port bound (0: the OS's pick).
 
     On the way out, requests still being answered get `shutdown_timeout_s`.
+    With `handler_cancellation`, a request whose client went away has its
+    handler cancelled (aiohttp's option), so an abandoned read stops.
     """
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=shutdown_timeout_s)
+    runner = web.AppRunner(
+        app,
+        access_log=None,
+        shutdown_timeout=shutdown_timeout_s,
+        handler_cancellation=handler_cancellation,
+    )
     await runner.setup()
     try:
         await web.TCPSite(runner, bind, port).start()

@@ -729,8 +729,9 @@ class BatchProjector:
     def refuse_history(self, need: HistoryNeed, reason: str, outcome: BatchOutcome) -> None:
         """Quarantine `need`'s session, whose history cannot be read (`reason`), and its records.
 
-        What a fork's line too long to follow (or a cycle of forks) comes to:
-        that session alone stops, saying why; the batch goes on.
+        What a fork's line too long to follow (or a cycle of forks), or a
+        history not read within ``history_read_timeout_s``, comes to: that
+        session alone stops, saying why; the batch goes on.
         """
         session_id: SessionId = (need.partition, need.session_key)
         message = f"session {shown(need.session_key)} quarantined: {reason}"

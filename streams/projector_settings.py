@@ -147,6 +147,23 @@ class ProjectorSettings(KafkaSettings):
         "mapping); empty: the bind address and the bound port, the host name when it binds "
         "every interface",
     )
+    heavy_reads: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="O(session) reads (as_of, rewind-delta, another agent's or branch's view "
+        "that needs the session's history) a worker answers at once, each in a thread off the "
+        "folding loop; one more waits for a slot within its own timeout_s, then is refused "
+        "as busy (429)",
+    )
+    history_read_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="how long the batch step may read one session's history from events (a "
+        "fork's whole line of sources included); past it that session is quarantined, its "
+        "records dead-lettered, and the worker folds on",
+    )
 
     @model_validator(mode="after")
     def _response_holds_a_chunk(self) -> Self:

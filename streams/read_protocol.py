@@ -47,6 +47,7 @@ RefusalKind = Literal[
     "unreadable",
     "summary-not-found",
     "invocation-not-found",
+    "busy",
 ]
 """Why a read was not answered.
 
@@ -58,7 +59,9 @@ partition had not folded ``min_offset`` within ``timeout_s``.
 ``summary-not-found``: the session has no live event with the ``expand``'s
 ``summary_id``, or that event is not a summary. ``invocation-not-found``: no
 stored event of the session has the ``rewind-delta``'s invocation id (ADK's
-rewind refuses it, reference §10).
+rewind refuses it, reference §10). ``busy``: the worker's heavy-read budget
+(``as_of``, ``rewind-delta`` and history reads at once) stayed full for the
+read's ``timeout_s``: ask again after ``retry_after_s``.
 """
 
 #: The HTTP status of each refusal (421: Misdirected Request).
@@ -70,6 +73,7 @@ REFUSAL_STATUS: Final[Mapping[RefusalKind, int]] = {
     "unreadable": 500,
     "summary-not-found": 404,
     "invocation-not-found": 404,
+    "busy": 429,
 }
 #: The longest a read may ask to wait for its partition.
 MAX_READ_WAIT_S: Final = 300.0
@@ -186,6 +190,8 @@ class ReadRefusal(BaseModel):
     """The session's `events` partition, when the key was valid."""
     owner: str | None = None
     """``host:port`` of the partition's owner, when the refusing worker knows another one."""
+    retry_after_s: int | None = Field(default=None, ge=0)
+    """Seconds to wait before asking again (a ``busy`` refusal; also its ``Retry-After``)."""
 
 
 def read_path(session_key: str, kind: ReadKind) -> str:

@@ -30,6 +30,7 @@ from schemas.codec import encode
 from schemas.errors import InvalidSessionKeyError
 from schemas.keys import SessionKey, validate_session_key
 from schemas.log_text import shown
+from streams.heavy_reads import HeavyReads
 from streams.native_web import listening
 from streams.partition_owners import PartitionOwners, ensure_owners_topic
 from streams.projector_settings import ProjectorSettings
@@ -49,7 +50,9 @@ from streams.read_protocol import (
     page_token_offset,
 )
 from streams.session_reads import (
+    Answer,
     Answered,
+    Busy,
     CommittedSessions,
     NotOwner,
     ReadOutcome,
@@ -58,23 +61,38 @@ from streams.session_reads import (
     Unreadable,
 )
 from streams.summary_expansion import SummaryMissing, covered_page
-from streams.time_travel import projection_as_of
+from streams.time_travel import StopCheck, projection_as_of, unless_stopped
 
 logger = logging.getLogger(__name__)
 
 #: How long stopping waits for reads being answered (waiting ones are woken first).
 SHUTDOWN_S: Final = 5.0
+#: What a ``busy`` refusal tells the client to wait before it asks again.
+BUSY_RETRY_AFTER_S: Final = 1
 _JSON: Final = "application/json"
 
 QueryT = TypeVar("QueryT", bound=ProjectionQuery)
 
 
 def refusal(
-    kind: RefusalKind, reason: str, *, partition: int | None = None, owner: str | None = None
+    kind: RefusalKind,
+    reason: str,
+    *,
+    partition: int | None = None,
+    owner: str | None = None,
+    retry_after_s: int | None = None,
 ) -> web.Response:
-    """The response refusing a read: the kind's status, the reason as JSON."""
-    body = ReadRefusal(error=kind, reason=reason, partition=partition, owner=owner)
-    return web.Response(status=REFUSAL_STATUS[kind], body=encode(body), content_type=_JSON)
+    """The response refusing a read: the kind's status, the reason as JSON.
+
+    With `retry_after_s`, the body and a ``Retry-After`` header say when to ask again.
+    """
+    body = ReadRefusal(
+        error=kind, reason=reason, partition=partition, owner=owner, retry_after_s=retry_after_s
+    )
+    headers = {} if retry_after_s is None else {"Retry-After": str(retry_after_s)}
+    return web.Response(
+        status=REFUSAL_STATUS[kind], body=encode(body), content_type=_JSON, headers=headers
+    )
 
 
 def _parsed(request: web.Request, model: type[QueryT]) -> tuple[SessionKey, QueryT] | web.Response:
@@ -123,6 +141,8 @@ def _answer(outcome: ReadOutcome[BaseModel], query: ProjectionQuery) -> web.Resp
             )
         case Unreadable(partition, reason):
             return refusal("unreadable", reason, partition=partition)
+        case Busy(partition, reason):
+            return refusal("busy", reason, partition=partition, retry_after_s=BUSY_RETRY_AFTER_S)
 
 
 def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Application:
@@ -131,7 +151,8 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
     async def respond(
         request: web.Request,
         model: type[QueryT],
-        answer: Callable[[SessionKey, QueryT], Callable[[SessionProjection], BaseModel]],
+        answer: Callable[[SessionKey, QueryT], Answer[BaseModel]],
+        heavy: Callable[[QueryT], bool] = lambda query: False,
     ) -> web.Response:
         parsed = _parsed(request, model)
         if isinstance(parsed, web.Response):
@@ -141,14 +162,13 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
         outcome = await reads.read(
             session_key,
             answer(session_key, query),
+            heavy=heavy(query),
             min_offset=None if awaited is None else awaited[1],
             timeout_s=query.timeout_s,
         )
         return _answer(outcome, query)
 
-    def contents_of(
-        session_key: SessionKey, query: ContextQuery
-    ) -> Callable[[SessionProjection], BaseModel]:
+    def contents_of(session_key: SessionKey, query: ContextQuery) -> Answer[BaseModel]:
         view = settings.view_request_for(session_key)
         request = replace(
             view,
@@ -158,9 +178,9 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
         )
         as_of = query.as_of
 
-        def contents(projection: SessionProjection) -> BaseModel:
+        def contents(projection: SessionProjection, stop: StopCheck) -> BaseModel:
             if as_of is not None:
-                projection = projection_as_of(projection, as_of)
+                projection = projection_as_of(projection, as_of, stop)
             return ContextAnswer(
                 session_key=session_key,
                 last_offset=projection.last_offset,
@@ -169,13 +189,11 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
 
         return contents
 
-    def snapshot_of(
-        session_key: SessionKey, query: ProjectionQuery
-    ) -> Callable[[SessionProjection], BaseModel]:
-        return to_snapshot
+    def snapshot_of(session_key: SessionKey, query: ProjectionQuery) -> Answer[BaseModel]:
+        return lambda projection, stop: to_snapshot(projection)
 
     async def context_page(request: web.Request) -> web.Response:
-        return await respond(request, ContextQuery, contents_of)
+        return await respond(request, ContextQuery, contents_of, _travels_in_time)
 
     async def projection_page(request: web.Request) -> web.Response:
         return await respond(request, ProjectionQuery, snapshot_of)
@@ -184,7 +202,7 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
         return await respond(request, ExpandQuery, _expansion_of)
 
     async def rewind_page(request: web.Request) -> web.Response:
-        return await respond(request, RewindQuery, _rewind_delta_of)
+        return await respond(request, RewindQuery, _rewind_delta_of, lambda query: True)
 
     app = web.Application()
     # One segment, percent-encoded, as read_path writes it; an unencoded key matches too.
@@ -195,12 +213,15 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
     return app
 
 
-def _expansion_of(
-    session_key: SessionKey, query: ExpandQuery
-) -> Callable[[SessionProjection], BaseModel]:
+def _travels_in_time(query: ContextQuery) -> bool:
+    """An ``as_of`` read refolds the session up to its offset: O(session), a heavy read."""
+    return query.as_of is not None
+
+
+def _expansion_of(session_key: SessionKey, query: ExpandQuery) -> Answer[BaseModel]:
     """The page of the summary's covered events that `query` asks for, or the refusal."""
 
-    def expansion(projection: SessionProjection) -> BaseModel:
+    def expansion(projection: SessionProjection, stop: StopCheck) -> BaseModel:
         page = covered_page(
             projection.log.live,
             query.summary_id,
@@ -221,17 +242,17 @@ def _expansion_of(
     return expansion
 
 
-def _rewind_delta_of(
-    session_key: SessionKey, query: RewindQuery
-) -> Callable[[SessionProjection], BaseModel]:
+def _rewind_delta_of(session_key: SessionKey, query: RewindQuery) -> Answer[BaseModel]:
     """The state delta of a rewind to `query`'s invocation, or the refusal (reference §10).
 
     It replays every stored record before the invocation's first one, so a
-    session whose projection released its start is answered from its history.
+    session whose projection released its start is answered from its history:
+    a heavy read, which stops between records once its client went away.
     """
 
-    def delta(projection: SessionProjection) -> BaseModel:
-        events = [record.envelope.event for record in projection.log.records]
+    def delta(projection: SessionProjection, stop: StopCheck) -> BaseModel:
+        records = unless_stopped(projection.log.records, stop)
+        events = [record.envelope.event for record in records]
         try:
             state_delta = rewind_state_delta(
                 events, projection.state.read_state(), query.before_invocation_id
@@ -252,10 +273,16 @@ async def serving_reads(
     """Serve reads of `sessions` while the block runs; yields the address to advertise."""
     await ensure_owners_topic(settings)
     owners = PartitionOwners(settings)
-    app = read_app(settings, SessionReads(gate, sessions, owners, worker_id=worker_id))
+    heavy = HeavyReads(settings.heavy_reads)
+    app = read_app(settings, SessionReads(gate, sessions, owners, worker_id=worker_id, heavy=heavy))
     try:
+        # A client that goes away cancels its read's handler, which stops a heavy read's thread.
         async with listening(
-            app, settings.query_bind, settings.query_port, shutdown_timeout_s=SHUTDOWN_S
+            app,
+            settings.query_bind,
+            settings.query_port,
+            shutdown_timeout_s=SHUTDOWN_S,
+            handler_cancellation=True,
         ) as port:
             address = settings.query_address(port)
             logger.info(
@@ -270,4 +297,5 @@ async def serving_reads(
             finally:
                 gate.close()  # reads still waiting answer now, before the server closes
     finally:
+        heavy.close()
         await owners.close()

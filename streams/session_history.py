@@ -21,9 +21,21 @@ start; the batch step then quarantines the session, saying so.
 A fork (:mod:`projections.fork`) asks for its history when its fork record
 is folded (or when it is restored without a checkpoint): the records it
 inherits are its source's up to the fork's offset, read from the source's
-partition from the log start (the source's first offset is not known here),
-and, when the source is a fork too, its source's before them, and so on up
-the line (at most :data:`MAX_FORK_DEPTH` sessions).
+partition from the source's first offset, and, when the source is a fork
+too, its source's before them, each from its own first offset, and so on up
+the line (at most :data:`MAX_FORK_DEPTH` sessions). Where a source's
+history starts is the engine's to say (:data:`FirstOffsets`): the native
+engine knows it for every session of a partition it owns (the session's
+stored header, or the partition's committed position for a session it has
+not folded a record of). A source on a partition the worker does not own
+(another worker's, or any partition under the faust engine) is read from
+the log start, as before; the timeout below bounds it.
+
+Every history read of one session (a fork's whole line included) has
+``history_read_timeout_s``; past it that session alone is quarantined and its
+records of the batch dead-lettered
+(:meth:`~streams.project_batch.BatchProjector.refuse_history`), and the
+batch, and the worker, go on.
 """
 
 from __future__ import annotations
@@ -31,13 +43,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from aiokafka import ConsumerRecord
 
 from projections.fork import ForkError, ForkSource, fork_source, inherited
-from schemas.committed_range import CommittedRangeReader
+from schemas.committed_range import CommittedRangeReader, RangeReadTimeout
 from schemas.keys import SessionKey
+from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
 from schemas.partitioning import session_partition
 from streams.project_batch import (
@@ -52,10 +66,18 @@ from streams.projector_settings import ProjectorSettings
 
 logger = logging.getLogger(__name__)
 
-#: How long reading one session's history may take before the batch fails (and is retried).
-HISTORY_READ_TIMEOUT_S: Final = 300.0
 #: Sessions a fork's line may hold: a longer line (or a cycle) is refused.
 MAX_FORK_DEPTH: Final = 64
+
+
+FirstOffsets = Callable[[int, SessionKey], int | None]
+"""Where a session's history starts on its partition (`partition`, `session_key`): the offset
+of its first record, or one at or below it and past every other record of the partition that
+could be its; None when not known here (the read starts at the log start then)."""
+
+
+def _not_known(partition: int, session_key: SessionKey) -> int | None:
+    return None
 
 
 class ForkLineError(ValueError):
@@ -77,67 +99,132 @@ class SessionHistory:
             await reader.stop()
 
     async def complete(
-        self, projector: BatchProjector, outcome: BatchOutcome, read: TableReader
+        self,
+        projector: BatchProjector,
+        outcome: BatchOutcome,
+        read: TableReader,
+        first_offsets: FirstOffsets = _not_known,
     ) -> None:
         """Fold the sessions `outcome` held back for their histories into `outcome`.
 
-        Raises:
-            schemas.committed_range.RangeReadTimeout: A history was not read
-                within :data:`HISTORY_READ_TIMEOUT_S` (the batch is not
-                committed and comes again).
+        A session whose history (its own records, or its fork line's) is not
+        read within ``history_read_timeout_s``, or whose fork line is too long,
+        is quarantined instead (:meth:`BatchProjector.refuse_history`): never raises for it.
         """
         while outcome.history_needed:
             needs, outcome.history_needed = outcome.history_needed, []
             for need in needs:
-                records: list[SourceRecord] = []
-                if need.first_offset >= 0:  # else a new session: the batch holds its first record
-                    records = await self.records(
-                        need.partition, need.session_key, need.first_offset, need.end_offset
-                    )
-                head = records[0] if records else need.group[0] if need.group else None
+                deadline = time.monotonic() + self._settings.history_read_timeout_s
                 try:
-                    line = await self.inherited(head, projector.partitions)
+                    records: list[SourceRecord] = []
+                    if need.first_offset >= 0:  # else a new session: its first record is here
+                        records = await self.records(
+                            need.partition,
+                            need.session_key,
+                            need.first_offset,
+                            need.end_offset,
+                            deadline=deadline,
+                        )
+                    head = records[0] if records else need.group[0] if need.group else None
+                    line = await self.inherited(
+                        head, projector.partitions, first_offsets, deadline=deadline
+                    )
                 except ForkLineError as exc:
                     projector.refuse_history(need, str(exc), outcome)
+                    continue
+                except RangeReadTimeout as exc:
+                    reason = (
+                        f"its history on events was not read within history_read_timeout_s="
+                        f"{self._settings.history_read_timeout_s:g} s ({exc})"
+                    )
+                    logger.warning("session=%s %s", need.session_key, shown(reason, 500))
+                    projector.refuse_history(need, reason, outcome)
                     continue
                 projector.project_history(need, records, read, outcome, line)
 
     async def inherited(
-        self, head: SourceRecord | None, partitions: int
+        self,
+        head: SourceRecord | None,
+        partitions: int,
+        first_offsets: FirstOffsets = _not_known,
+        *,
+        deadline: float | None = None,
     ) -> list[LoggedEvent] | None:
         """What the session whose first record is `head` inherits, None when it is no fork.
 
+        Each source of the line is read from where `first_offsets` says its
+        history starts (the log start when it does not know).
+
         Raises:
             ForkLineError: The fork's line is too long.
+            schemas.committed_range.RangeReadTimeout: The line was not read by
+                `deadline` (monotonic; None: ``history_read_timeout_s`` from now).
         """
         source = _fork_of(head)
         if source is None:
             return None
-        return inherited(await self._line(source, partitions, MAX_FORK_DEPTH))
+        if deadline is None:
+            deadline = time.monotonic() + self._settings.history_read_timeout_s
+        line = await self._line(source, partitions, first_offsets, deadline, MAX_FORK_DEPTH)
+        return inherited(line)
 
-    async def _line(self, source: ForkSource, partitions: int, depth: int) -> list[LoggedEvent]:
+    async def _line(
+        self,
+        source: ForkSource,
+        partitions: int,
+        first_offsets: FirstOffsets,
+        deadline: float,
+        depth: int,
+    ) -> list[LoggedEvent]:
         """`source`'s history up to its offset: what it inherited, then its own records."""
         if depth <= 0:
             raise ForkLineError(f"a fork's line holds more than {MAX_FORK_DEPTH} sessions")
         partition = session_partition(source.session_key.encode(), partitions)
-        own = await self.records(partition, source.session_key, 0, source.offset + 1)
+        first = first_offsets(partition, source.session_key)
+        own: list[SourceRecord] = []
+        if first is None or first <= source.offset:
+            start = 0 if first is None else max(first, 0)
+            own = await self.records(
+                partition, source.session_key, start, source.offset + 1, deadline=deadline
+            )
         decoded = [item for item in map(decode_record, own) if isinstance(item, DecodedRecord)]
         parent = _fork_of(own[0]) if own else None
-        before = [] if parent is None else await self._line(parent, partitions, depth - 1)
+        before = (
+            []
+            if parent is None
+            else await self._line(parent, partitions, first_offsets, deadline, depth - 1)
+        )
         return [*before, *(item.logged for item in decoded)]
 
     async def records(
-        self, partition: int, session_key: SessionKey, first_offset: int, end_offset: int
+        self,
+        partition: int,
+        session_key: SessionKey,
+        first_offset: int,
+        end_offset: int,
+        *,
+        deadline: float | None = None,
     ) -> list[SourceRecord]:
         """The session's committed records of ``[first_offset, end_offset)`` on its partition.
 
         Concurrent calls take turns.
+
+        Raises:
+            schemas.committed_range.RangeReadTimeout: Not read by `deadline`
+                (monotonic; None: ``history_read_timeout_s`` from now).
         """
+        if deadline is None:
+            deadline = time.monotonic() + self._settings.history_read_timeout_s
         async with self._one_at_a_time:
-            return await self._read(partition, session_key, first_offset, end_offset)
+            return await self._read(partition, session_key, first_offset, end_offset, deadline)
 
     async def _read(
-        self, partition: int, session_key: SessionKey, first_offset: int, end_offset: int
+        self,
+        partition: int,
+        session_key: SessionKey,
+        first_offset: int,
+        end_offset: int,
+        deadline: float,
     ) -> list[SourceRecord]:
         started = time.monotonic()
         key = session_key.encode()
@@ -151,6 +238,12 @@ class SessionHistory:
                     )
                 )
 
+        left = deadline - started
+        if left <= 0:
+            raise RangeReadTimeout(
+                f"partition {partition}: offsets [{first_offset}, {end_offset}) not read: "
+                "no time left"
+            )
         reader = await self._started()
         await reader.read_range(
             partition,
@@ -158,7 +251,7 @@ class SessionHistory:
             end_offset,
             keep,
             limit=max(end_offset - first_offset, 1),
-            timeout_s=HISTORY_READ_TIMEOUT_S,
+            timeout_s=left,
             from_log_start=True,
         )
         logger.info(

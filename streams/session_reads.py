@@ -13,13 +13,16 @@ that worker's memory, once the partition's committed state has folded
    but not past ``min_offset`` -> wait for the partition's next change, up
    to ``timeout_s`` (:class:`TimedOut` after);
 3. committed and past ``min_offset`` -> in the same synchronous step, the
-   session's projection (:func:`committed_projection`) and the answer
-   computed from it (O(visible context) for the view's own request). An
-   answer that needs what the projection released
-   (:class:`~projections.retained_vector.NeedsHistory`: another agent's or
-   branch's contents of a long session) is computed from the session's
-   history on `events` instead (``whole_projection``), which a long session
-   pays for in reading its records.
+   session's projection (:func:`committed_projection`), and for an
+   ordinary read the answer computed from it (O(visible context) for the
+   view's own request). A *heavy* read (the caller says so from the query:
+   ``as_of``, a rewind delta), and an answer that needs what the projection
+   released (:class:`~projections.retained_vector.NeedsHistory`: another
+   agent's or branch's contents of a long session, computed from the
+   session's history on `events`, ``whole_projection``), are O(session):
+   they are computed in a thread off the folding loop, at most
+   ``heavy_reads`` at once (:mod:`streams.heavy_reads`); one more waits for
+   a slot within its own ``timeout_s``, then is refused (:class:`Busy`).
 
 A read never takes the engine's lock and never writes the engine's state:
 the gate tells it when the cache and the store hold committed state only,
@@ -39,14 +42,19 @@ from projections.projection import SessionProjection
 from projections.retained_vector import NeedsHistory
 from schemas.keys import SessionKey
 from schemas.log_text import shown
+from streams.heavy_reads import HeavyReads
 from streams.partition_owners import PartitionOwners
 from streams.project_batch import SessionCache, TableReader, rebuild_session
 from streams.projector_settings import ProjectorSettings
 from streams.read_gate import ReadGate
+from streams.time_travel import StopCheck, never
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+Answer = Callable[[SessionProjection, StopCheck], T]
+"""A read's answer of the session's projection; a long one asks the check between records."""
 
 #: How long a refusal may wait to name the partition's owner.
 OWNER_LOOKUP_S: Final = 2.0
@@ -125,7 +133,15 @@ class Unreadable:
     reason: str
 
 
-ReadOutcome = Answered[T] | NotOwner | TimedOut | Unreadable
+@dataclass(frozen=True, slots=True)
+class Busy:
+    """The worker's heavy-read budget stayed full for the read's whole time; `reason` says so."""
+
+    partition: int
+    reason: str
+
+
+ReadOutcome = Answered[T] | NotOwner | TimedOut | Unreadable | Busy
 """What a read comes to."""
 
 
@@ -139,25 +155,34 @@ class SessionReads:
         owners: PartitionOwners,
         *,
         worker_id: str,
+        heavy: HeavyReads,
     ) -> None:
-        """Reads over `sessions`, waiting on `gate`, naming owners from `owners`."""
+        """Reads over `sessions`, waiting on `gate`, naming owners from `owners`.
+
+        Heavy answers run within the budget `heavy`.
+        """
         self._gate = gate
         self._sessions = sessions
         self._owners = owners
         self._worker_id = worker_id
+        self._heavy = heavy
 
     async def read(
         self,
         session_key: SessionKey,
-        answer: Callable[[SessionProjection], T],
+        answer: Answer[T],
         *,
+        heavy: bool = False,
         min_offset: int | None,
         timeout_s: float,
     ) -> ReadOutcome[T]:
         """`answer` of the session's committed projection, once its partition is past `min_offset`.
 
-        `answer` runs synchronously right after the projection is taken, so
-        it sees committed state only; an exception it raises makes the read
+        The projection is taken synchronously, so it is committed state
+        only. An ordinary `answer` runs right then, on the loop; a `heavy`
+        one (and one that needs the session's history) runs in a thread of
+        the heavy-read budget, waiting for a slot within `timeout_s`
+        (:class:`Busy` after). An exception `answer` raises makes the read
         :class:`Unreadable`.
         """
         partition = self._sessions.partition_of(session_key)
@@ -172,13 +197,16 @@ class SessionReads:
             )
             if ready:
                 try:
-                    try:
-                        projection = self._sessions.committed_projection(partition, session_key)
-                        return Answered(answer(projection))
-                    except NeedsHistory:
-                        # The answer needs what the projection released: from the history.
-                        whole = await self._sessions.whole_projection(partition, session_key)
-                        return Answered(answer(whole))
+                    projection: SessionProjection | None
+                    projection = self._sessions.committed_projection(partition, session_key)
+                    if not heavy:
+                        try:
+                            return Answered(answer(projection, never))
+                        except NeedsHistory:
+                            projection = None  # what the projection released is needed
+                    return await self._heavy_answer(
+                        partition, session_key, answer, projection, deadline
+                    )
                 except Exception as exc:  # noqa: BLE001 - one session's failure answers its read
                     reason = f"{type(exc).__name__}: {shown(str(exc), 500)}"
                     logger.warning(
@@ -196,6 +224,34 @@ class SessionReads:
                 await asyncio.wait_for(moved.wait(), remaining)
             except TimeoutError:
                 continue  # one more look: the deadline has passed
+
+    async def _heavy_answer(
+        self,
+        partition: int,
+        session_key: SessionKey,
+        answer: Answer[T],
+        projection: SessionProjection | None,
+        deadline: float,
+    ) -> Answered[T] | Busy:
+        """`answer` in a thread of the budget: of `projection`, else of the session's history."""
+        wait_s = deadline - time.monotonic()
+        label = f"session={session_key} partition={partition}"
+        async with self._heavy.admitted(wait_s, label) as slot:
+            if slot is None:
+                return Busy(
+                    partition,
+                    f"the worker's {self._heavy.budget} heavy-read slots (as_of, rewind-delta, "
+                    f"history reads; CTXSTREAM_HEAVY_READS) stayed busy for the read's "
+                    f"{max(wait_s, 0):.3g} s",
+                )
+            if projection is not None:
+                taken = projection
+                try:
+                    return Answered(await slot.run(lambda stop: answer(taken, stop)))
+                except NeedsHistory:
+                    pass  # what the projection released is needed: from the history
+            whole = await self._sessions.whole_projection(partition, session_key)
+            return Answered(await slot.run(lambda stop: answer(whole, stop)))
 
     async def _other_owner(self, partition: int) -> str | None:
         """The address of the partition's newest claimant when it is another worker."""

@@ -17,7 +17,9 @@ raises :class:`~projections.retained_vector.NeedsHistory` for any earlier
 offset: the caller refolds the session's history from `events` whole and
 asks again (:meth:`streams.session_reads.SessionReads.read` does).
 
-Cost: O(records up to the offset), the refold's.
+Cost: O(records up to the offset), the refold's. The refold asks `stop`
+before each record and ends with :class:`ReadStopped` once it says so (a
+read whose client went away); it never changes the result otherwise.
 
 Example (offset:event): a projection of ``3:a 5:b 9:c`` as of offset 6 is
 the fold of ``3:a 5:b``, whose last offset is 5; as of 2 it is empty.
@@ -30,16 +32,47 @@ negative offsets), so the refold starts as the fork's fold does.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from typing import TypeVar
 
 from projections.projection import SessionProjection, empty_projection, inheriting, project
 
+T = TypeVar("T")
 
-def projection_as_of(projection: SessionProjection, offset: int) -> SessionProjection:
+StopCheck = Callable[[], bool]
+"""Asked between the items of a long computation: True once its result is no longer wanted."""
+
+
+class ReadStopped(Exception):
+    """A computation stopped because its :data:`StopCheck` said so (its read was abandoned)."""
+
+
+def never() -> bool:
+    """The :data:`StopCheck` of a computation nobody stops."""
+    return False
+
+
+def unless_stopped(items: Iterable[T], stop: StopCheck) -> Iterator[T]:
+    """`items`, asking `stop` before each.
+
+    Raises:
+        ReadStopped: `stop` said so.
+    """
+    for item in items:
+        if stop():
+            raise ReadStopped("stopped: its read was abandoned")
+        yield item
+
+
+def projection_as_of(
+    projection: SessionProjection, offset: int, stop: StopCheck = never
+) -> SessionProjection:
     """`projection` as it stood right after the record at `offset` of the session's partition.
 
     Raises:
         NeedsHistory: `projection` released records the refold needs.
+        ReadStopped: `stop` said so before the refold ended.
     """
     if offset >= projection.last_offset:
         return projection
@@ -50,4 +83,5 @@ def projection_as_of(projection: SessionProjection, offset: int) -> SessionProje
             return start
         start = inheriting(start)
     applied = itertools.takewhile(lambda record: record.offset <= offset, projection.log.records)
-    return replace(project(projection.session_key, applied, start), forked_at=forked_at)
+    folded = project(projection.session_key, unless_stopped(applied, stop), start)
+    return replace(folded, forked_at=forked_at)

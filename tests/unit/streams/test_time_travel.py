@@ -18,12 +18,50 @@ from projections.rebuild import rebuild_contents
 from projections.retained_vector import NeedsHistory
 from projections.retention import retained
 from schemas.logged_event import LoggedEvent
-from streams.time_travel import projection_as_of
+from streams.time_travel import ReadStopped, never, projection_as_of, unless_stopped
 from tests.support.events import SESSION, logged, text_event
 from tests.support.strategies import sessions
 
 VIEW = ContentsRequest(agent_name="root")
 OTHER = ContentsRequest(agent_name="helper", current_branch="root.helper")
+
+
+@settings(deadline=None)  # two rebuilds per record of the session
+@given(sessions(max_invocations=4))
+def test_a_stop_check_that_never_stops_changes_no_result(log: list[LoggedEvent]) -> None:
+    projection = project(SESSION, log, empty_projection(SESSION, VIEW))
+    asked: list[None] = []
+
+    def counting() -> bool:
+        asked.append(None)
+        return False
+
+    for offset in [log[0].offset - 1, *(record.offset for record in log)]:
+        checked = projection_as_of(projection, offset, counting)
+        assert checked == projection_as_of(projection, offset, never), offset
+        assert checked == projection_as_of(projection, offset), offset
+    assert asked or len(log) == 1  # the refold asked between its records
+
+
+def test_a_refold_stops_at_the_record_after_its_check_says_stop() -> None:
+    log = bench_session(300)
+    projection = project(BENCH_SESSION, log, empty_projection(BENCH_SESSION, VIEW))
+    asked = 0
+
+    def after_ten() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked > 10
+
+    with pytest.raises(ReadStopped):
+        projection_as_of(projection, log[-2].offset, after_ten)
+    assert asked == 11  # it stopped at the first check that said so, not at the end
+
+
+def test_unless_stopped_passes_every_item_while_the_check_says_go_on() -> None:
+    assert list(unless_stopped(range(5), never)) == [0, 1, 2, 3, 4]
+    with pytest.raises(ReadStopped):
+        list(unless_stopped(range(5), lambda: True))
 
 
 @settings(deadline=None)  # two rebuilds per record of the session
