@@ -87,6 +87,7 @@ from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import (
+    MAX_CHUNK_BYTES,
     SessionHeader,
     StoredRecord,
     checkpoint_key,
@@ -790,16 +791,29 @@ def _checkpoint(
     """The released projection and its bytes, when retention releases anything now (or `force`).
 
     A failure to release or encode keeps the whole projection (logged): the
-    session folds on as before and tries again at its next batch.
+    session folds on as before and tries again at its next batch. So does a
+    checkpoint larger than one changelog record may be (:data:`MAX_CHUNK_BYTES`:
+    a fork of a long session that no summary has compacted, say): the session
+    keeps its chunks, and a fork restored without a checkpoint reads what it
+    inherits again, which is slower but never a record the changelog refuses.
     """
     try:
         released = retained(projection, config)
         if released is projection and not force:
             return None
-        return released, encode_state(released)
+        encoded = encode_state(released)
     except Exception:
         logger.exception("session=%s: no checkpoint this batch", shown(key))
         return None
+    if len(encoded) > MAX_CHUNK_BYTES:
+        logger.info(
+            "session=%s: no checkpoint this batch: it takes %d bytes, over %d",
+            shown(key),
+            len(encoded),
+            MAX_CHUNK_BYTES,
+        )
+        return None
+    return released, encoded
 
 
 def _whole_fold(

@@ -33,7 +33,14 @@ from streams.project_batch import (
     rebuild_session,
 )
 from streams.projector_settings import ProjectorSettings
-from streams.session_table import checkpoint_key, chunk_key, decode_chunk, decode_header, header_key
+from streams.session_table import (
+    MAX_CHUNK_BYTES,
+    checkpoint_key,
+    chunk_key,
+    decode_chunk,
+    decode_header,
+    header_key,
+)
 from tests.support.events import rewind_event
 
 SETTINGS = ProjectorSettings(compaction={"compaction_interval": 4, "overlap_size": 1})
@@ -192,3 +199,23 @@ def test_a_history_that_lost_its_start_quarantines_the_session_and_says_why() ->
     ]
     assert "no longer on events" in outcome.dead_letters[0].reason
     assert (0, BENCH_SESSION) in projector.quarantined
+
+
+def _padded(record: LoggedEvent) -> LoggedEvent:
+    """`record` carrying 60 kB of custom metadata: a session whose held records are large."""
+    event = record.envelope.event.model_copy(update={"custom_metadata": {"pad": "x" * 60_000}})
+    envelope = record.envelope.model_copy(update={"event": event})
+    return LoggedEvent(record.offset, envelope)
+
+
+def test_a_checkpoint_too_large_for_one_changelog_record_is_not_written() -> None:
+    # The records a checkpoint would hold take over 2 MB at some releases here: more than
+    # one changelog record may carry. The session keeps its chunks then, every write fits
+    # one record, and a fresh worker still folds it as the core does.
+    records = [_padded(record) for record in bench_session(400)]
+    table, core = Table(), Core()
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 40), partitions=1)
+    assert _folded(records, table, projector, core) == core.requests
+    assert max(len(value) for value in table.values.values()) <= MAX_CHUNK_BYTES
+    rebuilt = rebuild_session(SETTINGS, BENCH_SESSION, 0, table.read)
+    assert to_snapshot(rebuilt.projection) == to_snapshot(core.projection)
