@@ -63,12 +63,21 @@ def _worker(args: argparse.Namespace) -> int:
 
 def _positive(text: str) -> int:
     """An argument that must be a whole number of at least 1."""
+    return _whole(text, least=1)
+
+
+def _non_negative(text: str) -> int:
+    """An argument that must be a whole number of at least 0."""
+    return _whole(text, least=0)
+
+
+def _whole(text: str, *, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{value} is below {least}")
     return value
 
 
@@ -137,6 +146,33 @@ def _bench_reads(args: argparse.Namespace) -> int:
     report = asyncio.run(run_reads_bench(ProjectorSettings(), args.sizes, args.reads))
     Path(args.json).write_text(report.to_json(), encoding="utf-8")
     sys.stdout.write(report_text(report))
+    return 0
+
+
+def _bench_neighbours(args: argparse.Namespace) -> int:
+    from dataclasses import fields
+
+    from ctxstream.bench_neighbours import (
+        NeighboursBenchConfig,
+        report_text,
+        run_neighbours_bench,
+    )
+    from ctxstream.bench_neighbours_noisy import NoisyLoad
+
+    # Each field of the load has an option of the same name (--parked-reads: parked_reads).
+    load = NoisyLoad(**{field.name: getattr(args, field.name) for field in fields(NoisyLoad)})
+    config = NeighboursBenchConfig(
+        seconds=args.seconds,
+        quiet_sessions=args.quiet_sessions,
+        big_session_events=args.big_session_events,
+        again=args.again,
+        load=load,
+    )
+    report = asyncio.run(run_neighbours_bench(KafkaSettings(), config))
+    Path(args.json).write_text(report.to_json(), encoding="utf-8")
+    sys.stdout.write(report_text(report))
+    if report.exited:
+        return _fail("bench neighbours", f"processes exited during the run: {report.exited}")
     return 0
 
 
@@ -376,6 +412,7 @@ def _parser() -> argparse.ArgumentParser:
         help="timed reads per size and kind (default 1000)",
     )
     reads.set_defaults(run=_bench_reads)
+    _add_bench_neighbours(bench_commands)
     compaction = bench_commands.add_parser(
         "compaction",
         help="time compaction end to end: trigger appended to summary applied (extractive)",
@@ -414,6 +451,54 @@ def _parser() -> argparse.ArgumentParser:
     )
     compaction.set_defaults(run=_bench_compaction)
     return parser
+
+
+def _add_bench_neighbours(
+    bench_commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    neighbours = bench_commands.add_parser(
+        "neighbours",
+        help="a quiet tenant's append plus read-your-writes through the HTTP API, alone and "
+        "while a noisy tenant runs every costly pattern at once, in one run",
+    )
+    neighbours.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    neighbours.add_argument(
+        "--seconds", type=float, default=20.0, help="each phase's length (default 20)"
+    )
+    neighbours.add_argument(
+        "--again",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the quiet tenant alone again after the noisy phase (default: yes)",
+    )
+    counts = {
+        "quiet-sessions": (4, "quiet sessions, each a loop of round trips"),
+        "big-session-events": (20_000, "events of the session as-of reads and forks use"),
+        "parked-reads": (12, "context reads waiting for a far min_offset"),
+        "as-of-reads": (4, "as-of reads of the big session at once"),
+        "forks": (2, "forks of the big session at once"),
+        "batches": (1, "loops of events:batch"),
+        "batch-events": (1_000, "events per batch"),
+        "huge-batch-events": (200_000, "events of the batch sent now and then"),
+        "subscriptions": (8, "subscriptions opened and dropped at once"),
+        "wrong-secrets": (32, "requests with a wrong secret of the noisy key at once"),
+        "over-cap-appends": (2, "appends at once to a session past its size cap"),
+    }
+    for name, (default, what) in counts.items():
+        positive = name in ("quiet-sessions", "big-session-events")
+        neighbours.add_argument(
+            f"--{name}",
+            type=_positive if positive else _non_negative,
+            default=default,
+            help=f"{what} (default {default}{'' if positive else '; 0: none'})",
+        )
+    neighbours.add_argument(
+        "--huge-batch-every-s",
+        type=float,
+        default=15.0,
+        help="pause after each huge batch (default 15)",
+    )
+    neighbours.set_defaults(run=_bench_neighbours)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
