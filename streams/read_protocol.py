@@ -22,6 +22,8 @@ folded it. ``expand`` pages through the raw events a summary event covers
 A read is answered with 200 and a :class:`ContextAnswer`, a
 ``ProjectionSnapshot`` or an :class:`ExpandedPage`, or refused with the
 status of its :data:`RefusalKind` and a :class:`ReadRefusal` saying why.
+Every route requires ``Authorization: Bearer <credential>``, the credential
+derived from the deployment's read secret (:mod:`schemas.read_secret`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ RefusalKind = Literal[
     "unreadable",
     "summary-not-found",
     "invocation-not-found",
+    "unauthorized",
 ]
 """Why a read was not answered.
 
@@ -58,7 +61,8 @@ partition had not folded ``min_offset`` within ``timeout_s``.
 ``summary-not-found``: the session has no live event with the ``expand``'s
 ``summary_id``, or that event is not a summary. ``invocation-not-found``: no
 stored event of the session has the ``rewind-delta``'s invocation id (ADK's
-rewind refuses it, reference §10).
+rewind refuses it, reference §10). ``unauthorized``: the request did not
+carry the read credential (:class:`schemas.read_secret.ReadKeys`).
 """
 
 #: The HTTP status of each refusal (421: Misdirected Request).
@@ -70,6 +74,7 @@ REFUSAL_STATUS: Final[Mapping[RefusalKind, int]] = {
     "unreadable": 500,
     "summary-not-found": 404,
     "invocation-not-found": 404,
+    "unauthorized": 401,
 }
 #: The longest a read may ask to wait for its partition.
 MAX_READ_WAIT_S: Final = 300.0
