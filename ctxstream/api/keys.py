@@ -31,8 +31,18 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Final, Literal, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
 
+from ctxstream.errors import InvalidArgumentError
+from ctxstream.subscription_request import checked_tenant
 from schemas.keys import TenantId
 
 #: What every secret starts with, so a leaked one is recognisable (secret scanners).
@@ -70,6 +80,15 @@ class ApiKeyRecord(BaseModel):
     r: int | None = Field(default=None, ge=1, le=32)
     p: int | None = Field(default=None, ge=1, le=16)
     created_at: AwareDatetime
+
+    @field_validator("tenant")
+    @classmethod
+    def _a_tenant(cls, tenant: str) -> str:
+        # A record written past `keys create` (anyone who reaches the broker) may name anything.
+        try:
+            return checked_tenant(tenant)
+        except InvalidArgumentError as exc:
+            raise ValueError(str(exc)) from exc
 
     @model_validator(mode="after")
     def _costs_of_its_hash(self) -> Self:

@@ -124,11 +124,13 @@ def test_a_version_1_scrypt_record_still_decodes_and_verifies() -> None:
         {"kdf": "scrypt"},  # scrypt without its costs
         {"n": 16, "r": 8, "p": 1},  # costs on a fast record
         {"schema_version": 3},
+        {"tenant": "a/b"},  # no tenant id (written past keys create)
+        {"tenant": "acme\nforged"},
     ],
 )
 def test_a_record_of_mixed_schemes_is_refused(changed: dict[str, object]) -> None:
     stored = orjson.loads(_issued().record.model_dump_json()) | changed
-    with pytest.raises(ValueError, match=r"kdf|schema_version|union_tag"):
+    with pytest.raises(ValueError, match=r"kdf|schema_version|union_tag|tenant"):
         decode_key_record(orjson.dumps(stored))
 
 
