@@ -198,7 +198,9 @@ class Client:
         deliveries = [
             await producer.send(self._events, key=key, value=value) for key, value in records
         ]
-        return [Offset((await delivery).offset) for delivery in deliveries]
+        written = [await delivery for delivery in deliveries]
+        self._reads.note_written((record.partition, record.offset) for record in written)
+        return [Offset(record.offset) for record in written]
 
     async def rewind(
         self,

@@ -14,8 +14,25 @@ that stopped cannot be reached. The client then asks the named owner at
 once, or reads the claims again and retries after a backoff (50 ms,
 doubling up to 1 s), until the read's ``timeout_s`` runs out; then it raises
 :class:`~ctxstream.errors.NoPartitionOwnerError` with the last failure.
-``timeout_s`` bounds the whole call: each attempt asks the worker to wait
-for ``min_offset`` only as long as is left.
+``timeout_s`` bounds the whole call, routing, retries, a wait for one of the
+:attr:`~schemas.kafka_settings.KafkaSettings.read_connections` connections
+and the answer included: each attempt asks the worker to wait for
+``min_offset`` a little less than is left (:data:`ANSWER_MARGIN_S`), so its
+refusal arrives in time, and gives the HTTP exchange no more than is left.
+
+The read plane is authenticated (:mod:`schemas.read_secret`): routing
+follows only claims signed with the deployment's read secret, every request
+carries the credential derived from it, and an answer that names another
+session than the one asked for is refused. Reasons name no worker address
+(they reach the HTTP API's callers); the log does.
+
+``min_offset`` and ``as_of`` must name a written record of the session's
+partition: an offset at or past the partition's end offset (its high
+watermark) is refused at once with
+:class:`~ctxstream.errors.InvalidArgumentError`, without the end offset (a
+position of other tenants' traffic). The end offsets are cached, raised by
+the offsets this client's appends returned, and read from the broker again
+once when an offset is past the cached end.
 
 With ``min_offset`` (the offset ``append`` returned) the answer reflects
 every record of the session's partition up to that offset: read-your-writes.
@@ -29,10 +46,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal, TypeVar
 
 import aiohttp
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 from yarl import URL
@@ -54,6 +72,8 @@ from schemas.keys import SessionKey, validate_session_key
 from schemas.log_text import shown
 from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
+from schemas.read_secret import ReadKeys, read_keys
+from streams.partition_claim import is_read_address
 from streams.partition_owners import PartitionOwners
 from streams.read_protocol import (
     MAX_READ_WAIT_S,
@@ -75,8 +95,11 @@ logger = logging.getLogger(__name__)
 #: The first pause before a read is sent again; it doubles up to :data:`MAX_BACKOFF_S`.
 FIRST_BACKOFF_S: Final = 0.05
 MAX_BACKOFF_S: Final = 1.0
-#: Beyond the wait a read asks of the worker, how long its answer may take to arrive.
-ANSWER_GRACE_S: Final = 5.0
+#: The most of a read's remaining time kept for the answer to arrive after the worker's
+#: wait (at most a fifth of what is left).
+ANSWER_MARGIN_S: Final = 0.5
+#: The shortest wait a read asks of a worker.
+_MIN_WAIT_S: Final = 0.001
 
 QueryT = TypeVar("QueryT", bound=ProjectionQuery)
 
@@ -90,19 +113,34 @@ class ContextReads:
 
     def __init__(self, settings: KafkaSettings) -> None:
         """Reads of the deployment `settings` name; nothing connects yet."""
+        self._settings = settings
         self._owners = PartitionOwners(settings)
         self._http: aiohttp.ClientSession | None = None
         self._directory_read = False
+        self._ends: dict[int, int] = {}
+        self._end_reader: AIOKafkaConsumer | None = None
+        self._end_turn = asyncio.Lock()
 
     async def close(self) -> None:
-        """Close the HTTP session and the claims' reader, if they were opened."""
+        """Close the HTTP session and the Kafka readers, if they were opened."""
         http, self._http = self._http, None
+        end_reader, self._end_reader = self._end_reader, None
         try:
             if http is not None:
                 await http.close()
         finally:
-            await self._owners.close()
-            self._directory_read = False
+            try:
+                if end_reader is not None:
+                    await end_reader.stop()
+            finally:
+                await self._owners.close()
+                self._directory_read = False
+
+    def note_written(self, written: Iterable[tuple[int, int]]) -> None:
+        """Note records this process appended (partition, offset): their partitions' ends."""
+        for partition, offset in written:
+            if offset >= self._ends.get(partition, 0):
+                self._ends[partition] = offset + 1
 
     async def context(
         self,
@@ -154,10 +192,11 @@ class ContextReads:
         query = _checked(ContextQuery, renamed, **arguments)
         body = await self._read(key, "context", query)
         try:
-            return ContextAnswer.model_validate_json(body).contents
+            answer = ContextAnswer.model_validate_json(body)
         except ValidationError as exc:
             reason = f"the answer is not a context: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
+        return _of_session(key, answer.session_key, answer).contents
 
     async def expand(
         self,
@@ -182,10 +221,11 @@ class ContextReads:
         )
         body = await self._read(key, "expand", query)
         try:
-            return ExpandedPage.model_validate_json(body)
+            page = ExpandedPage.model_validate_json(body)
         except ValidationError as exc:
             reason = f"the answer is not a page of events: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
+        return _of_session(key, page.session_key, page)
 
     async def rewind_delta(
         self,
@@ -209,10 +249,11 @@ class ContextReads:
         )
         body = await self._read(key, "rewind-delta", query)
         try:
-            return RewindDelta.model_validate_json(body).state_delta
+            delta = RewindDelta.model_validate_json(body)
         except ValidationError as exc:
             reason = f"the answer is not a rewind's state delta: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
+        return _of_session(key, delta.session_key, delta).state_delta
 
     async def projection(
         self, session_key: str, *, min_offset: int | None, timeout_s: float
@@ -222,15 +263,17 @@ class ContextReads:
         query = _checked(ProjectionQuery, min_offset=min_offset, timeout_s=timeout_s)
         body = await self._read(key, "projection", query)
         try:
-            return decode_projection_snapshot(body)
+            snapshot = decode_projection_snapshot(body)
         except DecodeError as exc:
             reason = f"the answer is not a snapshot: {exc}"
             raise ContextReadError(session_key=key, reason=reason) from exc
+        return _of_session(key, snapshot.session_key, snapshot)
 
     async def _read(self, session_key: SessionKey, kind: ReadKind, query: ProjectionQuery) -> bytes:
         """The body of the owner's answer, asking again where routing sends it.
 
         Raises:
+            InvalidArgumentError: ``min_offset`` or ``as_of`` is past the partition's end.
             ReadTimeoutError: The owner had not folded ``min_offset`` in time.
             NoPartitionOwnerError: No owner answered before ``timeout_s`` ran out.
             SummaryNotFoundError: The session has no such summary (``expand``).
@@ -241,6 +284,7 @@ class ContextReads:
             await self._refresh(deadline)
         backoff = FIRST_BACKOFF_S
         partition: int | None = None
+        checked = False
         failure = "no worker has claimed it"
         hint: str | None = None
         attempts = 0
@@ -248,12 +292,16 @@ class ContextReads:
             count = self._owners.events_partitions
             if count is not None:
                 partition = session_partition(session_key.encode(), count)
+                if not checked:
+                    checked = True
+                    await self._check_written(partition, query, deadline)
             claim = self._owners.owner(partition) if partition is not None else None
             address = hint or (claim.address if claim is not None else None)
             followed, hint = hint is not None, None
-            if address is not None:
+            if address is not None and (remaining := deadline - time.monotonic()) > 0:
                 attempts += 1
-                asked = query.model_copy(update={"timeout_s": min(remaining, MAX_READ_WAIT_S)})
+                wait = max(_MIN_WAIT_S, remaining - min(ANSWER_MARGIN_S, remaining / 5))
+                asked = query.model_copy(update={"timeout_s": min(wait, MAX_READ_WAIT_S)})
                 answer = await self._ask(address, session_key, kind, asked, remaining)
                 if isinstance(answer, bytes):
                     return answer
@@ -261,8 +309,9 @@ class ContextReads:
                     failure = answer
                 else:
                     failure = self._refused(session_key, address, answer, query)
-                    if answer.owner not in (None, address) and not followed:
-                        hint = answer.owner
+                    owner = answer.owner
+                    if owner not in (None, address) and not followed and is_read_address(owner):
+                        hint = owner
                         continue  # the refusing worker named the owner: ask it at once
             await asyncio.sleep(max(0.0, min(backoff, deadline - time.monotonic())))
             backoff = min(2 * backoff, MAX_BACKOFF_S)
@@ -273,23 +322,84 @@ class ContextReads:
             reason=f"{failure} ({attempts} attempts within {query.timeout_s} s)",
         )
 
+    async def _check_written(self, partition: int, query: ProjectionQuery, deadline: float) -> None:
+        """Refuse an awaited offset the partition has not reached (its end read if needed).
+
+        Raises:
+            InvalidArgumentError: The offset is at or past the partition's end offset.
+        """
+        awaited = query.awaited()
+        if awaited is None or awaited[1] < self._ends.get(partition, 0):
+            return
+        name, offset = awaited
+        try:
+            end = await asyncio.wait_for(
+                self._end_offset(partition, offset), max(_MIN_WAIT_S, deadline - time.monotonic())
+            )
+        except (TimeoutError, KafkaError) as exc:
+            # Unchecked, not refused: the worker waits for the offset within the read's time.
+            logger.warning("end offset not read partition=%d reason=%r", partition, exc)
+            return
+        if offset >= end:
+            raise InvalidArgumentError(
+                f"{name}: no record at offset {offset} has been written to the session's "
+                "partition (pass an offset that append returned)"
+            )
+
+    async def _end_offset(self, partition: int, offset: int) -> int:
+        """The partition's end offset (high watermark): cached, or read past `offset`."""
+        async with self._end_turn:
+            if offset < (cached := self._ends.get(partition, 0)):
+                return cached  # another read's refresh, while this one waited its turn
+            reader = self._end_reader
+            if reader is None:
+                reader = AIOKafkaConsumer(
+                    bootstrap_servers=self._settings.kafka_bootstrap, enable_auto_commit=False
+                )
+                try:
+                    await reader.start()
+                except BaseException:
+                    await reader.stop()  # a failed or cancelled start leaves its client open
+                    raise
+                self._end_reader = reader
+            tp = TopicPartition(self._settings.topic("events"), partition)
+            end = int((await reader.end_offsets([tp]))[tp])
+            self._ends[partition] = max(end, self._ends.get(partition, 0))
+            return self._ends[partition]
+
     @staticmethod
     def _refused(
         session_key: SessionKey, address: str, refusal: ReadRefusal, query: ProjectionQuery
     ) -> str:
-        """The failure of a routing refusal; raises for every other refusal."""
+        """The failure of a routing refusal; raises for every other refusal.
+
+        Reasons name no worker's address (they reach the HTTP API's callers),
+        nor a partition's position; the log names the worker.
+        """
         match refusal.error:
             case "not-owner":
                 logger.info(
                     "read refused session=%s partition=%s worker=%s owner=%s",
                     shown(session_key),
                     refusal.partition,
-                    address,
-                    refusal.owner,
+                    shown(address),
+                    shown(refusal.owner),
                 )
-                return f"{address} refused: {refusal.reason}"
+                return "the worker asked no longer owns the partition"
             case "timeout":
-                raise ReadTimeoutError(session_key=session_key, reason=refusal.reason)
+                name, offset = query.awaited() or ("the partition", None)
+                waited = name if offset is None else f"{name} {offset}"
+                logger.info(
+                    "read timed out session=%s worker=%s reason=%s",
+                    shown(session_key),
+                    shown(address),
+                    shown(refusal.reason, 300),
+                )
+                raise ReadTimeoutError(
+                    session_key=session_key,
+                    reason=f"{waited} was not reached within {query.timeout_s:.3g} s "
+                    "(the projector is behind)",
+                )
             case "invocation-not-found":
                 raise InvocationNotFoundError(
                     session_key=session_key,
@@ -308,10 +418,18 @@ class ContextReads:
                 raise OverBudgetError(
                     refusal.retry_after_s or 1, f"read of session {session_key!r}: {refusal.reason}"
                 )
+            case "unauthorized":
+                logger.error("read credential refused worker=%s", shown(address))
+                raise ContextReadError(
+                    session_key=session_key,
+                    reason="the projector refused this process's read credential: give every "
+                    "process of the deployment the same CTXSTREAM_READ_SECRET (or "
+                    "CTXSTREAM_READ_SECRET_FILE)",
+                )
             case "invalid-session-key" | "invalid-parameter" | "unreadable":
                 raise ContextReadError(
                     session_key=session_key,
-                    reason=f"{address} refused the read ({refusal.error}): {refusal.reason}",
+                    reason=f"the projector refused the read ({refusal.error}): {refusal.reason}",
                 )
 
     async def _ask(
@@ -322,12 +440,15 @@ class ContextReads:
         query: ProjectionQuery,
         remaining: float,
     ) -> bytes | ReadRefusal | str:
-        """One request: the answer's body, the refusal, or why no answer came (a string)."""
+        """One request: the answer's body, the refusal, or why no answer came (a string).
+
+        The exchange, a wait for a connection included, ends when `remaining` runs out.
+        """
         http = self._http
         if http is None:
-            http = self._http = aiohttp.ClientSession()
+            http = self._http = _session(read_keys(self._settings), self._settings)
         url = URL(f"http://{address}{read_path(session_key, kind)}", encoded=True)
-        timeout = aiohttp.ClientTimeout(total=remaining + ANSWER_GRACE_S)
+        timeout = aiohttp.ClientTimeout(total=remaining)
         try:
             async with http.get(
                 url.with_query(query_parameters(query)), timeout=timeout
@@ -335,13 +456,20 @@ class ContextReads:
                 body = await response.read()
                 status = response.status
         except (aiohttp.ClientError, TimeoutError) as exc:
-            return f"{address} did not answer: {type(exc).__name__}: {shown(str(exc), 200)}"
+            logger.info(
+                "read not answered session=%s worker=%s reason=%s",
+                shown(session_key),
+                shown(address),
+                shown(f"{type(exc).__name__}: {exc}", 300),
+            )
+            return f"the partition's owner did not answer ({type(exc).__name__})"
         if status == 200:
             return body
         try:
             return ReadRefusal.model_validate_json(body)
         except ValidationError:
-            return f"{address} answered {status} with no refusal of a read"
+            logger.info("read answered status=%d worker=%s", status, shown(address))
+            return f"the partition's owner answered {status} with no refusal of a read"
 
     async def _refresh(self, deadline: float) -> None:
         """Read the claims committed since the last refresh, within the read's time."""
@@ -351,6 +479,29 @@ class ContextReads:
             logger.warning("partition owners not read topic=%s reason=%r", self._owners.topic, exc)
             return
         self._directory_read = True
+
+
+AnswerT = TypeVar("AnswerT")
+
+
+def _session(keys: ReadKeys, settings: KafkaSettings) -> aiohttp.ClientSession:
+    """The HTTP session of reads: the credential on every request, the pool's size set."""
+    connector = aiohttp.TCPConnector(limit=settings.read_connections, limit_per_host=0)
+    return aiohttp.ClientSession(connector=connector, headers={"Authorization": keys.authorization})
+
+
+def _of_session(asked: SessionKey, named: str, answer: AnswerT) -> AnswerT:
+    """`answer`, once it names the session asked for.
+
+    Raises:
+        ContextReadError: It names another session (a worker's bug, or not a worker).
+    """
+    if named != asked:
+        logger.warning("answer refused session=%s named=%s", shown(asked), shown(named))
+        raise ContextReadError(
+            session_key=asked, reason="the answer names another session; it was not used"
+        )
+    return answer
 
 
 def _checked_key(session_key: str) -> SessionKey:

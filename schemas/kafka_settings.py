@@ -10,9 +10,11 @@ Every option is an environment variable with the ``CTXSTREAM_`` prefix, e.g.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 TopicRole = Literal[
@@ -29,6 +31,17 @@ TOPIC_ROLES: Final[tuple[TopicRole, ...]] = (
 )
 #: What a deployment's topic prefix may be: its topics' names are ``<prefix>.<role>``.
 TOPIC_PREFIX_PATTERN: Final = r"^[A-Za-z0-9._-]{1,100}$"
+
+
+def default_read_secret_file() -> Path:
+    """Where the read plane's secret is kept by default: one file per user.
+
+    ``$XDG_CONFIG_HOME/ctxstream/read-secret``, else ``~/.config/ctxstream/read-secret``:
+    every process the same user starts (``ctxstream up``'s workers and server, a
+    client in another terminal) finds the same one.
+    """
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "ctxstream" / "read-secret"
 
 
 class KafkaSettings(BaseSettings):
@@ -53,6 +66,17 @@ class KafkaSettings(BaseSettings):
         description="bytes each `dead-letters` partition keeps before its oldest letters go, "
         "set when the topic is created",
     )
+    read_secret: SecretStr | None = Field(default=None, min_length=32, max_length=1_000)
+    """The read plane's shared secret (at least 32 characters): the projectors' read
+    endpoints require it, and it signs their partition claims. None: the one in
+    :attr:`read_secret_file` (:mod:`schemas.read_secret`)."""
+    read_secret_file: Path = Field(default_factory=default_read_secret_file)
+    """Where the secret is read when :attr:`read_secret` is not set; the first process that
+    needs it creates it (mode 0600, 32 random bytes as hex)."""
+    read_connections: int = Field(default=256, ge=1, le=10_000)
+    """The client's connections to the projectors' read endpoints, at most, all together;
+    more than the HTTP API's per-server cap of concurrent reads, so a read never waits for
+    one while the API admits it."""
 
     def topic(self, role: TopicRole) -> str:
         """The deployment's name of a topic: ``<prefix>.<role>``, e.g. ``ctxstream.events``."""

@@ -85,8 +85,10 @@ from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
 from schemas.keys import SessionKey
 from schemas.partitioning import session_partition
+from schemas.read_secret import read_keys
 from streams.native_web import serving
-from streams.partition_owners import PartitionClaim, write_claim
+from streams.partition_claim import signed_claim
+from streams.partition_owners import write_claim
 from streams.partition_store import MemoryPartitionStore, PartitionStore, RocksPartitionStore
 from streams.partition_transaction import Transaction, transaction
 from streams.pending_requests import PendingRequests
@@ -180,6 +182,8 @@ class NativeProjector:
         self.worker_id = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         #: The read endpoint's address, once it listens: what the claims name.
         self.read_address: str | None = None
+        #: The key the claims are signed with (the read secret's), read when the engine runs.
+        self._claim_key: bytes | None = None
 
     # -- running ---------------------------------------------------------------------
 
@@ -209,6 +213,7 @@ class NativeProjector:
                 not committed are read again by the partitions' next owners.
         """
         settings = self._settings
+        self._claim_key = read_keys(settings).claims  # a secret it cannot have stops it first
         session_timeout_ms = int(settings.session_timeout_s * 1000)
         consumer = AIOKafkaConsumer(
             bootstrap_servers=settings.kafka_bootstrap,
@@ -489,9 +494,10 @@ class NativeProjector:
 
     async def _claim(self, owned: OwnedPartition) -> None:
         """Advertise this worker's read endpoint as the partition's on `partition-owners`."""
-        if self.read_address is None:
+        if self.read_address is None or self._claim_key is None:
             return
-        claim = PartitionClaim(
+        claim = signed_claim(
+            self._claim_key,
             partition=owned.partition,
             events_partitions=self._partitions,
             address=self.read_address,

@@ -5,7 +5,8 @@ record on the deployment's `partition-owners` topic (one partition,
 log-compacted), keyed by the partition number, naming the address its read
 endpoint is reachable at. The claim is written in a transaction of the
 partition's own producer (``transactional_id = <app_id>-<events topic>-<p>``),
-so it commits only while its writer holds the partition: the next owner's
+so it commits only while its writer holds the partition, and is signed with
+the read secret (:mod:`streams.partition_claim`): the next owner's
 ``InitProducerId`` fences a worker that lost the partition, and aborts a claim
 it had open. Read ``read_committed`` in log order, the newest claim of a
 partition is therefore its newest owner's, with no generation number to
@@ -20,7 +21,12 @@ worker (a crash); the client then cannot connect, and retries the same way.
 with it, a worker names the owner in a refusal with it. It reads the topic
 on demand (:meth:`PartitionOwners.refresh`: what was committed since the
 last refresh), not in the background, as a Kafka client refreshes its
-metadata after a "not leader" answer.
+metadata after a "not leader" answer. It takes in only claims signed with
+the deployment's read secret and naming an address of the advertised form:
+the topic is writable by any client of the broker (transactions or not), and
+a claim routes every tenant's reads. Others, unsigned claims of schema
+version 1 and tombstones are skipped, and logged (a bounded number of lines,
+with their count).
 
 Example, `events` with 4 partitions, workers A then B::
 
@@ -35,14 +41,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Final, Literal
+from typing import Final
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from schemas.codec import encode
 from schemas.kafka_settings import KafkaSettings
 from schemas.log_text import shown
+from schemas.read_secret import read_keys
+from streams.partition_claim import PartitionClaim, UnsignedClaim, claim_refusal, decode_claim
 from streams.partition_transaction import transaction
 from streams.topics import TopicsCreated, ensure_topics, topic_specs
 
@@ -52,24 +60,8 @@ logger = logging.getLogger(__name__)
 OWNERS_PARTITION: Final = 0
 #: How long one fetch of a refresh waits for records the end offset promised.
 _FETCH_MS: Final = 200
-
-
-class PartitionClaim(BaseModel):
-    """One worker's claim of one `events` partition, as the `partition-owners` topic holds it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    schema_version: Literal[1] = 1
-    partition: int = Field(ge=0)
-    """The `events` partition claimed."""
-    events_partitions: int = Field(ge=1)
-    """How many partitions the claimant routes sessions over (the broker's count)."""
-    address: str = Field(min_length=1, max_length=300)
-    """``host:port`` of the claimant's read endpoint."""
-    worker_id: str = Field(min_length=1, max_length=300)
-    """The claimant process, unique per engine run."""
-    app_id: str = Field(min_length=1, max_length=300)
-    """The claimant's consumer group."""
+#: Skipped records logged one line each; past these, every 1000th (with the count).
+_LOGGED_SKIPS: Final = 10
 
 
 def claim_key(partition: int) -> bytes:
@@ -101,8 +93,8 @@ async def write_claim(producer: AIOKafkaProducer, topic: str, claim: PartitionCl
     logger.info(
         "partition claimed partition=%d address=%s worker=%s",
         claim.partition,
-        claim.address,
-        claim.worker_id,
+        shown(claim.address),
+        shown(claim.worker_id),
     )
 
 
@@ -110,13 +102,18 @@ class PartitionOwners:
     """The newest committed claim of each `events` partition, read from the topic on demand.
 
     Holds one ``read_committed`` consumer of the topic's only partition,
-    started at the first :meth:`refresh`; :meth:`close` stops it. Refreshes
-    take turns, so concurrent callers share one reader.
+    started at the first :meth:`refresh` (which also reads the read secret);
+    :meth:`close` stops it. Refreshes take turns, so concurrent callers
+    share one reader.
     """
 
     def __init__(self, settings: KafkaSettings) -> None:
         """A directory of the deployment `settings` name; nothing connects yet."""
+        self._settings = settings
         self._bootstrap = settings.kafka_bootstrap
+        self._claim_key: bytes | None = None
+        self._skipped = 0
+        self._unsigned_logged = False
         self._topic = settings.topic("partition-owners")
         self._tp = TopicPartition(self._topic, OWNERS_PARTITION)
         self._consumer: AIOKafkaConsumer | None = None
@@ -131,12 +128,12 @@ class PartitionOwners:
         return self._topic
 
     def owner(self, partition: int) -> PartitionClaim | None:
-        """The newest claim of `partition` read so far (None: nobody claimed it yet)."""
+        """The newest signed claim of `partition` read so far (None: nobody claimed it yet)."""
         return self._claims.get(partition)
 
     @property
     def events_partitions(self) -> int | None:
-        """The partition count the newest claim routes by (None before any claim)."""
+        """The partition count the newest signed claim routes by (None before any)."""
         return self._newest.events_partitions if self._newest is not None else None
 
     async def refresh(self) -> None:
@@ -146,6 +143,8 @@ class PartitionOwners:
         deployment) holds no claims: the directory stays as it is.
         """
         async with self._turn:
+            if self._claim_key is None:
+                self._claim_key = read_keys(self._settings).claims
             consumer = await self._started()
             if not self._assigned:
                 if self._topic not in await consumer.topics():
@@ -160,19 +159,47 @@ class PartitionOwners:
                     self._note(record.key, record.value)
 
     def _note(self, key: bytes | None, value: bytes | None) -> None:
-        """Take one record of the topic in: a claim, or a tombstone that forgets one."""
+        """Take one record of the topic in: a signed claim; anything else is skipped."""
         if value is None:
-            if key is not None and key.isdigit():
-                self._claims.pop(int(key), None)
+            # Workers never delete claims: a tombstone is another writer's, and would
+            # leave a partition unserved.
+            self._skip("a tombstone", shown(key))
             return
         try:
-            claim = PartitionClaim.model_validate_json(value)
+            claim = decode_claim(value)
         except ValidationError as exc:
             # Another writer's record, or a newer schema: the claims around it still count.
-            logger.warning("claim skipped topic=%s reason=%s", self._topic, shown(str(exc), 300))
+            self._skip("not a claim", shown(str(exc), 300))
+            return
+        if isinstance(claim, UnsignedClaim):
+            if not self._unsigned_logged:
+                self._unsigned_logged = True
+                logger.warning(
+                    "unsigned claims skipped topic=%s partition=%d: written before claims "
+                    "were signed; the partition's next owner signs its claim",
+                    self._topic,
+                    claim.partition,
+                )
+            return
+        assert self._claim_key is not None  # noqa: S101 (refresh read it first)
+        refused = claim_refusal(self._claim_key, claim)
+        if refused is not None:
+            self._skip(refused, f"partition={claim.partition} address={shown(claim.address)}")
             return
         self._claims[claim.partition] = claim
         self._newest = claim
+
+    def _skip(self, why: str, what: str) -> None:
+        """Log a skipped record: the first few, then every 1000th, each with the count so far."""
+        self._skipped += 1
+        if self._skipped <= _LOGGED_SKIPS or self._skipped % 1000 == 0:
+            logger.warning(
+                "claim skipped topic=%s skipped=%d reason=%s %s",
+                self._topic,
+                self._skipped,
+                why,
+                what,
+            )
 
     async def _started(self) -> AIOKafkaConsumer:
         if self._consumer is None:

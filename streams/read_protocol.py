@@ -22,6 +22,8 @@ folded it. ``expand`` pages through the raw events a summary event covers
 A read is answered with 200 and a :class:`ContextAnswer`, a
 ``ProjectionSnapshot`` or an :class:`ExpandedPage`, or refused with the
 status of its :data:`RefusalKind` and a :class:`ReadRefusal` saying why.
+Every route requires ``Authorization: Bearer <credential>``, the credential
+derived from the deployment's read secret (:mod:`schemas.read_secret`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ RefusalKind = Literal[
     "summary-not-found",
     "invocation-not-found",
     "busy",
+    "unauthorized",
 ]
 """Why a read was not answered.
 
@@ -61,7 +64,8 @@ partition had not folded ``min_offset`` within ``timeout_s``.
 stored event of the session has the ``rewind-delta``'s invocation id (ADK's
 rewind refuses it, reference §10). ``busy``: the worker's heavy-read budget
 (``as_of``, ``rewind-delta`` and history reads at once) stayed full for the
-read's ``timeout_s``: ask again after ``retry_after_s``.
+read's ``timeout_s``: ask again after ``retry_after_s``. ``unauthorized``:
+the request did not carry the read credential (:class:`schemas.read_secret.ReadKeys`).
 """
 
 #: The HTTP status of each refusal (421: Misdirected Request).
@@ -74,6 +78,7 @@ REFUSAL_STATUS: Final[Mapping[RefusalKind, int]] = {
     "summary-not-found": 404,
     "invocation-not-found": 404,
     "busy": 429,
+    "unauthorized": 401,
 }
 #: The longest a read may ask to wait for its partition.
 MAX_READ_WAIT_S: Final = 300.0

@@ -8,6 +8,9 @@ engine's claims name on the `partition-owners` topic
 (:mod:`streams.partition_owners`), which this endpoint creates when the
 deployment lacks it.
 
+Every route requires the read credential (:mod:`schemas.read_secret`): a
+request without it is refused 401 before anything is parsed.
+
 Stopping wakes every read still waiting (they are refused as not owned, and
 their clients go to the partition's next owner) before the server closes.
 """
@@ -21,6 +24,7 @@ from dataclasses import replace
 from typing import Final, TypeVar
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 from pydantic import BaseModel, ValidationError
 
 from projections.projection import SessionProjection, context_contents
@@ -30,6 +34,7 @@ from schemas.codec import encode
 from schemas.errors import InvalidSessionKeyError
 from schemas.keys import SessionKey, validate_session_key
 from schemas.log_text import shown
+from schemas.read_secret import ReadKeys, read_keys
 from streams.heavy_reads import HeavyReads
 from streams.native_web import listening
 from streams.partition_owners import PartitionOwners, ensure_owners_topic
@@ -70,6 +75,10 @@ SHUTDOWN_S: Final = 5.0
 #: What a ``busy`` refusal tells the client to wait before it asks again.
 BUSY_RETRY_AFTER_S: Final = 1
 _JSON: Final = "application/json"
+UNAUTHORIZED: Final = (
+    "no valid read credential: send 'Authorization: Bearer <credential>', the one derived "
+    "from the deployment's read secret (CTXSTREAM_READ_SECRET or CTXSTREAM_READ_SECRET_FILE)"
+)
 
 QueryT = TypeVar("QueryT", bound=ProjectionQuery)
 
@@ -145,8 +154,22 @@ def _answer(outcome: ReadOutcome[BaseModel], query: ProjectionQuery) -> web.Resp
             return refusal("busy", reason, partition=partition, retry_after_s=BUSY_RETRY_AFTER_S)
 
 
-def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Application:
-    """The aiohttp application of the three read routes."""
+def authenticated(keys: ReadKeys) -> Middleware:
+    """The middleware refusing (401) every request without the read credential of `keys`."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not keys.admits(request.headers.get("Authorization")):
+            response = refusal("unauthorized", UNAUTHORIZED)
+            response.headers["WWW-Authenticate"] = "Bearer"
+            return response
+        return await handler(request)
+
+    return middleware
+
+
+def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -> web.Application:
+    """The aiohttp application of the read routes, each requiring the credential of `keys`."""
 
     async def respond(
         request: web.Request,
@@ -204,7 +227,7 @@ def read_app(settings: ProjectorSettings, reads: SessionReads) -> web.Applicatio
     async def rewind_page(request: web.Request) -> web.Response:
         return await respond(request, RewindQuery, _rewind_delta_of, lambda query: True)
 
-    app = web.Application()
+    app = web.Application(middlewares=[authenticated(keys)])
     # One segment, percent-encoded, as read_path writes it; an unencoded key matches too.
     app.router.add_get("/sessions/{session_key:.+}/context", context_page)
     app.router.add_get("/sessions/{session_key:.+}/projection", projection_page)
@@ -271,10 +294,13 @@ async def serving_reads(
     settings: ProjectorSettings, gate: ReadGate, sessions: CommittedSessions, *, worker_id: str
 ) -> AsyncIterator[str]:
     """Serve reads of `sessions` while the block runs; yields the address to advertise."""
+    keys = read_keys(settings)
     await ensure_owners_topic(settings)
     owners = PartitionOwners(settings)
     heavy = HeavyReads(settings.heavy_reads)
-    app = read_app(settings, SessionReads(gate, sessions, owners, worker_id=worker_id, heavy=heavy))
+    app = read_app(
+        settings, SessionReads(gate, sessions, owners, worker_id=worker_id, heavy=heavy), keys
+    )
     try:
         # A client that goes away cancels its read's handler, which stops a heavy read's thread.
         async with listening(

@@ -153,7 +153,7 @@ def _keys_list(args: argparse.Namespace) -> int:
     for record in sorted(records.values(), key=lambda r: (r.tenant, r.created_at, r.key_id)):
         if tenant is None or record.tenant == tenant:
             created = record.created_at.isoformat(timespec="seconds")
-            sys.stdout.write(f"{record.key_id}\t{record.tenant}\t{created}\n")
+            sys.stdout.write(f"{record.key_id}\t{shown(record.tenant)}\t{created}\n")
     return 0
 
 

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Final
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from pydantic import ValidationError
 
-from ctxstream.api.keys import ApiKeyRecord
+from ctxstream.api.keys import ApiKeyRecord, decode_key_record
 from schemas.codec import encode
 from schemas.errors import CtxstreamError
 from schemas.kafka_settings import KafkaSettings
@@ -176,7 +176,7 @@ class KeyDirectory:
                 logger.info("api key no longer live key_id=%s", shown(key_id))
             return
         try:
-            record = ApiKeyRecord.model_validate_json(value)
+            record = decode_key_record(value)
         except ValidationError as exc:
             # Another writer's record, or a newer schema: a key it names does not work here.
             logger.warning("api key skipped key_id=%s reason=%s", shown(key_id), shown(str(exc)))

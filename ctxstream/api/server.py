@@ -61,7 +61,12 @@ async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices
             await client.start()
         keys.follow()
         logger.info("api keys read live=%d topic=%s", len(keys.records), settings.topic("api-keys"))
-        yield ApiServices(settings, client, keys, Authenticator(keys), asyncio.Event())
+        auth = Authenticator(
+            keys,
+            waiting=settings.http_key_checks_waiting,
+            failures_remembered=settings.http_failed_keys_remembered,
+        )
+        yield ApiServices(settings, client, keys, auth, asyncio.Event())
     finally:
         try:
             await client.stop()

@@ -24,5 +24,11 @@ class ServeSettings(KafkaSettings):
     """The largest request body read (a batch of events); a larger one is answered 413."""
     http_keys_max_staleness_s: float = Field(default=30.0, gt=0, le=3_600)
     """How long the API keys may go unconfirmed by the broker before every request gets 503."""
+    http_key_checks_waiting: int = Field(default=32, ge=0, le=10_000)
+    """Checks of old (scrypt) API keys that may wait for one of the two that run at once;
+    a request past them is answered 503 at once (keys made now need no such check)."""
+    http_failed_keys_remembered: int = Field(default=10_000, ge=0, le=1_000_000)
+    """Wrong secrets of old (scrypt) keys remembered for 10 minutes, answered 401 without
+    another check."""
     http_shutdown_s: int = Field(default=5, ge=0, le=300)
     """How long stopping waits for open requests and subscriptions."""

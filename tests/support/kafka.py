@@ -111,11 +111,13 @@ def projector_settings(bootstrap: str, prefix: str, **overrides: Any) -> Project
 
 def settings_env(settings: ProjectorSettings) -> dict[str, str]:
     """The ``CTXSTREAM_*`` environment that reproduces `settings` in a subprocess."""
-    data = settings.model_dump(mode="json")
+    data = settings.model_dump(mode="json", exclude={"read_secret"})
     env: dict[str, str] = {}
     for name, value in data.items():
         text = value if isinstance(value, str) else json.dumps(value)
         env[f"CTXSTREAM_{name.upper()}"] = text
+    if settings.read_secret is not None:  # None: the process reads read_secret_file, as this one
+        env["CTXSTREAM_READ_SECRET"] = settings.read_secret.get_secret_value()
     return env
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
@@ -21,7 +22,6 @@ from ctxstream import (
     Client,
     InvalidArgumentError,
     NoPartitionOwnerError,
-    ReadTimeoutError,
     SyncClient,
 )
 from projections.bench_workload import bench_session
@@ -30,6 +30,7 @@ from projections.rebuild import rebuild_contents
 from projections.snapshot import context_fingerprint
 from schemas.keys import SessionKey
 from schemas.logged_event import LoggedEvent
+from schemas.read_secret import read_keys
 from streams.projector_settings import ProjectorSettings
 from streams.read_protocol import ReadRefusal
 from tests.conftest import unique_topic
@@ -112,28 +113,42 @@ def test_reads_for_other_agents_branches_and_none_mode_equal_the_rebuild(
 async def ask_the_worker(
     deployment: ProjectorSettings, path: str, parameters: dict[str, str] | None = None
 ) -> tuple[int, ReadRefusal]:
-    """A GET of `path` (encoded) on the worker's read endpoint, and the refusal it answered."""
+    """A GET of `path` (encoded) on the worker's read endpoint, with the read credential."""
     owners = await claims(deployment)
     claim = owners.owner(0)
     assert claim is not None
     url = URL(f"http://{claim.address}{path}", encoded=True)
-    async with aiohttp.ClientSession() as http, http.get(url, params=parameters) as response:
+    headers = {"Authorization": read_keys(deployment).authorization}
+    async with (
+        aiohttp.ClientSession(headers=headers) as http,
+        http.get(url, params=parameters) as response,
+    ):
         return response.status, ReadRefusal.model_validate_json(await response.read())
 
 
-def test_a_min_offset_not_reached_in_time_raises_a_clear_timeout(client: SyncClient) -> None:
+def test_an_offset_not_written_yet_is_refused_at_once_without_the_partitions_end(
+    deployment: ProjectorSettings, client: SyncClient
+) -> None:
     key = _session_key()
     offset = client.append(key, text_event("e1", "inv1", 101.0, "question"))
     assert len(client.context(key, min_offset=offset, timeout_s=READ_TIMEOUT_S)) == 1
     beyond = offset + 1_000
-    started = time.monotonic()
-    with pytest.raises(ReadTimeoutError, match=f"min_offset {beyond} was not reached") as waited:
-        client.context(key, min_offset=beyond, timeout_s=1.5)
-    assert time.monotonic() - started >= 1.5  # it waited for the offset before it gave up
-    assert isinstance(waited.value, TimeoutError)
-    assert waited.value.retriable
-    with pytest.raises(ReadTimeoutError, match=f"folded the records before offset {offset + 1}"):
-        client.projection(key, beyond, timeout_s=1.0)
+    with SyncClient(settings=deployment) as fresh:  # no append of its own: it asks the broker
+        for reader in (client, fresh):
+            reads: list[tuple[str, Callable[[SyncClient], object]]] = [
+                ("min_offset", lambda c: c.context(key, min_offset=beyond, timeout_s=30)),
+                ("min_offset", lambda c: c.projection(key, beyond, timeout_s=30)),
+                ("as_of", lambda c: c.context_as_of(key, beyond, timeout_s=30)),
+            ]
+            for name, read in reads:
+                started = time.monotonic()
+                with pytest.raises(InvalidArgumentError, match=f"^{name}: .*{beyond}") as refused:
+                    read(reader)
+                assert time.monotonic() - started < 30  # refused, not waited for
+                assert "has been written to the session's partition" in str(refused.value)
+                told = str(refused.value).replace(str(beyond), "")
+                assert str(offset + 1) not in told  # the partition's end is not told
+        assert len(fresh.context(key, min_offset=offset, timeout_s=READ_TIMEOUT_S)) == 1
 
 
 @pytest.mark.parametrize(

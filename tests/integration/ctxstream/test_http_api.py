@@ -11,7 +11,9 @@ subscriptions against the records of the `projections` topic.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
+import secrets
 import signal
 import time
 import uuid
@@ -23,6 +25,7 @@ from typing import Any, Final
 import aiohttp
 import orjson
 import pytest
+from aiokafka import AIOKafkaProducer
 from hypothesis import HealthCheck, given, settings
 from yarl import URL
 
@@ -629,6 +632,112 @@ def test_keys_create_prints_the_secret_once_and_stores_only_its_hash(
     assert not secret_matches(record, secret[:-1] + ("B" if secret[-1] != "B" else "C"))
 
 
+async def _store_old_scrypt_key(settings: ProjectorSettings, tenant: str) -> str:
+    """A key as version 1 stored it (scrypt, the cost it used), written raw; its secret."""
+    key_id = secrets.token_hex(8)
+    secret = f"cs_{key_id}_{secrets.token_urlsafe(32)}"
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(
+        secret.encode(), salt=salt, n=2**14, r=8, p=1, maxmem=64 * 1024 * 1024, dklen=32
+    )
+    record = {
+        "schema_version": 1,
+        "key_id": key_id,
+        "tenant": tenant,
+        "salt": salt.hex(),
+        "digest": digest.hex(),
+        "kdf": "scrypt",
+        "n": 2**14,
+        "r": 8,
+        "p": 1,
+        "created_at": "2026-01-01T00:00:00+00:00",
+    }
+    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all")
+    await producer.start()
+    try:
+        await producer.send_and_wait(
+            settings.topic("api-keys"), key=key_id.encode(), value=orjson.dumps(record), partition=0
+        )
+    finally:
+        await producer.stop()
+    return secret
+
+
+def test_a_flood_of_wrong_secrets_does_not_delay_a_real_keys_first_request(
+    api: Api, tmp_path: Path
+) -> None:
+    """P8: 300 wrong secrets naming a known (old, scrypt) key id, then a fresh key's request."""
+    old_secret = asyncio.run(_store_old_scrypt_key(api.settings, "acme"))
+    old_id = key_id_of(old_secret)
+    fresh = create_key(api.settings, "acme")
+    # A server of its own, started after both keys: nothing verified or cached yet.
+    server = start_server(api.settings, free_ports(1)[0], tmp_path / "serve.log")
+    path = f"/v1/sessions/{_key()}/context"
+    try:
+        flood, fresh_done, fresh_status = asyncio.run(_flood(server.url, path, old_id, fresh))
+        log = server.log.read_text()
+    finally:
+        stop_worker(server.process)
+    statuses = [status for status, _ in flood]
+    assert set(statuses) <= {401, 503}, statuses
+    assert 503 in statuses  # past the waiting checks' bound, refused at once
+    assert fresh_status == 200
+    assert fresh_done < max(done for _, done in flood)  # before the flood is over
+    # ... and before most of the flood's checked secrets: it did not wait behind them.
+    checked = [done for status, done in flood if status == 401]
+    assert sum(done > fresh_done for done in checked) > len(checked) / 2, (fresh_done, checked)
+    assert "api keys refused count=" in log
+
+
+async def _flood(
+    url: str, path: str, key_id: str | None, fresh: str
+) -> tuple[list[tuple[int, float]], float, int]:
+    """300 concurrent wrong secrets of `key_id`; `fresh`'s request once the first is answered.
+
+    The flood's statuses and when each was answered, when the fresh one was,
+    and its status.
+    """
+    connector = aiohttp.TCPConnector(limit=400)
+    first = asyncio.Event()
+    answered: list[tuple[int, float]] = []
+
+    async def wrong(http: aiohttp.ClientSession) -> None:
+        headers = {"Authorization": f"Bearer cs_{key_id}_{secrets.token_urlsafe(32)}"}
+        async with http.get(URL(f"{url}{path}", encoded=True), headers=headers) as response:
+            await response.read()
+            answered.append((response.status, time.monotonic()))
+        first.set()
+
+    async with aiohttp.ClientSession(connector=connector) as http:
+        flood = [asyncio.create_task(wrong(http)) for _ in range(300)]
+        await first.wait()
+        headers = {"Authorization": f"Bearer {fresh}"}
+        params = {"timeout_s": "30"}
+        async with http.get(f"{url}{path}", headers=headers, params=params) as response:
+            await response.read()
+            fresh_status = response.status
+        fresh_done = time.monotonic()
+        await asyncio.gather(*flood)
+    return answered, fresh_done, fresh_status
+
+
+async def test_an_offset_not_written_is_refused_with_422_at_once(api: Api) -> None:
+    key = _key()
+    status, answer = await call(
+        api,
+        "POST",
+        f"/v1/sessions/{key}/events",
+        body=event_to_json(text_event("e1", "inv1", 1.0, "q")),
+    )
+    assert status == 200, answer
+    beyond = answer["offset"] + 1_000_000
+    for name in ("min_offset", "as_of"):
+        params = {name: str(beyond), "timeout_s": "20"}
+        status, refused = await call(api, "GET", f"/v1/sessions/{key}/context", params=params)
+        assert (status, refused["error"]) == (422, "invalid-argument"), refused
+        assert refused["reason"].startswith(f"{name}: ")
+
+
 @pytest.mark.parametrize(
     ("args", "status", "named"),
     [
@@ -694,8 +803,8 @@ async def test_errors_are_json_bodies_with_their_status(
                 f"{session}/context",
                 params={"min_offset": str(2**40), "timeout_s": "1"},
             ),
-            504,
-            "timeout",
+            422,
+            "invalid-argument",
         ),
         (
             await call(api, "GET", f"{session}/context", params={"include_contents": "all"}),
@@ -735,8 +844,8 @@ async def test_errors_are_json_bodies_with_their_status(
         assert (status, answer["error"]) == (expected_status, code), answer
         assert set(answer) == {"error", "reason"}
         assert "Traceback" not in answer["reason"]
-    timeout_reason = cases[0][0][1]["reason"]
-    assert f"min_offset {2**40} was not reached" in timeout_reason
+    not_written = cases[0][0][1]["reason"]
+    assert not_written.startswith(f"min_offset: no record at offset {2**40} has been written")
     refused_event = cases[4][0][1]["reason"]
     assert "timestamp" in refused_event
 

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from datetime import UTC, datetime
 
+import orjson
 import pytest
 
-from ctxstream.api.keys import ApiKeyRecord, IssuedKey, issue_key, key_id_of, secret_matches
+from ctxstream.api.keys import (
+    ApiKeyRecord,
+    IssuedKey,
+    decode_key_record,
+    is_slow,
+    issue_key,
+    key_id_of,
+    no_key_check,
+    secret_matches,
+)
 from schemas.keys import TenantId
 
 CREATED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -35,7 +47,9 @@ def test_the_record_holds_the_salted_hash_never_the_secret() -> None:
     assert TOKEN not in stored
     assert issued.record.salt == "01" * 16
     assert len(issued.record.digest) == 64
-    assert (issued.record.n, issued.record.r, issued.record.p) == (2**14, 8, 1)
+    assert issued.record.kdf == "hmac-sha256"
+    assert (issued.record.n, issued.record.r, issued.record.p) == (None, None, None)
+    assert not is_slow(issued.record)
     assert ApiKeyRecord.model_validate_json(stored) == issued.record
     salted = issue_key(
         TenantId("acme"),
@@ -70,3 +84,55 @@ def test_a_key_is_made_of_well_shaped_parts_only() -> None:
         _issued(key_id="not-hex")
     with pytest.raises(ValueError, match="URL-safe"):
         _issued(token="has spaces in it and more")  # noqa: S106 (not a password)
+
+
+def test_a_new_key_is_one_hmac_sha256_of_the_secret_keyed_by_the_salt() -> None:
+    issued = _issued()
+    expected = hmac.new(b"\x01" * 16, issued.secret.encode(), hashlib.sha256).hexdigest()
+    assert issued.record.digest == expected
+    assert decode_key_record(issued.record.model_dump_json().encode()) == issued.record
+
+
+def test_a_version_1_scrypt_record_still_decodes_and_verifies() -> None:
+    secret = f"cs_0123456789abcdef_{TOKEN}"
+    salt = b"\x03" * 16
+    digest = hashlib.scrypt(secret.encode(), salt=salt, n=16, r=8, p=1, dklen=32)
+    stored = orjson.dumps(
+        {
+            "schema_version": 1,
+            "key_id": "0123456789abcdef",
+            "tenant": "acme",
+            "salt": salt.hex(),
+            "digest": digest.hex(),
+            "kdf": "scrypt",
+            "n": 16,
+            "r": 8,
+            "p": 1,
+            "created_at": CREATED.isoformat(),
+        }
+    )
+    record = decode_key_record(stored)
+    assert (record.schema_version, record.kdf, record.n) == (2, "scrypt", 16)
+    assert is_slow(record)
+    assert secret_matches(record, secret)
+    assert not secret_matches(record, secret[:-1] + "x")
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"kdf": "scrypt"},  # scrypt without its costs
+        {"n": 16, "r": 8, "p": 1},  # costs on a fast record
+        {"schema_version": 3},
+        {"tenant": "a/b"},  # no tenant id (written past keys create)
+        {"tenant": "acme\nforged"},
+    ],
+)
+def test_a_record_of_mixed_schemes_is_refused(changed: dict[str, object]) -> None:
+    stored = orjson.loads(_issued().record.model_dump_json()) | changed
+    with pytest.raises(ValueError, match=r"kdf|schema_version|union_tag|tenant"):
+        decode_key_record(orjson.dumps(stored))
+
+
+def test_a_secret_naming_no_key_is_refused_after_the_same_hash() -> None:
+    assert not no_key_check(f"cs_0123456789abcdef_{TOKEN}")
