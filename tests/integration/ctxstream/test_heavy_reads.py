@@ -30,6 +30,7 @@ from ctxstream import Client, SyncClient
 from ctxstream.errors import OverBudgetError
 from schemas.keys import SessionKey
 from schemas.partitioning import session_partition
+from schemas.read_secret import read_keys
 from streams.projector_settings import ProjectorSettings
 from streams.read_protocol import read_path
 from tests.conftest import unique_topic
@@ -149,21 +150,31 @@ def test_heavy_reads_past_the_budget_wait_for_a_slot_then_are_refused_as_busy(
 ) -> None:
     long_key, last = long_session
 
-    async def run() -> list[object]:
+    async def run() -> tuple[list[object], list[object]]:
         async with Client(settings=heavy_deployment) as client:
             await client.projection(long_key, timeout_s=QUIET_TIMEOUT_S)  # routed
-            reads = [
-                client.context_as_of(long_key, last - 1 - i, timeout_s=BUSY_WAIT_S)
-                for i in range(HEAVY_READS)
+            # Two reads with all the time they need take the two slots ...
+            holding = [
+                asyncio.create_task(
+                    client.context_as_of(long_key, last - 1 - i, timeout_s=HEAVY_TIMEOUT_S)
+                )
+                for i in range(2)
             ]
-            return list(await asyncio.gather(*reads, return_exceptions=True))
+            await asyncio.sleep(0.5)
+            # ... and the others wait for one within their own time.
+            waiting = [
+                client.context_as_of(long_key, last - 3 - i, timeout_s=BUSY_WAIT_S)
+                for i in range(HEAVY_READS - 2)
+            ]
+            waited = list(await asyncio.gather(*waiting, return_exceptions=True))
+            held = list(await asyncio.gather(*holding, return_exceptions=True))
+            return held, waited
 
-    outcomes = asyncio.run(run())
+    held, outcomes = asyncio.run(run())
+    assert [type(answer) for answer in held] == [list, list]  # the slots' reads were answered
     busy = [outcome for outcome in outcomes if isinstance(outcome, OverBudgetError)]
-    answered = [outcome for outcome in outcomes if isinstance(outcome, list)]
     others = [repr(o)[:300] for o in outcomes if not isinstance(o, OverBudgetError | list)]
     assert not others  # nothing else went wrong
-    assert answered  # those with a slot were answered, past their own wait
     assert busy  # the others waited for one of the two slots, in vain
     assert "CTXSTREAM_HEAVY_READS" in busy[0].reason
     assert busy[0].retry_after_s > 0
@@ -183,7 +194,8 @@ def test_an_as_of_read_whose_client_went_away_stops_its_thread(
         assert claim is not None
         url = f"http://{claim.address}{read_path(long_key, 'context')}"
         params = {"as_of": str(last - 1), "timeout_s": str(HEAVY_TIMEOUT_S)}
-        async with aiohttp.ClientSession() as http:
+        credential = {"Authorization": read_keys(heavy_deployment).authorization}
+        async with aiohttp.ClientSession(headers=credential) as http:
             with pytest.raises(TimeoutError):  # the client gives up long before the answer
                 await http.get(url, params=params, timeout=aiohttp.ClientTimeout(total=0.3))
 
