@@ -34,7 +34,9 @@ import orjson
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
 from ctxstream.broker_calls import broker_calls
+from ctxstream.closing import close_shielded, start_shielded
 from ctxstream.errors import InvalidArgumentError, TopicMissingError
+from ctxstream.partition_counts import known_partition_count
 from ctxstream.subscription_request import (
     FromEnd,
     FromOffsets,
@@ -48,7 +50,6 @@ from schemas.kafka_settings import KafkaSettings
 from schemas.keys import Offset
 from schemas.log_text import shown
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams.topics import partition_count
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +93,8 @@ def subscription(
 
     The reader connects at the first iteration, within `connect_timeout_s`,
     and closes when the iteration ends or the generator is closed
-    (``contextlib.aclosing``). :meth:`ctxstream.Client.subscribe` is the
+    (``contextlib.aclosing``), whatever cancels it
+    (:func:`~ctxstream.closing.close_shielded`). :meth:`ctxstream.Client.subscribe` is the
     public way in.
 
     Raises:
@@ -141,7 +143,7 @@ async def _snapshots(
                     if snapshot is not None:
                         yield Subscribed(tp.partition, Offset(record.offset), snapshot)
     finally:
-        await consumer.stop()
+        await close_shielded(consumer.stop, what="subscription reader")
 
 
 def _wanted(key: bytes | None, prefix: bytes, keys: set[bytes] | None) -> bool:
@@ -221,10 +223,10 @@ async def opened_reader(
         TopicMissingError: `topic` does not exist.
         InvalidArgumentError: `start` names a partition `topic` does not have.
     """
-    count = await partition_count(bootstrap, topic)
+    count = await known_partition_count(bootstrap, topic)
     if count == 0:
         raise TopicMissingError(topic)
-    await consumer.start()
+    await start_shielded(consumer.start, what=f"reader of {topic}")
     # Let the consumer's background task start: stopping it before its first step
     # re-raises the cancellation (aiokafka's NoGroupCoordinator.close).
     await asyncio.sleep(0)

@@ -14,9 +14,10 @@ import asyncio
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from ctxstream.broker_calls import broker_calls
+from ctxstream.closing import close_shielded, start_shielded
 from ctxstream.errors import TopicMissingError
+from ctxstream.partition_counts import known_partition_count
 from schemas.kafka_settings import KafkaSettings
-from streams.topics import partition_count
 
 Offsets = dict[int, int]
 
@@ -38,10 +39,10 @@ async def projection_bounds(
     )
     try:
         async with broker_calls(settings.kafka_bootstrap, timeout_s):
-            count = await partition_count(settings.kafka_bootstrap, topic)
+            count = await known_partition_count(settings.kafka_bootstrap, topic)
             if count == 0:
                 raise TopicMissingError(topic)
-            await consumer.start()
+            await start_shielded(consumer.start, what="projection bounds reader")
             # Let its background task start: stopping it before its first step re-raises
             # the cancellation (as ctxstream.subscription notes).
             await asyncio.sleep(0)
@@ -49,7 +50,7 @@ async def projection_bounds(
             beginnings = await consumer.beginning_offsets(partitions)
             ends = await consumer.end_offsets(partitions)
     finally:
-        await consumer.stop()
+        await close_shielded(consumer.stop, what="projection bounds reader")
     return (
         {tp.partition: offset for tp, offset in beginnings.items()},
         {tp.partition: offset for tp, offset in ends.items()},

@@ -22,6 +22,8 @@ import contextlib
 from collections.abc import AsyncGenerator
 from typing import Final
 
+from ctxstream.closing import close_shielded
+
 #: What an idle stream sends every :data:`PING_INTERVAL_S`.
 PING: Final = b": ping\n\n"
 PING_INTERVAL_S: Final = 15.0
@@ -54,7 +56,9 @@ async def with_pings(
     stopping). The next event is awaited in a task of its own, which a ping
     does not cancel; closing this iterator (the client went away) cancels
     that task and closes `events`, so what they hold (a Kafka reader) is
-    released.
+    released: shielded from the cancellation that ends the stream, within
+    :data:`~ctxstream.closing.CLOSE_TIMEOUT_S`
+    (:func:`~ctxstream.closing.close_shielded`).
     """
     pending: asyncio.Task[bytes | None] | None = None
     stopping = asyncio.ensure_future(until.wait())
@@ -76,11 +80,18 @@ async def with_pings(
             yield event
     finally:
         stopping.cancel()
-        if pending is not None:
-            pending.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pending
-        await events.aclose()
+        await close_shielded(lambda: _closed(events, pending), what="event stream")
+
+
+async def _closed(
+    events: AsyncGenerator[bytes, None], pending: asyncio.Task[bytes | None] | None
+) -> None:
+    """`events` closed, after the task awaiting their next one (if any) has ended."""
+    if pending is not None:
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pending
+    await events.aclose()
 
 
 async def _next(events: AsyncGenerator[bytes, None]) -> bytes | None:

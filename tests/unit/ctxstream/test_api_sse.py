@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 
+import anyio
 import pytest
 
 from ctxstream.api.sse import PING, sse_event, with_pings
@@ -71,3 +72,28 @@ async def test_a_stream_ends_once_the_server_stops() -> None:
     with pytest.raises(StopAsyncIteration):
         await waiting
     assert released.is_set()
+
+
+async def test_a_stream_cancelled_by_its_cancel_scope_still_closes_its_events() -> None:
+    # Starlette ends the stream of a client that went away by cancelling an anyio
+    # scope, which cancels every await of the cleanup again (review probe P4).
+    reached: list[str] = []
+
+    async def events() -> AsyncGenerator[bytes, None]:
+        try:
+            await asyncio.Event().wait()
+            yield b"never"
+        finally:
+            reached.append("finally")
+            await asyncio.sleep(0)  # what stopping a Kafka reader awaits
+            reached.append("after its await")
+
+    async def consume() -> None:
+        async for _ in with_pings(events(), until=asyncio.Event(), interval_s=60):
+            pass
+
+    async with anyio.create_task_group() as streams:
+        streams.start_soon(consume)
+        await asyncio.sleep(0.05)
+        streams.cancel_scope.cancel()
+    assert reached == ["finally", "after its await"]
