@@ -113,3 +113,32 @@ class TopicCreationError(CtxstreamError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class OverBudgetError(CtxstreamError):
+    """A call refused because its tenant (or the server) is at one of its budgets.
+
+    Retriable after ``retry_after_s``: the HTTP API answers it 429 with
+    ``Retry-After``. The reason names the budget and the setting that sets it.
+    """
+
+    retriable: ClassVar[bool] = True
+
+    def __init__(self, retry_after_s: float, reason: str) -> None:
+        super().__init__(reason)
+        self.retry_after_s, self.reason = retry_after_s, reason
+
+
+class SessionOverSizeCapError(CtxstreamError):
+    """An append to a session the projector refuses records of: it is over ``SESSION_MAX_BYTES``.
+
+    Not retriable: the session takes no more records; start a new one (a fork
+    of it, or a fresh session).
+    """
+
+    def __init__(self, session_key: str) -> None:
+        super().__init__(
+            f"session {session_key!r} is over its size cap (SESSION_MAX_BYTES): the projector "
+            "refuses its records; append to a new session"
+        )
+        self.session_key = session_key
