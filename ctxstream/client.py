@@ -39,6 +39,7 @@ from aiokafka import AIOKafkaProducer
 from ctxstream.context_reads import ContextReads
 from ctxstream.errors import InvalidArgumentError, InvalidEventError
 from ctxstream.fork_request import fork_record
+from ctxstream.pipeline_records import bookkeeping_refusal
 from ctxstream.replay import OnProgress, ReplayReport, replay
 from ctxstream.replay_request import replay_request
 from ctxstream.rewind_request import checked_invocation_id, rewind_event
@@ -59,12 +60,18 @@ EventInput = Event | Mapping[str, Any]
 T = TypeVar("T")
 
 
-def event_record(session_key: str, event: EventInput, *, producer_id: str) -> tuple[bytes, bytes]:
+def event_record(
+    session_key: str, event: EventInput, *, producer_id: str, pipeline: bool = False
+) -> tuple[bytes, bytes]:
     """The (key, value) record of `event` in session `session_key`, as the projector reads it.
 
+    The value is an exact-size copy: orjson's buffer keeps kilobytes of slack.
+    `pipeline`: the event may be one of the pipeline's own bookkeeping records
+    (:mod:`ctxstream.pipeline_records`), which a caller's event may not be.
+
     Raises:
-        InvalidEventError: The session key or the event is not one the pipeline accepts;
-            the message says which field and why.
+        InvalidEventError: The session key or the event is not one the pipeline accepts,
+            or is the pipeline's own; the message says which field and why.
     """
     try:
         tenant = parse_session_key(session_key).tenant
@@ -88,7 +95,7 @@ def event_record(session_key: str, event: EventInput, *, producer_id: str) -> tu
         "event": fields,
     }
     try:
-        value = orjson.dumps(record)
+        value = bytes(memoryview(orjson.dumps(record)))
     except TypeError as exc:
         raise InvalidEventError(f"event: not JSON: {exc}") from exc
     if len(value) > MAX_RECORD_BYTES:
@@ -97,10 +104,31 @@ def event_record(session_key: str, event: EventInput, *, producer_id: str) -> tu
         )
     key = session_key.encode()
     try:
-        decode_envelope(value, record_key=key)
+        envelope = decode_envelope(value, record_key=key)
     except DecodeError as exc:
         raise InvalidEventError(str(exc)) from exc
+    if not pipeline and (refusal := bookkeeping_refusal(envelope.event)) is not None:
+        raise InvalidEventError(f"event: {refusal}")
     return key, value
+
+
+def event_records(
+    session_key: str, events: Sequence[EventInput], *, producer_id: str, pipeline: bool = False
+) -> list[tuple[bytes, bytes]]:
+    """The records of `events` (as :func:`event_record`), every one checked.
+
+    Raises:
+        InvalidEventError: An event or the key is refused; the message names its index.
+    """
+    records = []
+    for index, event in enumerate(events):
+        try:
+            records.append(
+                event_record(session_key, event, producer_id=producer_id, pipeline=pipeline)
+            )
+        except InvalidEventError as exc:
+            raise InvalidEventError(f"events[{index}]: {exc}") from exc
+    return records
 
 
 class Client:
@@ -182,19 +210,24 @@ class Client:
     async def append_many(self, session_key: str, events: Sequence[EventInput]) -> list[Offset]:
         """Append events of one session, in order; their offsets.
 
-        Every event is checked before any is sent: one refused event sends none.
+        Every event is checked before any is sent, on a thread of its own (the
+        event loop goes on meanwhile): one refused event sends none. The
+        pipeline's own bookkeeping records (author ``ctxstream``, fork
+        records) are refused: :meth:`fork` appends those.
 
         Raises:
             InvalidEventError: An event or the key is refused; the message names its index.
             RuntimeError: The client is not started.
         """
+        return await self._append_many(session_key, events, pipeline=False)
+
+    async def _append_many(
+        self, session_key: str, events: Sequence[EventInput], *, pipeline: bool
+    ) -> list[Offset]:
         producer = self._started()
-        records = []
-        for index, event in enumerate(events):
-            try:
-                records.append(event_record(session_key, event, producer_id=self._producer_id))
-            except InvalidEventError as exc:
-                raise InvalidEventError(f"events[{index}]: {exc}") from exc
+        records = await asyncio.to_thread(
+            event_records, session_key, events, producer_id=self._producer_id, pipeline=pipeline
+        )
         deliveries = [
             await producer.send(self._events, key=key, value=value) for key, value in records
         ]
@@ -288,7 +321,7 @@ class Client:
                 f"new_session_key: {new_session_key!r} has records already "
                 f"(up to offset {target.last_offset}); a fork starts a new session"
             )
-        return await self.append(new_session_key, event)
+        return (await self._append_many(new_session_key, [event], pipeline=True))[0]
 
     async def context(
         self,

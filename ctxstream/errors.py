@@ -127,3 +127,18 @@ class OverBudgetError(CtxstreamError):
     def __init__(self, retry_after_s: float, reason: str) -> None:
         super().__init__(reason)
         self.retry_after_s, self.reason = retry_after_s, reason
+
+
+class SessionOverSizeCapError(CtxstreamError):
+    """An append to a session the projector refuses records of: it is over ``SESSION_MAX_BYTES``.
+
+    Not retriable: the session takes no more records; start a new one (a fork
+    of it, or a fresh session).
+    """
+
+    def __init__(self, session_key: str) -> None:
+        super().__init__(
+            f"session {session_key!r} is over its size cap (SESSION_MAX_BYTES): the projector "
+            "refuses its records; append to a new session"
+        )
+        self.session_key = session_key

@@ -26,18 +26,23 @@ its pages at ``/docs``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
+from starlette.types import Receive, Scope, Send
 
 from ctxstream.api.auth import Caller, session_of
-from ctxstream.api.bodies import json_body, json_object, validated
+from ctxstream.api.bodies import body_bytes, json_object, parsed, validated
+from ctxstream.api.concurrency_budget import Lease
 from ctxstream.api.errors import ApiError, install_error_handlers
 from ctxstream.api.models import (
+    APPEND_RESPONSES,
     ERROR_RESPONSES,
     READ_RESPONSES,
     SUBSCRIBE_RESPONSE,
@@ -95,13 +100,23 @@ async def _authenticated(
 
 
 Authenticated = Annotated[Caller, Depends(_authenticated)]
+
+
+async def _read_slot(services: Services, caller: Authenticated) -> AsyncIterator[None]:
+    """A read slot of the caller's tenant, held while the route runs (429 when none is free)."""
+    with services.budgets.reads.holding(caller.tenant):
+        yield
+
+
+ReadSlot = Depends(_read_slot)
+"""What a route that reads a session holds (``HTTP_TENANT_MAX_READS``, ``HTTP_MAX_READS``)."""
 router = APIRouter()
 
 
 @router.post(
     f"{_SESSION}/events",
     response_model=Appended,
-    responses=ERROR_RESPONSES,
+    responses=APPEND_RESPONSES,
     openapi_extra=json_body_of(Event),
     summary="Append one event (ADK's camelCase JSON); its offset",
 )
@@ -110,15 +125,16 @@ async def append(
 ) -> Response:
     """Append one event to the session; its offset, once every in-sync replica has it."""
     key = session_of(caller, session_key)
-    body = await json_body(request, max_bytes=services.settings.http_max_body_bytes)
-    offset = await services.client.append(key, json_object(body, name="body"))
+    raw = await _append_body(request, services, key)
+    services.budgets.spend_append(caller.tenant, 1, len(raw))
+    offset = await services.client.append(key, json_object(parsed(raw), name="body"))
     return _json(Appended(offset=offset))
 
 
 @router.post(
     f"{_SESSION}/events:batch",
     response_model=AppendedMany,
-    responses=ERROR_RESPONSES,
+    responses=APPEND_RESPONSES,
     openapi_extra=json_body_of(EventBatch),
     summary="Append events of one session in order, all or none; their offsets",
 )
@@ -127,12 +143,13 @@ async def append_many(
 ) -> Response:
     """Append the body's events in order; none when one is refused."""
     key = session_of(caller, session_key)
-    body = json_object(
-        await json_body(request, max_bytes=services.settings.http_max_body_bytes), name="body"
-    )
+    raw = await _append_body(request, services, key)
+    body = json_object(parsed(raw), name="body")
     events = body.get("events")
     if set(body) != {"events"} or not isinstance(events, list):
         raise ApiError("invalid-argument", 'body: expected {"events": [event, ...]}')
+    services.budgets.check_batch(len(events))
+    services.budgets.spend_append(caller.tenant, len(events), len(raw))
     for index, event in enumerate(events):
         json_object(event, name=f"events[{index}]")
     offsets = await services.client.append_many(key, events)
@@ -143,6 +160,7 @@ async def append_many(
     f"{_SESSION}/context",
     response_model=ContextAnswer,
     responses=READ_RESPONSES,
+    dependencies=[ReadSlot],
     summary="The session's context, once its projection has folded min_offset",
 )
 async def context(
@@ -190,6 +208,7 @@ async def context(
     f"{_SESSION}/summaries/{{summary_id}}/events",
     response_model=ExpandedEvents,
     responses=READ_RESPONSES,
+    dependencies=[ReadSlot],
     summary="A page of the original events a summary of the session covers",
 )
 async def expand(
@@ -219,6 +238,7 @@ async def expand(
     f"{_SESSION}/projection",
     response_model=ProjectionSnapshot,
     responses=READ_RESPONSES,
+    dependencies=[ReadSlot],
     summary="The session's projection snapshot, once it has folded min_offset",
 )
 async def projection(
@@ -237,8 +257,9 @@ async def projection(
 @router.post(
     f"{_SESSION}/rewind",
     response_model=Appended,
-    responses=ERROR_RESPONSES,
+    responses=APPEND_RESPONSES,
     openapi_extra=json_body_of(RewindRequest),
+    dependencies=[ReadSlot],
     summary="Annul an invocation and everything after it; the rewind event's offset",
 )
 async def rewind(
@@ -246,8 +267,9 @@ async def rewind(
 ) -> Response:
     """Append the rewind event of the body's invocation (:meth:`Client.rewind`)."""
     key = session_of(caller, session_key)
-    body = await json_body(request, max_bytes=services.settings.http_max_body_bytes)
-    asked = validated(RewindRequest, body)
+    raw = await _append_body(request, services, key)
+    asked = validated(RewindRequest, parsed(raw))
+    services.budgets.spend_append(caller.tenant, 1, len(raw))
     offset = await services.client.rewind(
         key, asked.before_invocation_id, min_offset=asked.min_offset
     )
@@ -259,6 +281,7 @@ async def rewind(
     response_model=Appended,
     responses=ERROR_RESPONSES,
     openapi_extra=json_body_of(ForkRequest),
+    dependencies=[ReadSlot],
     summary="Start a new session as a fork of this one up to an offset; the fork record's offset",
 )
 async def fork(
@@ -266,14 +289,29 @@ async def fork(
 ) -> Response:
     """Append the fork record that starts the body's new session (:meth:`Client.fork`).
 
-    Both sessions must be of the caller's tenant.
+    Both sessions must be of the caller's tenant. Forks count against
+    ``HTTP_TENANT_FORKS_PER_MINUTE``; the fork record can be appended only here.
     """
     key = session_of(caller, session_key)
-    body = await json_body(request, max_bytes=services.settings.http_max_body_bytes)
-    asked = validated(ForkRequest, body)
+    raw = await body_bytes(request, max_bytes=services.settings.http_max_body_bytes)
+    asked = validated(ForkRequest, parsed(raw))
     new_key = session_of(caller, asked.new_session_key)
+    services.budgets.spend_fork(caller.tenant)
     offset = await services.client.fork(key, asked.at_offset, new_key)
     return _json(Appended(offset=offset))
+
+
+async def _append_body(request: Request, services: ApiServices, key: str) -> bytes:
+    """The body of an append to `key`, within ``HTTP_MAX_BATCH_BYTES``.
+
+    Raises:
+        SessionOverSizeCapError: The session is over its size cap (before the body is read).
+        ApiError: ``too-large``: the body is over the limit.
+    """
+    services.oversized.check(key)
+    return await body_bytes(
+        request, max_bytes=services.budgets.max_batch_bytes, setting="HTTP_MAX_BATCH_BYTES"
+    )
 
 
 async def _planned(
@@ -286,14 +324,46 @@ async def _planned(
         Query(description="N: offset N of every partition (0: the beginning); or an event id"),
     ] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-) -> StreamPlan:
+) -> _Planned:
     # A reconnecting SSE client sends the id it saw last; it wins over the URL's start.
     start: tuple[str, str] | None = None
     if last_event_id:
         start = ("Last-Event-ID", last_event_id)
     elif from_offset is not None:
         start = ("from_offset", from_offset)
-    return await stream_plan(services.settings, caller, tenant, sessions, start)
+    # The slot is taken before the plan opens any reader, and held until the stream ends.
+    lease = services.budgets.subscriptions.acquire(caller.tenant)
+    try:
+        plan = await stream_plan(services.settings, caller, tenant, sessions, start)
+    except BaseException:
+        lease.release()
+        raise
+    return _Planned(plan, lease)
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """A subscription's plan and the slot of its tenant's it holds."""
+
+    plan: StreamPlan
+    lease: Lease
+
+
+class _LeasedStream(StreamingResponse):
+    """A streaming answer that gives its slot back however it ends (cancelled too).
+
+    The release is synchronous, so a cancelled stream's ``finally`` runs it whole.
+    """
+
+    def __init__(self, lease: Lease, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lease = lease
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._lease.release()
 
 
 @router.get(
@@ -303,12 +373,20 @@ async def _planned(
     summary="The tenant's projection snapshots as server-sent events; resume with Last-Event-ID",
 )
 async def subscribe(
-    plan: Annotated[StreamPlan, Depends(_planned)], services: Services
+    planned: Annotated[_Planned, Depends(_planned)], services: Services
 ) -> StreamingResponse:
-    """Each snapshot as an event ``snapshot`` whose id is the position after it."""
-    snapshots = snapshot_events(services.client, services.auth, plan)
-    events = with_pings(snapshots, until=services.stopping)
-    return StreamingResponse(
+    """Each snapshot as an event ``snapshot`` whose id is the position after it.
+
+    It holds one of the tenant's ``HTTP_TENANT_MAX_SUBSCRIPTIONS`` until it ends.
+    """
+    try:
+        snapshots = snapshot_events(services.client, services.auth, planned.plan)
+        events = with_pings(snapshots, until=services.stopping)
+    except BaseException:
+        planned.lease.release()
+        raise
+    return _LeasedStream(
+        planned.lease,
         events,
         media_type="text/event-stream",
         # Proxies must pass each event on at once, not cache or buffer the stream.

@@ -27,18 +27,40 @@ async def json_body(request: Request, *, max_bytes: int) -> Any:
     Raises:
         ApiError: ``too-large`` over `max_bytes`, ``invalid-json`` when it is not JSON.
     """
+    return parsed(await body_bytes(request, max_bytes=max_bytes))
+
+
+async def body_bytes(
+    request: Request, *, max_bytes: int, setting: str = "HTTP_MAX_BODY_BYTES"
+) -> bytes:
+    """The request's body, read as it comes, refused as soon as it is over `max_bytes`.
+
+    Raises:
+        ApiError: ``too-large`` over `max_bytes`, naming the limit and its `setting`.
+    """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise ApiError("too-large", f"the body has {declared} bytes, at most {max_bytes}")
+        raise ApiError(
+            "too-large", f"the body has {declared} bytes, at most {max_bytes} ({setting})"
+        )
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > max_bytes:
-            raise ApiError("too-large", f"the body is over {max_bytes} bytes")
+            raise ApiError("too-large", f"the body is over {max_bytes} bytes ({setting})")
         chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parsed(body: bytes) -> Any:
+    """`body` parsed as JSON.
+
+    Raises:
+        ApiError: ``invalid-json`` when it is not JSON.
+    """
     try:
-        return orjson.loads(b"".join(chunks))
+        return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise ApiError("invalid-json", f"the body is not JSON: {exc}") from exc
 

@@ -16,8 +16,14 @@ code                       status  when
 ``invocation-not-found``   404     a rewind names an invocation the session never had
 ``summary-not-found``      404     an expand names no summary of the session
 ``method-not-allowed``     405     the route exists for another method
-``too-large``              413     the body is over ``HTTP_MAX_BODY_BYTES``
-``invalid-argument``       422     a bad session key, event, parameter or body field
+``session-over-size-cap``  409     an append to a session over ``SESSION_MAX_BYTES``
+``too-large``              413     the body is over ``HTTP_MAX_BODY_BYTES``, or a batch
+                                   over ``HTTP_MAX_BATCH_EVENTS`` or ``_BATCH_BYTES``
+``invalid-argument``       422     a bad session key, event, parameter or body field,
+                                   or a bookkeeping record of the pipeline's own
+``over-budget``            429     a budget of the tenant or the server is spent
+                                   (:mod:`ctxstream.api.tenant_budgets`); with
+                                   ``Retry-After``, whole seconds
 ``internal``               500     a bug (logged with its traceback)
 ``read-failed``            502     the projector refused the read (a quarantined session)
 ``unavailable``            503     no projector owns the session's partition, the broker
@@ -29,6 +35,7 @@ code                       status  when
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -46,7 +53,9 @@ from ctxstream.errors import (
     InvalidArgumentError,
     InvocationNotFoundError,
     NoPartitionOwnerError,
+    OverBudgetError,
     ReadTimeoutError,
+    SessionOverSizeCapError,
     SummaryNotFoundError,
     TopicMissingError,
 )
@@ -64,8 +73,10 @@ ErrorCode = Literal[
     "invocation-not-found",
     "summary-not-found",
     "method-not-allowed",
+    "session-over-size-cap",
     "too-large",
     "invalid-argument",
+    "over-budget",
     "internal",
     "read-failed",
     "unavailable",
@@ -81,8 +92,10 @@ ERROR_STATUS: Final[Mapping[ErrorCode, int]] = {
     "invocation-not-found": 404,
     "summary-not-found": 404,
     "method-not-allowed": 405,
+    "session-over-size-cap": 409,
     "too-large": 413,
     "invalid-argument": 422,
+    "over-budget": 429,
     "internal": 500,
     "read-failed": 502,
     "unavailable": 503,
@@ -105,9 +118,10 @@ class ErrorBody(BaseModel):
 class ApiError(Exception):
     """An error answer to send: its code (and so its status) and its reason."""
 
-    def __init__(self, code: ErrorCode, reason: str) -> None:
+    def __init__(self, code: ErrorCode, reason: str, *, retry_after_s: float | None = None) -> None:
         super().__init__(f"{code}: {reason}")
         self.code, self.reason = code, shown(reason, MAX_REASON_CHARS)
+        self.retry_after_s = retry_after_s
 
     @property
     def body(self) -> ErrorBody:
@@ -115,8 +129,10 @@ class ApiError(Exception):
         return ErrorBody(error=self.code, reason=self.reason)
 
     def response(self) -> Response:
-        """The JSON answer, with ``WWW-Authenticate`` on a 401."""
-        headers = _BEARER if self.code == "unauthorized" else None
+        """The JSON answer, with ``WWW-Authenticate`` on a 401 and ``Retry-After`` when known."""
+        headers = dict(_BEARER) if self.code == "unauthorized" else {}
+        if self.retry_after_s is not None:
+            headers["Retry-After"] = str(retry_after_header(self.retry_after_s))
         return Response(
             encode(self.body),
             status_code=ERROR_STATUS[self.code],
@@ -125,11 +141,20 @@ class ApiError(Exception):
         )
 
 
+def retry_after_header(seconds: float) -> int:
+    """``Retry-After`` of a wait of `seconds`: whole seconds, rounded up, at least 1."""
+    return max(1, math.ceil(seconds))
+
+
 def api_error_of(exc: CtxstreamError | KafkaError) -> ApiError:
     """The answer to an exception of the client, the key directory or aiokafka."""
     match exc:
         case InvalidArgumentError():
             return ApiError("invalid-argument", str(exc))
+        case OverBudgetError():
+            return ApiError("over-budget", exc.reason, retry_after_s=exc.retry_after_s)
+        case SessionOverSizeCapError():
+            return ApiError("session-over-size-cap", str(exc))
         case ReadTimeoutError():
             return ApiError("timeout", str(exc))
         case NoPartitionOwnerError() | BrokerUnavailableError() | TopicMissingError():

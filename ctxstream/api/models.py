@@ -97,6 +97,27 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (503, "no projector or broker answered; the keys cannot be checked"),
     )
 }
+#: A spent budget (every authenticated route counts against one), for /docs.
+ERROR_RESPONSES[429] = {
+    "model": ErrorBody,
+    "description": "a budget of the tenant or the server is spent; the reason names its setting",
+    "headers": {
+        "Retry-After": {
+            "description": "whole seconds to wait before sending again (at least 1)",
+            "schema": {"type": "integer", "minimum": 1},
+        }
+    },
+}
+#: The error answers of the appends: those, a session over its size cap and a body too large.
+APPEND_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **ERROR_RESPONSES,
+    409: {"model": ErrorBody, "description": "the session is over its size cap"},
+    413: {
+        "model": ErrorBody,
+        "description": "the body is over HTTP_MAX_BATCH_BYTES, or the batch over "
+        "HTTP_MAX_BATCH_EVENTS",
+    },
+}
 #: The error answers of the reads: those, and a projector that had not folded min_offset in time.
 READ_RESPONSES: dict[int | str, dict[str, Any]] = {
     **ERROR_RESPONSES,

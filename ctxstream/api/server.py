@@ -5,6 +5,11 @@ the topic when the deployment predates it) and then follows it; the client
 connects its producer. Only then does uvicorn bind and serve
 (:func:`ctxstream.api.app.build_app`), so the first request already sees every
 key, and a broker that cannot be reached stops the command before it listens.
+It also follows `dead-letters` for the sessions over their size cap
+(:mod:`ctxstream.api.oversized_sessions`) and holds the tenants' budgets
+(:mod:`ctxstream.api.tenant_budgets`); uvicorn bounds the connections
+(``HTTP_MAX_CONNECTIONS``, 503 past it), the header size
+(``HTTP_MAX_HEADER_BYTES``) and idle keep-alive (``HTTP_KEEP_ALIVE_S``).
 Stopping (SIGINT or SIGTERM) lets open requests finish for up to
 ``HTTP_SHUTDOWN_S``, ends the subscriptions, then closes the client and the
 directory.
@@ -18,6 +23,7 @@ import logging
 import signal
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
@@ -25,7 +31,9 @@ import uvicorn
 
 from ctxstream.api.auth import Authenticator
 from ctxstream.api.key_store import KeyDirectory, ensure_keys_topic
+from ctxstream.api.oversized_sessions import OversizedSessions
 from ctxstream.api.settings import ServeSettings
+from ctxstream.api.tenant_budgets import TenantBudgets
 from ctxstream.broker_calls import broker_calls
 from ctxstream.client import Client
 from ctxstream.subscription import CONNECT_TIMEOUT_S
@@ -35,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class ApiServices:
-    """What the routes use: the settings, the client, the live keys and the key check."""
+    """What the routes use: the settings, client, live keys, key check and budgets."""
 
     settings: ServeSettings
     client: Client
@@ -43,6 +51,9 @@ class ApiServices:
     auth: Authenticator
     stopping: asyncio.Event
     """Set when the server begins to stop: open subscriptions end then."""
+    budgets: TenantBudgets
+    oversized: OversizedSessions
+    """Sessions over their size cap, whose appends are refused."""
 
 
 @contextlib.asynccontextmanager
@@ -54,6 +65,7 @@ async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices
     """
     keys = KeyDirectory(settings, max_staleness_s=settings.http_keys_max_staleness_s)
     client = Client(settings=settings)
+    oversized = OversizedSessions(settings, max_sessions=settings.http_max_oversized_sessions)
     try:
         async with broker_calls(settings.kafka_bootstrap, CONNECT_TIMEOUT_S):
             await ensure_keys_topic(settings)
@@ -66,7 +78,9 @@ async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices
             waiting=settings.http_key_checks_waiting,
             failures_remembered=settings.http_failed_keys_remembered,
         )
-        yield ApiServices(settings, client, keys, auth, asyncio.Event())
+        budgets = TenantBudgets(settings, time.monotonic)
+        async with oversized.following():
+            yield ApiServices(settings, client, keys, auth, asyncio.Event(), budgets, oversized)
     finally:
         try:
             await client.stop()
@@ -93,6 +107,11 @@ async def serve(settings: ServeSettings) -> None:
             timeout_graceful_shutdown=settings.http_shutdown_s,
             server_header=False,
             proxy_headers=False,
+            # h11 explicitly: the header bound below is h11's (uvicorn's httptools has none).
+            http="h11",
+            h11_max_incomplete_event_size=settings.http_max_header_bytes,
+            limit_concurrency=settings.http_max_connections,
+            timeout_keep_alive=settings.http_keep_alive_s,
         )
         server = _Server(config, services.stopping)
         with _quiet_sigterm():

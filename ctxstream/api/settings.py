@@ -32,3 +32,33 @@ class ServeSettings(KafkaSettings):
     another check."""
     http_shutdown_s: int = Field(default=5, ge=0, le=300)
     """How long stopping waits for open requests and subscriptions."""
+    http_max_connections: int = Field(default=512, ge=1, le=100_000)
+    """Connections and requests the server holds at once; past it uvicorn answers 503."""
+    http_keep_alive_s: int = Field(default=5, ge=1, le=300)
+    """How long an idle connection is kept open after its last answer."""
+    http_max_header_bytes: int = Field(default=16 * 1024, ge=4 * 1024, le=1024 * 1024)
+    """The largest request line and headers read; a larger one closes the connection."""
+    http_tenant_max_reads: int = Field(default=8, ge=1, le=10_000)
+    """Reads (context, projection, expand, rewind, fork) one tenant may have open at once."""
+    http_max_reads: int = Field(default=64, ge=1, le=10_000)
+    """Reads all tenants together may have open at once (below the read pool's 100)."""
+    http_tenant_max_subscriptions: int = Field(default=4, ge=1, le=10_000)
+    """Subscriptions one tenant may have open at once."""
+    http_max_subscriptions: int = Field(default=64, ge=1, le=10_000)
+    """Subscriptions all tenants together may have open at once."""
+    http_max_batch_events: int = Field(default=1_000, ge=1, le=100_000)
+    """Events one ``events:batch`` may carry; more is answered 413."""
+    http_max_batch_bytes: int = Field(
+        default=4 * 1024 * 1024, ge=MAX_RECORD_BYTES, le=256 * 1024 * 1024
+    )
+    """The largest body of an append (``events``, ``events:batch``); larger is answered 413."""
+    http_tenant_append_events_per_s: float = Field(default=2_000.0, gt=0, le=1_000_000)
+    """Events one tenant may append a second, in bursts of one full batch."""
+    http_tenant_append_bytes_per_s: float = Field(
+        default=8 * 1024 * 1024, gt=0, le=1024 * 1024 * 1024
+    )
+    """Body bytes one tenant may append a second, in bursts of one full batch."""
+    http_tenant_forks_per_minute: float = Field(default=10.0, gt=0, le=100_000)
+    """Forks one tenant may start a minute, as many at once."""
+    http_max_oversized_sessions: int = Field(default=10_000, ge=1, le=10_000_000)
+    """Sessions over their size cap the server remembers (the newest), to refuse appends 409."""

@@ -166,8 +166,8 @@ def test_heavy_reads_past_the_budget_wait_for_a_slot_then_are_refused_as_busy(
                 client.context_as_of(long_key, last - 3 - i, timeout_s=BUSY_WAIT_S)
                 for i in range(HEAVY_READS - 2)
             ]
-            waited = list(await asyncio.gather(*waiting, return_exceptions=True))
-            held = list(await asyncio.gather(*holding, return_exceptions=True))
+            waited: list[object] = list(await asyncio.gather(*waiting, return_exceptions=True))
+            held: list[object] = list(await asyncio.gather(*holding, return_exceptions=True))
             return held, waited
 
     held, outcomes = asyncio.run(run())

@@ -1,0 +1,122 @@
+"""Every budget the HTTP API holds tenants to, built from its settings, on a clock passed in.
+
+==========================  =======================================  ==============
+budget                      settings (``CTXSTREAM_`` prefix)          past it
+==========================  =======================================  ==============
+reads open at once          ``HTTP_TENANT_MAX_READS``,               429
+                            ``HTTP_MAX_READS`` (the server)
+subscriptions open at once  ``HTTP_TENANT_MAX_SUBSCRIPTIONS``,       429
+                            ``HTTP_MAX_SUBSCRIPTIONS`` (the server)
+one batch                   ``HTTP_MAX_BATCH_EVENTS``,               413
+                            ``HTTP_MAX_BATCH_BYTES``
+appends                     ``HTTP_TENANT_APPEND_EVENTS_PER_S``,     429
+                            ``HTTP_TENANT_APPEND_BYTES_PER_S``
+                            (bursts of one full batch)
+forks                       ``HTTP_TENANT_FORKS_PER_MINUTE``         429
+==========================  =======================================  ==============
+
+A 429 carries ``Retry-After`` (from the bucket for a rate, 1 s for slots).
+Reads and subscriptions are refused at once rather than queued, so a tenant
+holding all of its slots costs the others nothing.
+"""
+
+from __future__ import annotations
+
+from ctxstream.api.concurrency_budget import ConcurrencyBudget
+from ctxstream.api.errors import ApiError
+from ctxstream.api.rate_budget import Clock, RateBudget
+from ctxstream.api.settings import ServeSettings
+
+
+class TenantBudgets:
+    """One server's budgets: slots for reads and subscriptions, buckets for appends and forks."""
+
+    def __init__(self, settings: ServeSettings, clock: Clock) -> None:
+        """The budgets `settings` set, timed by `clock`."""
+        self.max_batch_events = settings.http_max_batch_events
+        self.max_batch_bytes = min(settings.http_max_batch_bytes, settings.http_max_body_bytes)
+        self.reads = _slots(settings, "reads", "http_tenant_max_reads", "http_max_reads")
+        self.subscriptions = _slots(
+            settings, "subscriptions", "http_tenant_max_subscriptions", "http_max_subscriptions"
+        )
+        self._append_events = _rate(
+            settings,
+            "appended events",
+            "http_tenant_append_events_per_s",
+            self.max_batch_events,
+            clock,
+        )
+        self._append_bytes = _rate(
+            settings,
+            "appended bytes",
+            "http_tenant_append_bytes_per_s",
+            self.max_batch_bytes,
+            clock,
+        )
+        per_minute = settings.http_tenant_forks_per_minute
+        self._forks = RateBudget(
+            "forks",
+            "HTTP_TENANT_FORKS_PER_MINUTE",
+            rate_per_s=per_minute / 60,
+            burst=max(1.0, per_minute),
+            clock=clock,
+        )
+
+    def check_batch(self, events: int) -> None:
+        """Refuse a batch of more events than one may carry (its bytes were bounded as read).
+
+        Raises:
+            ApiError: ``too-large`` naming the limit and its setting.
+        """
+        if events > self.max_batch_events:
+            raise ApiError(
+                "too-large",
+                f"the batch has {events} events, at most {self.max_batch_events} "
+                "(HTTP_MAX_BATCH_EVENTS)",
+            )
+
+    def spend_append(self, tenant: str, events: int, body_bytes: int) -> None:
+        """Count an append of `events` events in `body_bytes` against `tenant`'s rates.
+
+        Nothing is counted when either rate refuses.
+
+        Raises:
+            OverBudgetError: The tenant is past its events or bytes rate; retry after its wait.
+        """
+        waits = [
+            (self._append_events.wait_s(tenant, events), self._append_events),
+            (self._append_bytes.wait_s(tenant, body_bytes), self._append_bytes),
+        ]
+        wait_s, budget = max(waits, key=lambda pair: pair[0])
+        if wait_s > 0:
+            raise budget.refusal(tenant, wait_s)
+        self._append_events.take(tenant, events)
+        self._append_bytes.take(tenant, body_bytes)
+
+    def spend_fork(self, tenant: str) -> None:
+        """Count one fork against `tenant`'s rate.
+
+        Raises:
+            OverBudgetError: The tenant started its forks of the minute; retry after its wait.
+        """
+        self._forks.take(tenant, 1)
+
+
+def _slots(
+    settings: ServeSettings, name: str, tenant_field: str, server_field: str
+) -> ConcurrencyBudget:
+    """The concurrency budget of two settings, named by their variables."""
+    return ConcurrencyBudget(
+        name,
+        tenant_limit=getattr(settings, tenant_field),
+        server_limit=getattr(settings, server_field),
+        tenant_setting=tenant_field.upper(),
+        server_setting=server_field.upper(),
+    )
+
+
+def _rate(settings: ServeSettings, name: str, field: str, burst: float, clock: Clock) -> RateBudget:
+    """The rate budget of a per-second setting, named by its variable, in bursts of `burst`."""
+    return RateBudget(
+        name, field.upper(), rate_per_s=getattr(settings, field), burst=burst, clock=clock
+    )
