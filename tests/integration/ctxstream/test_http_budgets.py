@@ -7,6 +7,11 @@ limit is answered 429 with ``Retry-After`` (or 413 for a body) naming the
 setting, while a quiet tenant's request at the same moment is answered.
 Review probes: P1 (raw fork records), P2 (parked reads), P6 (a batch of
 200,000 events) and N-M5 (appends past a session's size cap).
+
+Parked reads wait for a record of a transaction left open on partition
+:data:`STALLED` (an offset below the partition's end, so not refused as
+unwritten, that a ``read_committed`` worker cannot fold until the
+transaction ends); every other session of the module is kept off it.
 """
 
 from __future__ import annotations
@@ -22,8 +27,12 @@ from typing import Any, Final
 import aiohttp
 import orjson
 import pytest
+from aiokafka import AIOKafkaProducer
 
+from ctxstream.client import event_record
 from schemas.json_bounds import INT64_MAX
+from schemas.partitioning import session_partition
+from streams.projector_settings import ProjectorSettings
 from tests.conftest import free_ports, unique_topic
 from tests.support.http_api import create_key, start_server
 from tests.support.kafka import stop_worker, wait_for
@@ -46,6 +55,10 @@ BUDGETS: Final = {
 }
 #: About six small records of a session fit (each is estimated at ~7 KB).
 SESSION_MAX_BYTES: Final = 50_000
+#: The deployment's `events` partitions (the test settings' count).
+PARTITIONS: Final = 4
+#: The partition whose reads are parked; no other session of the module is on it.
+STALLED: Final = 0
 PARKED_S: Final = 45.0  # a parked read's own timeout_s: it answers 504 then
 PROBE_S: Final = 1.0  # a read sent to be refused, which waits this long if it is not
 ANSWER_TIMEOUT_S: Final = 30.0  # one read of a worker sharing two cores with the test
@@ -60,6 +73,7 @@ class Door:
 
     url: str
     keys: dict[str, str]
+    settings: ProjectorSettings
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +83,11 @@ def door(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
     with serving_worker(
         kafka_bootstrap, folder, "budgets", session_max_bytes=SESSION_MAX_BYTES
     ) as deployment:
+        assert deployment.events_partitions == PARTITIONS
         keys = {tenant: create_key(deployment, tenant) for tenant in TENANTS}
         server = start_server(deployment, free_ports(1)[0], folder / "serve.log", **BUDGETS)
         try:
-            yield Door(server.url, keys)
+            yield Door(server.url, keys, deployment)
         finally:
             stop_worker(server.process)
 
@@ -112,8 +127,13 @@ async def call(
         return Answer(response.status, dict(response.headers), orjson.loads(text) if text else None)
 
 
-def _key(tenant: str) -> str:
-    return f"{tenant}/support/{unique_topic('u')}/s"
+def _key(tenant: str, *, stalled: bool = False) -> str:
+    """A new session key of `tenant`'s, on partition :data:`STALLED` or (by default) off it."""
+    while True:
+        key = f"{tenant}/support/{unique_topic('u')}/s"
+        on_stalled = session_partition(key.encode(), PARTITIONS) == STALLED
+        if on_stalled == stalled:
+            return key
 
 
 def _event(text: str = "hello", **fields: Any) -> dict[str, Any]:
@@ -144,19 +164,41 @@ async def _served(door: Door, tenant: str) -> None:
     assert read.body["last_offset"] == appended.body["offset"]
 
 
-def _park(door: Door, tenant: str, timeout_s: float = PARKED_S) -> asyncio.Task[Answer]:
-    """A read of `tenant`'s that waits for an offset no session reaches, for `timeout_s`."""
-    params = {"min_offset": str(INT64_MAX - 1), "timeout_s": str(timeout_s)}
-    path = f"/v1/sessions/{_key(tenant)}/context"
+@contextlib.asynccontextmanager
+async def _stalled(door: Door) -> AsyncIterator[int]:
+    """Partition :data:`STALLED` held by an open transaction; the offset of its record."""
+    producer = AIOKafkaProducer(
+        bootstrap_servers=door.settings.kafka_bootstrap,
+        transactional_id=unique_topic("open-transaction"),
+    )
+    await producer.start()
+    try:
+        await producer.begin_transaction()
+        key, value = event_record(_key("evil", stalled=True), _event(), producer_id="stall")
+        written = await producer.send_and_wait(door.settings.topic("events"), value, key=key)
+        assert written.partition == STALLED
+        yield written.offset
+    finally:
+        with contextlib.suppress(Exception):
+            await producer.abort_transaction()
+        await producer.stop()
+
+
+def _park(
+    door: Door, tenant: str, offset: int, timeout_s: float = PARKED_S
+) -> asyncio.Task[Answer]:
+    """A read of `tenant`'s on the stalled partition that waits for `offset`, for `timeout_s`."""
+    params = {"min_offset": str(offset), "timeout_s": str(timeout_s)}
+    path = f"/v1/sessions/{_key(tenant, stalled=True)}/context"
     return asyncio.create_task(call(door, tenant, "GET", path, params=params))
 
 
-async def _refused_read(door: Door, tenant: str, setting: str) -> Answer:
+async def _refused_read(door: Door, tenant: str, offset: int, setting: str) -> Answer:
     """Read as `tenant` until the reads parked before are held and this one is refused."""
     refused: list[Answer] = []
 
     async def is_refused() -> bool:
-        refused.append(await _park(door, tenant, PROBE_S))
+        refused.append(await _park(door, tenant, offset, PROBE_S))
         return refused[-1].status == 429
 
     try:
@@ -169,17 +211,20 @@ async def _refused_read(door: Door, tenant: str, setting: str) -> Answer:
 
 async def test_parked_reads_spend_their_tenants_slots_and_the_servers(door: Door) -> None:
     """P2: a tenant's parked reads are refused past its budget; another tenant still reads."""
-    parked = [_park(door, "evil") for _ in range(2)]
-    try:
-        await _refused_read(door, "evil", "HTTP_TENANT_MAX_READS")
-    except AssertionError as exc:
-        ended = [task.result() for task in parked if task.done()]
-        raise AssertionError(f"{exc}; parked reads that ended: {ended}") from exc
-    await _served(door, "acme")  # at the same moment
-    parked.append(_park(door, "globex"))  # the server's third and last
-    await _refused_read(door, "hooli", "HTTP_MAX_READS")
-    answers = await asyncio.gather(*parked)
-    assert [answer.status for answer in answers] == [504, 504, 504]
+    async with _stalled(door) as offset:
+        parked = [_park(door, "evil", offset) for _ in range(2)]
+        try:
+            await _refused_read(door, "evil", offset, "HTTP_TENANT_MAX_READS")
+        except AssertionError as exc:
+            ended = [task.result() for task in parked if task.done()]
+            raise AssertionError(f"{exc}; parked reads that ended: {ended}") from exc
+        await _served(door, "acme")  # at the same moment
+        parked.append(_park(door, "globex", offset))  # the server's third and last
+        await asyncio.sleep(1.0)  # it holds its slot before anyone asks for another
+        assert not parked[-1].done(), parked[-1].result()
+        await _refused_read(door, "hooli", offset, "HTTP_MAX_READS")
+        answers = await asyncio.gather(*parked)
+        assert [answer.status for answer in answers] == [504, 504, 504]
     await _served(door, "hooli")  # the slots came back
 
 

@@ -41,6 +41,8 @@ from tests.support.subscriptions import Projections
 pytestmark = pytest.mark.integration
 
 SUBSCRIBERS: Final = 12
+#: The server's budgets, raised so that one tenant may hold every subscriber of a test.
+ROOMY: Final = {"http_tenant_max_subscriptions": str(SUBSCRIBERS)}
 #: Connecting, placing a reader and sending the first snapshots, a dozen at once on two cores.
 OPENED_WITHIN_S: Final = 60.0
 #: The server noticing the disconnects and closing the readers (each close is bounded by 10 s).
@@ -135,7 +137,7 @@ def served(projections: Projections) -> Served:
 @pytest.fixture(scope="module")
 def server(served: Served, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log = tmp_path_factory.mktemp("subscription-close") / "serve.log"
-    running = start_server(served.settings, free_ports(1)[0], log)
+    running = start_server(served.settings, free_ports(1)[0], log, **ROOMY)
     try:
         yield running
     finally:
@@ -192,7 +194,9 @@ async def test_a_server_stopping_under_open_subscribers_closes_every_reader(
     served: Served, tmp_path: Path
 ) -> None:
     log = tmp_path / "serve.log"
-    stopping = await asyncio.to_thread(start_server, served.settings, free_ports(1)[0], log)
+    stopping = await asyncio.to_thread(
+        start_server, served.settings, free_ports(1)[0], log, **ROOMY
+    )
     target = Target(int(stopping.url.rsplit(":", 1)[1]), served.key)
     try:
         async with contextlib.AsyncExitStack() as open_ones:
@@ -221,6 +225,7 @@ async def test_the_app_in_this_loop_is_left_with_no_task_and_no_connection(
         kafka_bootstrap=served.settings.kafka_bootstrap,
         topic_prefix=served.settings.topic_prefix,
         http_port=port,
+        http_tenant_max_subscriptions=SUBSCRIBERS,
     )
     target = Target(port, served.key)
     async with started_services(settings) as services:
