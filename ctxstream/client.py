@@ -38,7 +38,7 @@ from aiokafka import AIOKafkaProducer
 
 from ctxstream.context_reads import ContextReads
 from ctxstream.errors import InvalidArgumentError, InvalidEventError
-from ctxstream.fork_request import fork_record
+from ctxstream.fork_request import checked_fork, fork_record
 from ctxstream.pipeline_records import bookkeeping_refusal
 from ctxstream.replay import OnProgress, ReplayReport, replay
 from ctxstream.replay_request import replay_request
@@ -294,7 +294,9 @@ class Client:
         nothing is copied. Its context, state, counters and compaction go on
         from the source's as they were at `at_offset`; the two diverge after.
         Before appending, the source's owner is asked to have folded
-        `at_offset` (so the offset is the source's, committed) and the new
+        `at_offset` (so the offset is the source's, committed) and where the
+        source's history starts on its partition (the fork record names it,
+        so the fork's worker reads the source from there), and the new
         session's owner to show it has no records yet.
 
         Raises:
@@ -305,22 +307,28 @@ class Client:
             ReadTimeoutError, NoPartitionOwnerError: An owner could not be asked.
             RuntimeError: The client is not started.
         """
-        event = fork_record(
-            session_key,
-            at_offset,
-            new_session_key,
-            event_id=uuid.uuid4().hex,
-            timestamp=time.time(),
+        checked_fork(session_key, at_offset, new_session_key)  # refused before anything is sent
+        source = await self._reads.history_start(
+            session_key, min_offset=at_offset, timeout_s=timeout_s
         )
-        source = await self.projection(session_key, at_offset, timeout_s=timeout_s)
         if source.last_offset == -1:
             raise InvalidArgumentError(f"session_key: {session_key!r} has no records to fork")
-        target = await self.projection(new_session_key, timeout_s=timeout_s)
+        target = await self._reads.history_start(
+            new_session_key, min_offset=None, timeout_s=timeout_s
+        )
         if target.last_offset != -1:
             raise InvalidArgumentError(
                 f"new_session_key: {new_session_key!r} has records already "
                 f"(up to offset {target.last_offset}); a fork starts a new session"
             )
+        event = fork_record(
+            session_key,
+            at_offset,
+            new_session_key,
+            first_offset=None if source.first_offset == -1 else source.first_offset,
+            event_id=uuid.uuid4().hex,
+            timestamp=time.time(),
+        )
         return (await self._append_many(new_session_key, [event], pipeline=True))[0]
 
     async def context(

@@ -81,6 +81,7 @@ from streams.read_protocol import (
     ContextQuery,
     ExpandedPage,
     ExpandQuery,
+    HistoryStart,
     ProjectionQuery,
     ReadKind,
     ReadRefusal,
@@ -268,6 +269,20 @@ class ContextReads:
             reason = f"the answer is not a snapshot: {exc}"
             raise ContextReadError(session_key=key, reason=reason) from exc
         return _of_session(key, snapshot.session_key, snapshot)
+
+    async def history_start(
+        self, session_key: str, *, min_offset: int | None, timeout_s: float
+    ) -> HistoryStart:
+        """Where the session's history lies on its partition, once its owner folded `min_offset`."""
+        key = _checked_key(session_key)
+        query = _checked(ProjectionQuery, min_offset=min_offset, timeout_s=timeout_s)
+        body = await self._read(key, "history-start", query)
+        try:
+            start = HistoryStart.model_validate_json(body)
+        except ValidationError as exc:
+            reason = f"the answer is not a history start: {shown(str(exc), 300)}"
+            raise ContextReadError(session_key=key, reason=reason) from exc
+        return _of_session(key, start.session_key, start)
 
     async def _read(self, session_key: SessionKey, kind: ReadKind, query: ProjectionQuery) -> bytes:
         """The body of the owner's answer, asking again where routing sends it.

@@ -4,17 +4,23 @@
 to the new session (:mod:`projections.fork`): author ``ctxstream``, no
 content, naming the source session and the offset. Both sessions must be
 of one tenant, and differ; the offset is one the source's partition holds
-(an offset ``append`` returned for the source, typically).
+(an offset ``append`` returned for the source, typically). The record also
+names where the source's history starts on its partition (``first_offset``,
+which ``Client.fork`` learns from the source's owner), so that the worker
+folding the fork reads the source from there.
 
 Example::
 
-    fork_record("acme/app/u1/s1", 41, "acme/app/u1/s2", event_id="9f...", timestamp=1733130010.0)
+    fork_record("acme/app/u1/s1", 41, "acme/app/u1/s2", first_offset=12,
+                event_id="9f...", timestamp=1733130010.0)
     -> {"id": "9f...", "author": "ctxstream", "timestamp": 1733130010.0,
         "customMetadata": {"ctxstream": {"fork_of":
-            {"session_key": "acme/app/u1/s1", "offset": 41}}}}
+            {"session_key": "acme/app/u1/s1", "offset": 41, "first_offset": 12}}}}
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ctxstream.errors import InvalidArgumentError
 from projections.fork import ForkSource, fork_event
@@ -55,11 +61,27 @@ def fork_record(
     at_offset: object,
     new_session_key: object,
     *,
+    first_offset: int | None = None,
     event_id: str,
     timestamp: float,
 ) -> Event:
-    """The record that starts `new_session_key` as a fork (checked as :func:`checked_fork`)."""
+    """The record that starts `new_session_key` as a fork (checked as :func:`checked_fork`).
+
+    `first_offset`: where the source's history starts on its partition
+    (None: not named; the fork is then read as an older record is).
+
+    Raises:
+        InvalidArgumentError: As :func:`checked_fork`; or `first_offset` is
+            past `at_offset`: the source has no record up to it.
+    """
     source = checked_fork(session_key, at_offset, new_session_key)
+    if first_offset is not None:
+        if not 0 <= first_offset <= source.offset:
+            raise InvalidArgumentError(
+                f"at_offset: {session_key!r} has no record up to offset {source.offset} "
+                f"(its first is at {first_offset})"
+            )
+        source = replace(source, first_offset=Offset(first_offset))
     return fork_event(source, event_id=event_id, timestamp=timestamp)
 
 

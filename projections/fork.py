@@ -5,7 +5,14 @@ pipeline (author ``ctxstream``, no content, never part of the context) whose
 custom metadata names the source session and an offset on its partition::
 
     {"author": "ctxstream", "customMetadata": {"ctxstream":
-        {"fork_of": {"session_key": "acme/app/u1/s1", "offset": 41}}}}
+        {"fork_of": {"session_key": "acme/app/u1/s1", "offset": 41, "first_offset": 12}}}}
+
+``first_offset`` (optional) says where the source's history starts on its
+partition: the offset of its first record (for a source that is a fork
+itself, its fork record's), so the worker that folds the fork reads the
+source's partition from there, never from the log start. A record without
+it (written before it existed) stays valid; the source is then read from
+where the folding worker knows it starts, else from the log start.
 
 Nothing is copied. The fork's history is the source's records up to and
 including that offset (its *inherited* records, read back from the source's
@@ -44,6 +51,8 @@ from schemas.logged_event import LoggedEvent
 
 #: The key of a fork's source under the pipeline's custom-metadata namespace.
 FORK_KEY: Final = "fork_of"
+_REQUIRED: Final = frozenset({"session_key", "offset"})
+_OPTIONAL: Final = frozenset({"first_offset"})
 #: ``last_offset`` of a projection about to fold a fork's inherited records.
 INHERITING: Final = Offset(INT64_MIN)
 
@@ -54,22 +63,28 @@ class ForkError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ForkSource:
-    """The session a fork starts from and the last offset of it the fork keeps."""
+    """The session a fork starts from and the last offset of it the fork keeps.
+
+    `first_offset`: where the source's history starts on its partition, when
+    the fork record says (None: an older record, or not known).
+    """
 
     session_key: SessionKey
     offset: Offset
+    first_offset: Offset | None = None
 
 
 def fork_source(envelope: Envelope) -> ForkSource | None:
     """The source `envelope`'s event forks from, None when it is no fork record.
 
     Example: the event above on session ``acme/app/u1/s2`` ->
-    ``ForkSource("acme/app/u1/s1", 41)``.
+    ``ForkSource("acme/app/u1/s1", 41, 12)``.
 
     Raises:
         ForkError: The record names a fork but not a valid one: a source that
             is not a session key of the same tenant, the session itself, or
-            an offset that is not a Kafka offset.
+            an offset that is not a Kafka offset, or a ``first_offset`` that
+            is not one or lies past ``offset``.
     """
     event = envelope.event
     if event.content is not None or event.actions.compaction is not None:
@@ -84,13 +99,21 @@ def fork_source(envelope: Envelope) -> ForkSource | None:
 
 
 def _source(envelope: Envelope, named: Any) -> ForkSource:
-    if not isinstance(named, Mapping) or set(named) != {"session_key", "offset"}:
-        raise ForkError(f"{FORK_KEY} must be an object of exactly session_key and offset")
+    if not isinstance(named, Mapping) or not _REQUIRED <= set(named) <= _REQUIRED | _OPTIONAL:
+        raise ForkError(
+            f"{FORK_KEY} must be an object of session_key and offset (and optionally first_offset)"
+        )
     raw_key, offset = named["session_key"], named["offset"]
     if not isinstance(raw_key, str):
         raise ForkError(f"{FORK_KEY}.session_key must be a string")
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= INT64_MAX:
+    if not _is_offset(offset):
         raise ForkError(f"{FORK_KEY}.offset must be a Kafka offset (an integer from 0)")
+    first = named.get("first_offset")
+    if "first_offset" in named and not (_is_offset(first) and first <= offset):
+        raise ForkError(
+            f"{FORK_KEY}.first_offset must be a Kafka offset (an integer from 0) "
+            f"at most {FORK_KEY}.offset ({offset})"
+        )
     try:
         source_key = validate_session_key(raw_key)
         check_tenant_owns_session(envelope.tenant, source_key)
@@ -100,12 +123,23 @@ def _source(envelope: Envelope, named: Any) -> ForkSource:
         raise ForkError(f"{FORK_KEY}.session_key is another tenant's session: {exc}") from exc
     if source_key == envelope.session_key:
         raise ForkError("a session cannot fork from itself")
-    return ForkSource(source_key, Offset(offset))
+    return ForkSource(source_key, Offset(offset), None if first is None else Offset(first))
+
+
+def _is_offset(value: object) -> bool:
+    """Whether `value` is a Kafka offset: an int (not a bool) of ``[0, INT64_MAX]``."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX
 
 
 def fork_event(source: ForkSource, *, event_id: str, timestamp: float) -> Event:
-    """The record that makes a new session a fork of `source`."""
-    named = {"session_key": source.session_key, "offset": source.offset}
+    """The record that makes a new session a fork of `source`.
+
+    ``first_offset`` is written only when `source` has one: a source without
+    it gives the same bytes as before the field existed.
+    """
+    named: dict[str, Any] = {"session_key": source.session_key, "offset": source.offset}
+    if source.first_offset is not None:
+        named["first_offset"] = source.first_offset
     return pipeline_event({FORK_KEY: named}, event_id=event_id, timestamp=timestamp)
 
 

@@ -593,6 +593,15 @@ class NativeProjector:
             return owned.next_offset
         return header.first_offset if header.first_offset != NO_OFFSET else None
 
+    def first_offset(self, partition: int, session_key: SessionKey) -> int:
+        """The session's first applied offset, from its stored header (``-1``: none or not known).
+
+        Committed state while the partition's gate phase is ``committed``.
+        """
+        return stored_header(
+            session_key, partition, _reader(self._owned[partition].store)
+        ).first_offset
+
     def committed_projection(self, partition: int, session_key: SessionKey) -> SessionProjection:
         """The session's projection as its partition's last commit left it (reads only)."""
         read = _reader(self._owned[partition].store)

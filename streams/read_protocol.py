@@ -1,12 +1,14 @@
 """The wire contract of context reads, shared by the worker's endpoint and the client. Pure.
 
-Three routes on a native worker's read endpoint (:mod:`streams.read_web`)::
+The routes of a native worker's read endpoint (:mod:`streams.read_web`)::
 
     GET /sessions/{session_key}/context?agent=&branch=&include_contents=default|none
                                        &min_offset=N&timeout_s=S   (or &as_of=N)
     GET /sessions/{session_key}/projection?min_offset=N&timeout_s=S
     GET /sessions/{session_key}/expand?summary_id=&page_size=N&page_token=T
                                       &min_offset=N&timeout_s=S
+    GET /sessions/{session_key}/rewind-delta?before_invocation_id=&min_offset=N&timeout_s=S
+    GET /sessions/{session_key}/history-start?min_offset=N&timeout_s=S
 
 The session key is one path segment, percent-encoded as :func:`read_path`
 writes it (``acme%2Fsupport%2Fu1%2Fs1``); it is validated as every key is
@@ -17,10 +19,13 @@ travel), the contents are those the session had right after the record at
 that offset of its partition, and the answer waits until the partition has
 folded it. ``expand`` pages through the raw events a summary event covers
 (:class:`ExpandedPage`; ``page_token`` is the previous page's
-``next_page_token``).
+``next_page_token``). ``history-start`` says where the session's history
+lies on its partition (:class:`HistoryStart`), from its stored header: what
+a fork of it names (``Client.fork``).
 
 A read is answered with 200 and a :class:`ContextAnswer`, a
-``ProjectionSnapshot`` or an :class:`ExpandedPage`, or refused with the
+``ProjectionSnapshot``, an :class:`ExpandedPage`, a :class:`RewindDelta` or
+a :class:`HistoryStart`, or refused with the
 status of its :data:`RefusalKind` and a :class:`ReadRefusal` saying why.
 Every route requires ``Authorization: Bearer <credential>``, the credential
 derived from the deployment's read secret (:mod:`schemas.read_secret`).
@@ -37,9 +42,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from schemas.event import MAX_ID_CHARS, Content, Event
 from schemas.json_bounds import INT64_MAX
 
-ReadKind = Literal["context", "projection", "expand", "rewind-delta"]
+ReadKind = Literal["context", "projection", "expand", "rewind-delta", "history-start"]
 """What a read asks for: the assembled contents, the projection's snapshot, a summary's events,
-the state delta a rewind carries."""
+the state delta a rewind carries, where the session's history lies on its partition."""
 
 RefusalKind = Literal[
     "not-owner",
@@ -155,6 +160,19 @@ class RewindDelta(BaseModel):
     """The offset of the last record the projection had applied when it answered."""
     state_delta: dict[str, Any]
     """Restores the session's own keys to before the invocation (``None``: the key goes)."""
+
+
+class HistoryStart(BaseModel):
+    """Where a session's history lies on its `events` partition, as its committed state says."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_key: str
+    first_offset: int
+    """The offset of the session's first applied record (for a fork, its fork record's);
+    ``-1``: none, or not known (a header stored before first offsets were)."""
+    last_offset: int
+    """The offset of the last record the projection applied (``-1``: none)."""
 
 
 class ContextAnswer(BaseModel):

@@ -1,4 +1,4 @@
-"""The native worker's read endpoint: context, projection, expand and rewind reads, on aiohttp.
+"""The native worker's read endpoint: context, projection, expand, rewind, history-start reads.
 
 Served on ``query_bind:query_port`` (port 0: one the OS picks) while the
 engine runs, with the routes of :mod:`streams.read_protocol`; answers come
@@ -46,6 +46,7 @@ from streams.read_protocol import (
     ContextQuery,
     ExpandedPage,
     ExpandQuery,
+    HistoryStart,
     ProjectionQuery,
     ReadRefusal,
     RefusalKind,
@@ -215,6 +216,13 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
     def snapshot_of(session_key: SessionKey, query: ProjectionQuery) -> Answer[BaseModel]:
         return lambda projection, stop: to_snapshot(projection)
 
+    def start_of(session_key: SessionKey, query: ProjectionQuery) -> Answer[BaseModel]:
+        return lambda projection, stop: HistoryStart(
+            session_key=session_key,
+            first_offset=reads.first_offset(session_key),  # in the step that took `projection`
+            last_offset=projection.last_offset,
+        )
+
     async def context_page(request: web.Request) -> web.Response:
         return await respond(request, ContextQuery, contents_of, _travels_in_time)
 
@@ -227,12 +235,16 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
     async def rewind_page(request: web.Request) -> web.Response:
         return await respond(request, RewindQuery, _rewind_delta_of, lambda query: True)
 
+    async def history_start_page(request: web.Request) -> web.Response:
+        return await respond(request, ProjectionQuery, start_of)
+
     app = web.Application(middlewares=[authenticated(keys)])
     # One segment, percent-encoded, as read_path writes it; an unencoded key matches too.
     app.router.add_get("/sessions/{session_key:.+}/context", context_page)
     app.router.add_get("/sessions/{session_key:.+}/projection", projection_page)
     app.router.add_get("/sessions/{session_key:.+}/expand", expand_page)
     app.router.add_get("/sessions/{session_key:.+}/rewind-delta", rewind_page)
+    app.router.add_get("/sessions/{session_key:.+}/history-start", history_start_page)
     return app
 
 

@@ -23,13 +23,14 @@ is folded (or when it is restored without a checkpoint): the records it
 inherits are its source's up to the fork's offset, read from the source's
 partition from the source's first offset, and, when the source is a fork
 too, its source's before them, each from its own first offset, and so on up
-the line (at most :data:`MAX_FORK_DEPTH` sessions). Where a source's
-history starts is the engine's to say (:data:`FirstOffsets`): the native
-engine knows it for every session of a partition it owns (the session's
-stored header, or the partition's committed position for a session it has
-not folded a record of). A source on a partition the worker does not own
-(another worker's, or any partition under the faust engine) is read from
-the log start, as before; the timeout below bounds it.
+the line (at most :data:`MAX_FORK_DEPTH` sessions). Where each source's
+history starts comes, in order, from the engine (:data:`FirstOffsets`: the
+native engine knows it for every session of a partition it owns: the
+session's stored header, or the partition's committed position for a
+session it has not folded a record of), else from the fork record that
+names the source (its ``first_offset``, which ``Client.fork`` writes), else,
+for an older fork record without it, from the partition's log start (logged
+once per reader; the timeout below bounds it).
 
 Every history read of one session (a fork's whole line included) has
 ``history_read_timeout_s``; past it that session alone is quarantined and its
@@ -91,6 +92,7 @@ class SessionHistory:
         self._settings = settings
         self._reader: CommittedRangeReader | None = None
         self._one_at_a_time = asyncio.Lock()  # the reader reads one range at a time
+        self._told_log_start = False  # an old fork record's source was read from the log start
 
     async def stop(self) -> None:
         """Close the reader, if one was started."""
@@ -153,7 +155,8 @@ class SessionHistory:
         """What the session whose first record is `head` inherits, None when it is no fork.
 
         Each source of the line is read from where `first_offsets` says its
-        history starts (the log start when it does not know).
+        history starts, else where the fork record naming it says, else from
+        the log start.
 
         Raises:
             ForkLineError: The fork's line is too long.
@@ -180,12 +183,11 @@ class SessionHistory:
         if depth <= 0:
             raise ForkLineError(f"a fork's line holds more than {MAX_FORK_DEPTH} sessions")
         partition = session_partition(source.session_key.encode(), partitions)
-        first = first_offsets(partition, source.session_key)
+        first = self._source_start(partition, source, first_offsets)
         own: list[SourceRecord] = []
-        if first is None or first <= source.offset:
-            start = 0 if first is None else max(first, 0)
+        if first <= source.offset:
             own = await self.records(
-                partition, source.session_key, start, source.offset + 1, deadline=deadline
+                partition, source.session_key, first, source.offset + 1, deadline=deadline
             )
         decoded = [item for item in map(decode_record, own) if isinstance(item, DecodedRecord)]
         parent = _fork_of(own[0]) if own else None
@@ -195,6 +197,23 @@ class SessionHistory:
             else await self._line(parent, partitions, first_offsets, deadline, depth - 1)
         )
         return [*before, *(item.logged for item in decoded)]
+
+    def _source_start(self, partition: int, source: ForkSource, first_offsets: FirstOffsets) -> int:
+        """Where `source` is read from: the engine's offset, the fork record's, or the log start."""
+        first = first_offsets(partition, source.session_key)
+        if first is None:
+            first = source.first_offset
+        if first is None:
+            if not self._told_log_start:
+                self._told_log_start = True
+                logger.info(
+                    "session=%s is read from the log start of partition %d: the fork record "
+                    "naming it has no first_offset (written before it existed); logged once",
+                    source.session_key,
+                    partition,
+                )
+            return 0
+        return max(first, 0)
 
     async def records(
         self,

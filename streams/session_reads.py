@@ -75,6 +75,13 @@ class CommittedSessions(Protocol):
         """The session's projection rebuilt from its history on `events`, released nothing."""
         ...
 
+    def first_offset(self, partition: int, session_key: SessionKey) -> int:
+        """The offset of the session's first applied record (``-1``: none or not known).
+
+        Valid while the gate says its partition is committed.
+        """
+        ...
+
 
 def committed_projection(
     settings: ProjectorSettings,
@@ -224,6 +231,14 @@ class SessionReads:
                 await asyncio.wait_for(moved.wait(), remaining)
             except TimeoutError:
                 continue  # one more look: the deadline has passed
+
+    def first_offset(self, session_key: SessionKey) -> int:
+        """The session's first applied offset (``-1``: none or not known).
+
+        Committed state only when called from an ordinary (not heavy)
+        :meth:`read`'s answer, which runs in the step that took the projection.
+        """
+        return self._sessions.first_offset(self._sessions.partition_of(session_key), session_key)
 
     async def _heavy_answer(
         self,

@@ -13,6 +13,7 @@ between folds as the core says, and so do the source and the good fork.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from projections.snapshot import to_snapshot
 from schemas.envelope import Envelope
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
+from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import unique_topic
@@ -156,3 +158,66 @@ async def test_forks_inherit_and_crafted_ones_stop_only_themselves(
         assert "quarantined" in reason
         assert "more than 64 sessions" in reason
     assert by_key == {}  # nothing else was refused
+
+
+async def test_the_faust_engine_reads_a_source_from_where_the_fork_record_says_it_starts(
+    kafka_bootstrap: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The faust engine knows no session's first offset: the fork record's ``first_offset`` does.
+
+    The source sits behind another session's records on its partition. A
+    fork record naming where the source starts is read from there; an older
+    one without it, from the log start (said once).
+    """
+    settings = projector_settings(
+        kafka_bootstrap, unique_topic("fork-start"), data_dir=tmp_path, engine="faust"
+    )
+    await create_topics(settings)
+    caplog.set_level(logging.INFO, logger="streams.session_history")
+    events = settings.topic("events")
+    user = unique_topic("u")
+    source, hinted, old = (SessionKey(f"acme/support/{user}/{name}") for name in ("s", "h", "o"))
+    home = session_partition(source.encode(), settings.events_partitions)
+    filler = next(
+        key
+        for number in range(10_000)
+        if session_partition(
+            (key := SessionKey(f"{source}-f{number}")).encode(), settings.events_partitions
+        )
+        == home
+    )
+    async with running_projector(settings, STARTUP_TIMEOUT_S):
+        await append_envelopes(
+            kafka_bootstrap, events, [e for n in range(20) for e in _exchange(filler, n)]
+        )
+        placed = await append_envelopes(kafka_bootstrap, events, _exchange(source, 1))
+        first, at = placed[0].offset, placed[-1].offset
+        assert first >= 40  # the filler lies below the source's first record
+        named = ForkSource(source, Offset(at), Offset(first))
+        hint = fork_event(named, event_id=f"fork-{hinted}", timestamp=1.0)
+        await append_envelopes(
+            kafka_bootstrap,
+            events,
+            [
+                envelope(hinted, hint),
+                *_exchange(hinted, 7),
+                _fork(old, source, at),
+                *_exchange(old, 8),
+            ],
+        )
+        await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
+        log = await read_log(kafka_bootstrap, events)
+        expected = {
+            key: _fork_snapshot(settings, key, log[source], log[key][1:]) for key in (hinted, old)
+        }
+        for key in (source, filler):
+            start = empty_projection(key, settings.view_request_for(key))
+            folded, _ = replay_decisions(key, log[key], settings.compaction_for(key), start)
+            expected[key] = to_snapshot(folded)
+        await wait_for_snapshots(settings, expected, CATCH_UP_TIMEOUT_S)
+    reads = re.findall(
+        rf"session={re.escape(source)} history read: (\d+) records of offsets \[(\d+), (\d+)\)",
+        caplog.text,
+    )
+    assert sorted(tuple(map(int, read)) for read in reads) == [(2, 0, at + 1), (2, first, at + 1)]
+    assert caplog.text.count("has no first_offset (written before it existed)") == 1

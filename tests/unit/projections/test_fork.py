@@ -31,6 +31,7 @@ from projections.retained_vector import NeedsHistory
 from projections.snapshot import to_snapshot
 from projections.state_codec import decode_state, encode_state
 from projections.summary_request import refusal_event
+from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.keys import Offset, SessionKey
@@ -41,10 +42,14 @@ from tests.support.strategies import sessions
 
 FORK = SessionKey(SESSION.rsplit("/", 1)[0] + "/forked")
 OTHER_TENANT = SessionKey("globex/app/u1/s1")
+_BAD_FIRST = "^fork_of.first_offset must be a Kafka offset"
 
 
-def _fork_record(offset: int, source: SessionKey = SESSION, at: int = 0) -> LoggedEvent:
-    event = fork_event(ForkSource(source, Offset(at)), event_id=f"fork-{offset}", timestamp=0.0)
+def _fork_record(
+    offset: int, source: SessionKey = SESSION, at: int = 0, first: int | None = None
+) -> LoggedEvent:
+    named = ForkSource(source, Offset(at), None if first is None else Offset(first))
+    event = fork_event(named, event_id=f"fork-{offset}", timestamp=0.0)
     return LoggedEvent(Offset(offset), envelope(FORK, event))
 
 
@@ -187,8 +192,17 @@ def test_inherited_records_clear_the_sources_wait_and_keep_no_offset_of_the_sour
         ({"session_key": "not a key", "offset": 3}, "not a session of this tenant"),
         ({"session_key": SESSION, "offset": -1}, "a Kafka offset"),
         ({"session_key": SESSION, "offset": True}, "a Kafka offset"),
-        ({"session_key": SESSION}, "exactly session_key and offset"),
-        ("acme", "exactly session_key and offset"),
+        ({"session_key": SESSION}, "of session_key and offset"),
+        ("acme", "of session_key and offset"),
+        ({"session_key": SESSION, "offset": 3, "extra": 1}, "optionally first_offset"),
+        *(
+            ({"session_key": SESSION, "offset": 3, "first_offset": first}, _BAD_FIRST)
+            for first in (-1, "1", 1.0, True, None, 2**63)
+        ),
+        (
+            {"session_key": SESSION, "offset": 3, "first_offset": 4},
+            r"first_offset must be .* at most fork_of.offset \(3\)",
+        ),
     ],
 )
 def test_a_malformed_fork_record_says_what_is_wrong(named: object, problem: str) -> None:
@@ -207,6 +221,55 @@ def test_a_fork_record_names_its_source_and_offset() -> None:
         source = ForkSource(SESSION, Offset(offset))
         event = fork_event(source, event_id="f", timestamp=0.0)
         assert fork_source(envelope(FORK, event)) == source
+
+
+def test_a_fork_record_names_where_its_source_starts_when_told() -> None:
+    for first, offset in ((0, 0), (0, 41), (12, 41), (41, 41), (2**63 - 1, 2**63 - 1)):
+        source = ForkSource(SESSION, Offset(offset), Offset(first))
+        event = fork_event(source, event_id="f", timestamp=0.0)
+        assert event.custom_metadata == {
+            "ctxstream": {
+                "fork_of": {"session_key": SESSION, "offset": offset, "first_offset": first}
+            }
+        }
+        assert fork_source(envelope(FORK, event)) == source
+
+
+def test_a_fork_record_without_a_first_offset_is_as_it_always_was() -> None:
+    event = fork_event(ForkSource(SESSION, Offset(41)), event_id="f", timestamp=0.0)
+    assert encode(event) == (  # the bytes fork_event wrote before first_offset existed
+        b'{"id":"f","invocationId":"","author":"ctxstream","nodeInfo":{"path":""},'
+        b'"timestamp":0.0,"customMetadata":{"ctxstream":{"fork_of":'
+        b'{"session_key":"acme/support/u1/s1","offset":41}}},"actions":{"stateDelta":{},'
+        b'"artifactDelta":{},"requestedAuthConfigs":{},"requestedToolConfirmations":{}}}'
+    )
+    assert fork_source(envelope(FORK, event)) == ForkSource(SESSION, Offset(41), None)
+
+
+@settings(max_examples=100)
+@given(records=sessions(), config=compaction_configs(), data=st.data())
+def test_the_fold_of_a_fork_is_the_same_with_or_without_where_its_source_starts(
+    records: list[LoggedEvent], config: CompactionConfig, data: st.DataObject
+) -> None:
+    cut = data.draw(st.integers(1, len(records)), label="cut")
+    at = records[cut - 1].offset
+    first = data.draw(st.integers(0, at), label="first offset")
+    source, own = records[:cut], records[cut:]
+    start = inheriting(SessionProjection(FORK))
+    for record in inherited(source):
+        start = apply(start, record)
+    mine = [_rekeyed(r, FORK, 1 + i) for i, r in enumerate(own)]
+    plain, plain_requests = _fold(start, [_fork_record(0, at=at), *mine], config)
+    hinted, hinted_requests = _fold(start, [_fork_record(0, at=at, first=first), *mine], config)
+    assert to_snapshot(hinted) == to_snapshot(plain)
+    assert context_contents(hinted) == context_contents(plain)
+    assert (hinted.state, hinted.invocations, hinted.tokens) == (
+        plain.state,
+        plain.invocations,
+        plain.tokens,
+    )
+    assert (hinted.last_offset, hinted.forked_at) == (plain.last_offset, plain.forked_at)
+    assert [_window(r) for r in hinted_requests] == [_window(r) for r in plain_requests]
 
 
 def test_other_bookkeeping_records_are_no_fork_records() -> None:
