@@ -46,7 +46,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal, TypeVar
 
 import aiohttp
@@ -193,7 +193,7 @@ class ContextReads:
         query = _checked(ContextQuery, renamed, **arguments)
         body = await self._read(key, "context", query)
         try:
-            answer = ContextAnswer.model_validate_json(body)
+            answer = await _decoded(ContextAnswer.model_validate_json, body)
         except ValidationError as exc:
             reason = f"the answer is not a context: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
@@ -222,7 +222,7 @@ class ContextReads:
         )
         body = await self._read(key, "expand", query)
         try:
-            page = ExpandedPage.model_validate_json(body)
+            page = await _decoded(ExpandedPage.model_validate_json, body)
         except ValidationError as exc:
             reason = f"the answer is not a page of events: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
@@ -250,7 +250,7 @@ class ContextReads:
         )
         body = await self._read(key, "rewind-delta", query)
         try:
-            delta = RewindDelta.model_validate_json(body)
+            delta = await _decoded(RewindDelta.model_validate_json, body)
         except ValidationError as exc:
             reason = f"the answer is not a rewind's state delta: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
@@ -517,6 +517,21 @@ def _of_session(asked: SessionKey, named: str, answer: AnswerT) -> AnswerT:
             session_key=asked, reason="the answer names another session; it was not used"
         )
     return answer
+
+
+#: An answer's body from this size on is decoded in a thread, off the caller's loop.
+DECODE_OFF_LOOP_BYTES: Final = 64 * 1024
+
+
+async def _decoded(decode: Callable[[bytes], AnswerT], body: bytes) -> AnswerT:
+    """`decode(body)`.
+
+    A large body (the contents of a long session) is decoded in a thread, so
+    that the loop (an HTTP API serving every tenant) goes on meanwhile.
+    """
+    if len(body) < DECODE_OFF_LOOP_BYTES:
+        return decode(body)
+    return await asyncio.to_thread(decode, body)
 
 
 def _checked_key(session_key: str) -> SessionKey:

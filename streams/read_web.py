@@ -125,6 +125,8 @@ def _answer(outcome: ReadOutcome[BaseModel], query: ProjectionQuery) -> web.Resp
     match outcome:
         case Answered(ReadRefusal() as refused):  # the session holds no such thing
             return refusal(refused.error, refused.reason, partition=refused.partition)
+        case Answered(EncodedAnswer() as encoded):
+            return web.Response(body=encoded.body, content_type=_JSON)
         case Answered(value):
             return web.Response(body=encode(value), content_type=_JSON)
         case NotOwner(partition, owner):
@@ -183,10 +185,12 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
             return parsed
         session_key, query = parsed
         awaited = query.awaited()
+        is_heavy = heavy(query)
+        answered = answer(session_key, query)
         outcome = await reads.read(
             session_key,
-            answer(session_key, query),
-            heavy=heavy(query),
+            _encoded_in_place(answered) if is_heavy else answered,
+            heavy=is_heavy,
             min_offset=None if awaited is None else awaited[1],
             timeout_s=query.timeout_s,
         )
@@ -246,6 +250,27 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
     app.router.add_get("/sessions/{session_key:.+}/rewind-delta", rewind_page)
     app.router.add_get("/sessions/{session_key:.+}/history-start", history_start_page)
     return app
+
+
+class EncodedAnswer(BaseModel):
+    """An answer already encoded where it was computed (a heavy read's thread)."""
+
+    body: bytes
+
+
+def _encoded_in_place(answer: Answer[BaseModel]) -> Answer[BaseModel]:
+    """`answer`, encoded by whoever computes it.
+
+    A heavy answer (the contents of a long session as of an offset, say) can
+    take as long to encode as to compute, so its thread does both and the loop
+    only sends the bytes. A refusal stays a model.
+    """
+
+    def encoded(projection: SessionProjection, stop: StopCheck) -> BaseModel:
+        value = answer(projection, stop)
+        return value if isinstance(value, ReadRefusal) else EncodedAnswer(body=encode(value))
+
+    return encoded
 
 
 def _travels_in_time(query: ContextQuery) -> bool:

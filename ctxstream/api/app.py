@@ -26,9 +26,10 @@ its pages at ``/docs``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import orjson
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
@@ -60,7 +61,7 @@ from ctxstream.api.server import ApiServices
 from ctxstream.api.snapshot_stream import StreamPlan, snapshot_events, stream_plan
 from ctxstream.api.sse import with_pings
 from schemas.codec import encode
-from schemas.event import MAX_ID_CHARS, Event, content_to_json
+from schemas.event import MAX_ID_CHARS, Content, Event, content_to_json
 from schemas.json_bounds import INT64_MAX
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.read_protocol import (
@@ -80,6 +81,25 @@ SessionPath = Annotated[str, Path(description=_KEY_HELP)]
 def _json(value: BaseModel | dict[str, object]) -> Response:
     body = encode(value) if isinstance(value, BaseModel) else orjson.dumps(value)
     return Response(body, media_type=_JSON)
+
+
+#: Contents from this many on are encoded in a thread, off the loop every tenant shares.
+ENCODE_OFF_LOOP_CONTENTS: Final = 200
+
+
+async def _contents_json(contents: list[Content]) -> bytes:
+    """The JSON body of a context answer.
+
+    A long one (an as-of read of a long session, say) is encoded in a thread,
+    so that the other tenants' requests go on meanwhile.
+    """
+
+    def encoded() -> bytes:
+        return orjson.dumps({"contents": [content_to_json(content) for content in contents]})
+
+    if len(contents) < ENCODE_OFF_LOOP_CONTENTS:
+        return encoded()
+    return await asyncio.to_thread(encoded)
 
 
 def _services(request: Request) -> ApiServices:
@@ -201,7 +221,7 @@ async def context(
             min_offset=min_offset,
             timeout_s=timeout_s,
         )
-    return _json({"contents": [content_to_json(content) for content in contents]})
+    return Response(await _contents_json(contents), media_type=_JSON)
 
 
 @router.get(

@@ -21,7 +21,10 @@ SHA-256 next to the hash of the record it matched, and a wrong one (for a
 scrypt record) for :data:`FAILURE_MEMORY_S`, at most ``failures_remembered``
 of them: the same request again costs one SHA-256. A revoked or replaced
 key's entries stop matching at once. Refused secrets are logged at most once
-every :data:`FAILED_LOG_INTERVAL_S`, with how many there were.
+every :data:`FAILED_LOG_INTERVAL_S`, with how many there were, and each is
+answered only after ``refusal_delay_s`` (:data:`REFUSAL_DELAY_S`): a flood of
+wrong secrets on a few connections then costs the server a few checks a
+second, not all its time.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ CHECKS_WAITING: Final = 32
 FAILURES_REMEMBERED: Final = 10_000
 #: How long a wrong secret of a scrypt key is answered from memory.
 FAILURE_MEMORY_S: Final = 600.0
+#: How long the answer to a refused secret is held, by default.
+REFUSAL_DELAY_S: Final = 1.0
 #: Refused secrets are logged in one line per this interval at most, counted.
 FAILED_LOG_INTERVAL_S: Final = 10.0
 MISSING_KEY: Final = "no API key: send 'Authorization: Bearer <key>' (ctxstream keys create)"
@@ -100,8 +105,13 @@ class Authenticator:
         *,
         waiting: int = CHECKS_WAITING,
         failures_remembered: int = FAILURES_REMEMBERED,
+        refusal_delay_s: float = REFUSAL_DELAY_S,
     ) -> None:
-        """Check secrets against `keys`, with at most `waiting` slow checks queued."""
+        """Check secrets against `keys`, with at most `waiting` slow checks queued.
+
+        A refused secret is answered after `refusal_delay_s`.
+        """
+        self._refusal_delay_s = refusal_delay_s
         self._keys = keys
         self._verified: dict[str, tuple[str, bytes]] = {}
         self._failed: OrderedDict[tuple[str, str, bytes], float] = OrderedDict()
@@ -125,12 +135,23 @@ class Authenticator:
         record = self._keys.record(key_id) if key_id is not None else None
         if record is None:
             no_key_check(secret)
-            self.refused.note(key_id)
-            raise ApiError("unauthorized", INVALID_KEY)
-        if not await self._matches(record, secret):
-            self.refused.note(key_id)
-            raise ApiError("unauthorized", INVALID_KEY)
-        return Caller(record.key_id, record.tenant, record.digest)
+            await self._refuse(key_id)
+        elif not await self._matches(record, secret):
+            await self._refuse(key_id)
+        else:
+            return Caller(record.key_id, record.tenant, record.digest)
+        raise ApiError("unauthorized", INVALID_KEY)
+
+    async def _refuse(self, key_id: str | None) -> None:
+        """Count a refused secret, then hold its answer for the refusal delay.
+
+        A client that sends wrong secrets one after another (a flood, a
+        guesser) so gets at most one answer per delay on each connection it
+        holds, instead of taking the server's time from every tenant.
+        """
+        self.refused.note(key_id)
+        if self._refusal_delay_s > 0:
+            await asyncio.sleep(self._refusal_delay_s)
 
     def still_live(self, caller: Caller) -> bool:
         """Whether `caller`'s key is still the live one (not revoked, not replaced)."""

@@ -77,6 +77,7 @@ async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices
             keys,
             waiting=settings.http_key_checks_waiting,
             failures_remembered=settings.http_failed_keys_remembered,
+            refusal_delay_s=settings.http_refused_key_delay_s,
         )
         budgets = TenantBudgets(settings, time.monotonic)
         async with oversized.following():

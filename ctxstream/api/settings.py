@@ -30,6 +30,9 @@ class ServeSettings(KafkaSettings):
     http_failed_keys_remembered: int = Field(default=10_000, ge=0, le=1_000_000)
     """Wrong secrets of old (scrypt) keys remembered for 10 minutes, answered 401 without
     another check."""
+    http_refused_key_delay_s: float = Field(default=1.0, ge=0, le=60)
+    """How long the 401 to a wrong or unknown API key is held: a client flooding wrong
+    secrets gets one answer a second on each connection it holds, not the server's time."""
     http_shutdown_s: int = Field(default=5, ge=0, le=300)
     """How long stopping waits for open requests and subscriptions."""
     http_max_connections: int = Field(default=512, ge=1, le=100_000)

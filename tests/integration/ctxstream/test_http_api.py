@@ -31,6 +31,7 @@ from yarl import URL
 
 from ctxstream.api.keys import ApiKeyRecord, key_id_of, secret_matches
 from ctxstream.api.positions import parse_position
+from ctxstream.api.settings import ServeSettings
 from projections.contents_request import ContentsRequest
 from projections.rebuild import rebuild_contents
 from projections.snapshot import context_fingerprint
@@ -525,6 +526,24 @@ async def test_every_route_refuses_a_missing_or_wrong_key_with_401(
         assert answer["error"] == "unauthorized"
     # A wrong key and a malformed one are told the same: nothing says which keys exist.
     assert answers[1] == answers[2]
+
+
+async def test_a_wrong_secret_is_answered_after_the_refusal_delay_and_holds_up_no_one(
+    api: Api, existing_session: SessionKey
+) -> None:
+    # A flood of wrong secrets on a few connections gets one answer a second on each,
+    # while a real key's request at the same moment is answered at once.
+    route = _route("/v1/sessions/{key}/projection", existing_session)
+    started = time.monotonic()
+    wrong = asyncio.ensure_future(call(api, "GET", route, key=_wrong_secret(api)))
+    right = await call(api, "GET", route)
+    answered_right = time.monotonic() - started
+    status, _ = await wrong
+    answered_wrong = time.monotonic() - started
+    assert right[0] == 200
+    assert status == 401
+    assert answered_wrong >= ServeSettings().http_refused_key_delay_s  # held for the delay
+    assert answered_right < answered_wrong  # the real key did not wait behind it
 
 
 @pytest.mark.parametrize(("method", "path", "body"), ROUTES)
