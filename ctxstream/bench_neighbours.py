@@ -9,8 +9,11 @@ a native projector and the HTTP API as child processes, a key per tenant):
    event, then a context read of the session with ``min_offset`` = its
    offset (read-your-writes), which must show the event's own text;
 2. phase *with_noisy*: the noisy tenant runs every pattern of the review at
-   once (:mod:`ctxstream.bench_neighbours_noisy`); :data:`NOISY_RAMP_S` later the quiet
-   tenant runs as in 1; when it is done the noisy loops are cancelled;
+   once (:mod:`ctxstream.bench_neighbours_noisy`), in a process of its own as another
+   tenant's agents would (so that its client's work, parsing megabytes of as-of
+   answers say, is not done in the quiet client's event loop; both share the
+   machine's cores with the servers and the broker); :data:`NOISY_RAMP_S` later the
+   quiet tenant runs as in 1; when it is done the noisy process is told to stop;
 3. phase *alone_again* (unless ``again`` is off): as 1, to show what the
    noisy phase left behind.
 
@@ -27,10 +30,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import multiprocessing
+import multiprocessing.queues
 import statistics
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Final
 
@@ -68,6 +74,8 @@ QUIET_PAUSE_S: Final = 0.1
 QUIET_READ_WAIT_S: Final = DEFAULT_READ_WAIT_S
 #: A quiet round trip unanswered this long is a failure (``timeout``).
 QUIET_TIMEOUT_S: Final = 60.0
+#: How long the noisy tenant's process may take to stop and report.
+NOISY_STOP_S: Final = 60.0
 #: The noisy tenant runs this long before the quiet one is timed beside it.
 NOISY_RAMP_S: Final = 1.0
 #: Untimed round trips before the first phase (connections, first reads).
@@ -259,7 +267,7 @@ async def _ready(deployment: ServedDeployment, quiet: _QuietTenant, noisy_auth: 
 
 async def _with_noisy(
     quiet: _QuietTenant, deployment: ServedDeployment, config: NeighboursBenchConfig
-) -> tuple[QuietPhase, Outcomes]:
+) -> tuple[QuietPhase, dict[str, dict[str, int]]]:
     targets = NoisyTargets(
         url=deployment.url,
         tenant=NOISY_TENANT,
@@ -269,18 +277,45 @@ async def _with_noisy(
         big_offsets=deployment.big_offsets,
         over_cap_session=OVER_CAP_SESSION,
     )
-    outcomes = Outcomes()
-    connector = aiohttp.TCPConnector(limit=0)  # every noisy loop has a connection of its own
-    async with aiohttp.ClientSession(connector=connector) as http:
-        noisy = asyncio.create_task(run_noisy_tenant(http, config.load, targets, outcomes))
-        try:
-            await asyncio.sleep(NOISY_RAMP_S)
-            phase = await quiet.phase("with_noisy", config)
-        finally:
+    spawn = multiprocessing.get_context("spawn")
+    stop = spawn.Event()
+    results: multiprocessing.queues.Queue[dict[str, dict[str, int]]] = spawn.Queue()
+    noisy = spawn.Process(
+        target=_noisy_process, args=(config.load, targets, stop, results), name="noisy-tenant"
+    )
+    noisy.start()
+    try:
+        await asyncio.sleep(NOISY_RAMP_S)
+        phase = await quiet.phase("with_noisy", config)
+    finally:
+        stop.set()
+    outcomes = await asyncio.to_thread(results.get, True, NOISY_STOP_S)
+    await asyncio.to_thread(noisy.join, NOISY_STOP_S)
+    return phase, outcomes
+
+
+def _noisy_process(
+    load: NoisyLoad,
+    targets: NoisyTargets,
+    stop: Event,
+    results: multiprocessing.queues.Queue[dict[str, dict[str, int]]],
+) -> None:
+    """The noisy tenant's process: every pattern until `stop` is set, then its outcomes."""
+
+    async def until_stopped() -> dict[str, dict[str, int]]:
+        outcomes = Outcomes()
+        connector = aiohttp.TCPConnector(limit=0)  # every noisy loop has a connection of its own
+        async with aiohttp.ClientSession(connector=connector) as http:
+            noisy = asyncio.create_task(run_noisy_tenant(http, load, targets, outcomes))
+            # `stop` is another process's: waited for in a thread, a tenth of a second at a time.
+            while not noisy.done() and not await asyncio.to_thread(stop.wait, 0.1):
+                pass
             noisy.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await noisy  # a noisy loop's own failure (a bug) is raised here
-    return phase, outcomes
+        return {pattern: dict(counts) for pattern, counts in outcomes.as_dict().items()}
+
+    results.put(asyncio.run(until_stopped()))
 
 
 async def run_neighbours_bench(
@@ -302,7 +337,7 @@ async def run_neighbours_bench(
         exited = deployment.exits()
     return NeighboursBenchReport(
         phases=tuple(phases),
-        noisy_outcomes=outcomes.as_dict(),
+        noisy_outcomes=outcomes,
         load=config.load,
         session_max_bytes=deployment.session_max_bytes,
         big_session_events=config.big_session_events,

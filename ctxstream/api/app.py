@@ -204,6 +204,8 @@ async def context(
     if as_of is not None and min_offset is not None:
         raise ApiError("invalid-argument", "as_of, min_offset: give one of them")
     if as_of is not None:
+        # O(session) on the worker: paid for in answer bytes by the tenant's heavy-read rate.
+        services.budgets.admit_heavy_read(caller.tenant)
         contents = await services.client.context_as_of(
             key,
             as_of,
@@ -212,6 +214,9 @@ async def context(
             include_contents=include_contents,
             timeout_s=timeout_s,
         )
+        body = await _contents_json(contents)
+        services.budgets.charge_heavy_read(caller.tenant, len(body))
+        return Response(body, media_type=_JSON)
     else:
         contents = await services.client.context(
             key,
@@ -290,9 +295,13 @@ async def rewind(
     raw = await _append_body(request, services, key)
     asked = validated(RewindRequest, parsed(raw))
     services.budgets.spend_append(caller.tenant, 1, len(raw))
-    offset = await services.client.rewind(
-        key, asked.before_invocation_id, min_offset=asked.min_offset
-    )
+    services.budgets.admit_heavy_read(caller.tenant)  # its state delta replays the session
+    try:
+        offset = await services.client.rewind(
+            key, asked.before_invocation_id, min_offset=asked.min_offset
+        )
+    finally:
+        services.budgets.charge_heavy_read(caller.tenant, 0)
     return _json(Appended(offset=offset))
 
 

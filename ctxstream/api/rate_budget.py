@@ -77,6 +77,26 @@ class RateBudget:
             raise self.refusal(tenant, wait_s)
         self._bucket(tenant).take(cost)
 
+    def admit(self, tenant: str) -> None:
+        """Let `tenant` start a call whose cost is known only once it ends, unless in debt.
+
+        Raises:
+            OverBudgetError: An earlier call's cost is not paid back yet.
+        """
+        wait_s = self.wait_s(tenant, 1)
+        if wait_s > 0:
+            raise self.refusal(tenant, wait_s)
+
+    def charge(self, tenant: str, cost: float) -> None:
+        """Spend the whole `cost` of a call that ended, into debt if it comes to that.
+
+        A call costing more than `tenant` has so delays its next one for as
+        long as the rate takes to pay it back (:meth:`admit`).
+        """
+        bucket = self._bucket(tenant)
+        bucket.refill(self._clock())
+        bucket.tokens -= cost
+
     def refusal(self, tenant: str, wait_s: float) -> OverBudgetError:
         """The error of `tenant` past this budget, to retry after `wait_s`."""
         return OverBudgetError(

@@ -13,6 +13,9 @@ appends                     ``HTTP_TENANT_APPEND_EVENTS_PER_S``,     429
                             ``HTTP_TENANT_APPEND_BYTES_PER_S``
                             (bursts of one full batch)
 forks                       ``HTTP_TENANT_FORKS_PER_MINUTE``         429
+heavy reads (as-of, rewind) ``HTTP_TENANT_HEAVY_READ_BYTES_PER_S``   429
+                            (their answers' bytes, at least
+                            :data:`HEAVY_READ_MIN_COST` each)
 ==========================  =======================================  ==============
 
 A 429 carries ``Retry-After`` (from the bucket for a rate, 1 s for slots).
@@ -22,10 +25,17 @@ holding all of its slots costs the others nothing.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ctxstream.api.concurrency_budget import ConcurrencyBudget
 from ctxstream.api.errors import ApiError
 from ctxstream.api.rate_budget import Clock, RateBudget
 from ctxstream.api.settings import ServeSettings
+
+#: What a heavy read costs at least, whatever its answer: its work is O(session).
+HEAVY_READ_MIN_COST: Final = 64 * 1024
+#: A tenant's heavy reads may answer this many seconds of their rate at once.
+HEAVY_READ_BURST_S: Final = 16
 
 
 class TenantBudgets:
@@ -61,6 +71,28 @@ class TenantBudgets:
             burst=max(1.0, per_minute),
             clock=clock,
         )
+
+        heavy_rate = settings.http_tenant_heavy_read_bytes_per_s
+        self._heavy_reads = RateBudget(
+            "heavy-read bytes",
+            "HTTP_TENANT_HEAVY_READ_BYTES_PER_S",
+            rate_per_s=heavy_rate,
+            burst=heavy_rate * HEAVY_READ_BURST_S,
+            clock=clock,
+        )
+
+    def admit_heavy_read(self, tenant: str) -> None:
+        """Let `tenant` start a heavy read (an as-of context, a rewind) unless in debt.
+
+        Raises:
+            OverBudgetError: Its earlier heavy reads answered more than its rate has
+                paid back yet; retry after the wait.
+        """
+        self._heavy_reads.admit(tenant)
+
+    def charge_heavy_read(self, tenant: str, answer_bytes: int) -> None:
+        """Count a heavy read that answered `answer_bytes` (at least the minimum cost)."""
+        self._heavy_reads.charge(tenant, max(answer_bytes, HEAVY_READ_MIN_COST))
 
     def check_batch(self, events: int) -> None:
         """Refuse a batch of more events than one may carry (its bytes were bounded as read).

@@ -52,6 +52,7 @@ BUDGETS: Final = {
     "http_tenant_append_events_per_s": "20",
     "http_tenant_append_bytes_per_s": "100000",
     "http_tenant_forks_per_minute": "2",
+    "http_tenant_heavy_read_bytes_per_s": "1024",  # one heavy read, then 64 s of debt
 }
 #: About six small records of a session fit (each is estimated at ~7 KB).
 SESSION_MAX_BYTES: Final = 50_000
@@ -373,3 +374,19 @@ async def test_appends_past_a_sessions_size_cap_are_409(door: Door) -> None:
     )
     assert rewind.status == 409, rewind
     await _served(door, "bulky")  # another session of the same tenant
+
+
+async def test_heavy_reads_are_paid_for_in_answer_bytes(door: Door) -> None:
+    """An as-of read costs its answer's bytes (64 KiB at least): past the rate, 429."""
+    key = _key("umbrella")
+    appended = await call(door, "umbrella", "POST", f"/v1/sessions/{key}/events", body=_event())
+    assert appended.status == 200, appended
+    path = f"/v1/sessions/{key}/context"
+    params = {"as_of": str(appended.body["offset"]), "timeout_s": str(ANSWER_TIMEOUT_S)}
+    first = await call(door, "umbrella", "GET", path, params=params)
+    assert first.status == 200, first
+    assert [c["parts"][0]["text"] for c in first.body["contents"]] == ["hello"]
+    again = await call(door, "umbrella", "GET", path, params=params)
+    _refused(again, 429, "HTTP_TENANT_HEAVY_READ_BYTES_PER_S")
+    assert int(again.headers["Retry-After"]) > 30  # 64 KiB owed at 1 KiB/s
+    await _served(door, "acme")  # another tenant at the same moment

@@ -160,3 +160,35 @@ def test_forks_per_minute() -> None:
     budgets.spend_fork("globex")
     clock.now += 30.1
     budgets.spend_fork("acme")
+
+
+def test_a_charge_past_the_bucket_is_debt_that_holds_the_next_call_until_paid() -> None:
+    clock = FakeClock()
+    budget = _rate(clock, rate_per_s=10.0, burst=5.0)
+    budget.admit("evil")
+    budget.charge("evil", 25.0)  # an answer far larger than the burst: 20 tokens of debt
+    with pytest.raises(OverBudgetError) as refused:
+        budget.admit("evil")
+    assert refused.value.retry_after_s == pytest.approx(2.1)  # 21 tokens at 10/s
+    budget.admit("acme")  # another tenant owes nothing
+    clock.now += 2.2
+    budget.admit("evil")  # paid back
+
+
+def test_heavy_reads_are_charged_their_answers_bytes_and_at_least_the_minimum() -> None:
+    clock = FakeClock()
+    settings = ServeSettings(http_tenant_heavy_read_bytes_per_s=64 * 1024)
+    budgets = TenantBudgets(settings, clock)
+    for _ in range(16):  # the burst: 16 s of the rate, each read costing the minimum
+        budgets.admit_heavy_read("evil")
+        budgets.charge_heavy_read("evil", 10)
+    with pytest.raises(OverBudgetError, match="HTTP_TENANT_HEAVY_READ_BYTES_PER_S"):
+        budgets.admit_heavy_read("evil")
+    clock.now += 1.0
+    budgets.admit_heavy_read("evil")
+    budgets.charge_heavy_read("evil", 10 * 64 * 1024)  # a long answer: ten seconds of rate
+    clock.now += 9.0
+    with pytest.raises(OverBudgetError):
+        budgets.admit_heavy_read("evil")
+    clock.now += 1.0
+    budgets.admit_heavy_read("evil")
