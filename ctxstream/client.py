@@ -408,6 +408,38 @@ class Client:
             timeout_s=timeout_s,
         )
 
+    async def context_json(
+        self,
+        session_key: str,
+        *,
+        agent: str | None = None,
+        branch: str | None = None,
+        include_contents: Literal["default", "none"] = "default",
+        min_offset: int | None = None,
+        as_of: int | None = None,
+        timeout_s: float = DEFAULT_READ_WAIT_S,
+    ) -> bytes:
+        """:meth:`context` (or, with `as_of`, :meth:`context_as_of`) as JSON bytes.
+
+        ``{"contents": [...]}``, each content in genai's JSON, as the HTTP API
+        answers: forwarded from the projector's answer without building a model
+        of each content, so a long context costs its caller milliseconds.
+        `min_offset` and `as_of` are not given together. Raises as they do.
+        """
+        arguments: dict[str, object] = {
+            "agent": agent,
+            "branch": branch,
+            "include_contents": include_contents,
+            "timeout_s": timeout_s,
+        }
+        if as_of is not None:
+            if min_offset is not None:
+                raise InvalidArgumentError("as_of, min_offset: give one of them")
+            return await self._reads.contents_json(
+                session_key, {"as_of": "as_of"}, as_of=as_of, **arguments
+            )
+        return await self._reads.contents_json(session_key, {}, min_offset=min_offset, **arguments)
+
     async def expand(
         self,
         session_key: str,

@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal, TypeVar
 
 import aiohttp
+import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 from pydantic import ValidationError
@@ -184,6 +185,30 @@ class ContextReads:
             as_of=offset,
             timeout_s=timeout_s,
         )
+
+    async def contents_json(
+        self, session_key: str, renamed: Mapping[str, str], **arguments: object
+    ) -> bytes:
+        """The contents of a context read as the HTTP API answers them: ``{"contents": [...]}``.
+
+        The worker's answer already holds each content in genai's JSON (camelCase,
+        ``None`` left out: :func:`schemas.event.content_to_json`), so its list is
+        forwarded as it is, parsed and written again by orjson, never built into
+        models: for the long context of an as-of read that is the difference between
+        milliseconds and the better part of a second on the caller's loop.
+        """
+        key = _checked_key(session_key)
+        query = _checked(ContextQuery, renamed, **arguments)
+        body = await self._read(key, "context", query)
+        try:
+            answer = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise ContextReadError(session_key=key, reason="the answer is not JSON") from exc
+        contents = answer.get("contents") if isinstance(answer, dict) else None
+        if not isinstance(contents, list) or not isinstance(answer.get("session_key"), str):
+            raise ContextReadError(session_key=key, reason="the answer is not a context")
+        _of_session(key, answer["session_key"], answer)
+        return orjson.dumps({"contents": contents})
 
     async def _contents(
         self, session_key: str, renamed: Mapping[str, str], **arguments: object

@@ -26,10 +26,9 @@ its pages at ``/docs``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
@@ -61,7 +60,7 @@ from ctxstream.api.server import ApiServices
 from ctxstream.api.snapshot_stream import StreamPlan, snapshot_events, stream_plan
 from ctxstream.api.sse import with_pings
 from schemas.codec import encode
-from schemas.event import MAX_ID_CHARS, Content, Event, content_to_json
+from schemas.event import MAX_ID_CHARS, Event
 from schemas.json_bounds import INT64_MAX
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.read_protocol import (
@@ -81,25 +80,6 @@ SessionPath = Annotated[str, Path(description=_KEY_HELP)]
 def _json(value: BaseModel | dict[str, object]) -> Response:
     body = encode(value) if isinstance(value, BaseModel) else orjson.dumps(value)
     return Response(body, media_type=_JSON)
-
-
-#: Contents from this many on are encoded in a thread, off the loop every tenant shares.
-ENCODE_OFF_LOOP_CONTENTS: Final = 200
-
-
-async def _contents_json(contents: list[Content]) -> bytes:
-    """The JSON body of a context answer.
-
-    A long one (an as-of read of a long session, say) is encoded in a thread,
-    so that the other tenants' requests go on meanwhile.
-    """
-
-    def encoded() -> bytes:
-        return orjson.dumps({"contents": [content_to_json(content) for content in contents]})
-
-    if len(contents) < ENCODE_OFF_LOOP_CONTENTS:
-        return encoded()
-    return await asyncio.to_thread(encoded)
 
 
 def _services(request: Request) -> ApiServices:
@@ -206,27 +186,18 @@ async def context(
     if as_of is not None:
         # O(session) on the worker: paid for in answer bytes by the tenant's heavy-read rate.
         services.budgets.admit_heavy_read(caller.tenant)
-        contents = await services.client.context_as_of(
-            key,
-            as_of,
-            agent=agent,
-            branch=branch,
-            include_contents=include_contents,
-            timeout_s=timeout_s,
-        )
-        body = await _contents_json(contents)
+    body = await services.client.context_json(
+        key,
+        agent=agent,
+        branch=branch,
+        include_contents=include_contents,
+        min_offset=min_offset,
+        as_of=as_of,
+        timeout_s=timeout_s,
+    )
+    if as_of is not None:
         services.budgets.charge_heavy_read(caller.tenant, len(body))
-        return Response(body, media_type=_JSON)
-    else:
-        contents = await services.client.context(
-            key,
-            agent=agent,
-            branch=branch,
-            include_contents=include_contents,
-            min_offset=min_offset,
-            timeout_s=timeout_s,
-        )
-    return Response(await _contents_json(contents), media_type=_JSON)
+    return Response(body, media_type=_JSON)
 
 
 @router.get(
