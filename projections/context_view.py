@@ -188,6 +188,15 @@ def released_tools(view: ContextView, from_offset: int, released: ReleasedIds) -
     return replace(view, covered_tools=kept.persistent(), released=released)
 
 
+def visible_items(view: ContextView) -> int:
+    """How many events the view shows at most: its summaries and raw events. O(1).
+
+    What assembling its contents costs, in events. Example: a view of one
+    summary and 12 raw events after it -> 13.
+    """
+    return len(view.summaries) + len(view.raw)
+
+
 def view_events(view: ContextView) -> list[Event]:
     """The reduced list, stream order: kept raw events, summaries, restorable tool events."""
     restorable: dict[int, LoggedEvent] = {}

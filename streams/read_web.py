@@ -185,12 +185,10 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
             return parsed
         session_key, query = parsed
         awaited = query.awaited()
-        is_heavy = heavy(query)
-        answered = answer(session_key, query)
         outcome = await reads.read(
             session_key,
-            _encoded_in_place(answered) if is_heavy else answered,
-            heavy=is_heavy,
+            _encoded_in_place(answer(session_key, query)),
+            heavy=heavy(query),
             min_offset=None if awaited is None else awaited[1],
             timeout_s=query.timeout_s,
         )
@@ -263,7 +261,8 @@ def _encoded_in_place(answer: Answer[BaseModel]) -> Answer[BaseModel]:
 
     A heavy answer (the contents of a long session as of an offset, say) can
     take as long to encode as to compute, so its thread does both and the loop
-    only sends the bytes. A refusal stays a model.
+    only sends the bytes; an ordinary one is encoded where it is computed too.
+    A refusal stays a model.
     """
 
     def encoded(projection: SessionProjection, stop: StopCheck) -> BaseModel:

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
+from projections.context_view import visible_items
 from projections.projection import SessionProjection
 from projections.retained_vector import NeedsHistory
 from schemas.keys import SessionKey
@@ -58,6 +59,11 @@ Answer = Callable[[SessionProjection, StopCheck], T]
 
 #: How long a refusal may wait to name the partition's owner.
 OWNER_LOOKUP_S: Final = 2.0
+
+
+#: A read of a session whose view shows more events than this is heavy whatever it asks:
+#: assembling and encoding tens of thousands of contents takes the loop for a second.
+LARGE_VIEW_ITEMS: Final = 2_000
 
 
 class CommittedSessions(Protocol):
@@ -206,6 +212,8 @@ class SessionReads:
                 try:
                     projection: SessionProjection | None
                     projection = self._sessions.committed_projection(partition, session_key)
+                    if not heavy and visible_items(projection.view) > LARGE_VIEW_ITEMS:
+                        heavy = True  # a session no summary keeps short: its contents are long
                     if not heavy:
                         try:
                             return Answered(answer(projection, never))

@@ -12,10 +12,10 @@ covers the raw events whose timestamps lie in its range, both ends included
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from typing import Final
 
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 
 from ctxstream import (
     Client,
-    ReadTimeoutError,
+    InvalidArgumentError,
     SummaryNotFoundError,
     SyncClient,
 )
@@ -48,7 +48,6 @@ OTHER: Final = ContentsRequest(agent_name="helper", current_branch="root.helper"
 READ_TIMEOUT_S: Final = 30.0  # one batch of a worker sharing two cores with the test
 CLI_TIMEOUT_S: Final = 60.0  # the interpreter's start, the claims' first read, one read
 #: How long an as_of read is seen waiting before the record it waits for is appended.
-SEEN_WAITING_S: Final = 1.0
 GENERATED: Final = settings(
     max_examples=4,
     deadline=None,
@@ -182,17 +181,19 @@ def test_as_of_a_long_session_whose_projection_released_its_start_reads_its_hist
     assert now == client.context(key, timeout_s=READ_TIMEOUT_S) == rebuild_contents(appended, VIEW)
 
 
-def test_an_as_of_beyond_what_the_worker_folded_times_out_clearly(client: SyncClient) -> None:
+def test_an_as_of_beyond_the_partitions_end_is_refused_at_once(client: SyncClient) -> None:
     key = _session_key()
     offset = client.append(key, text_event("e1", "inv1", 101.0, "question"))
     assert len(client.context_as_of(key, offset, timeout_s=READ_TIMEOUT_S)) == 1
     beyond = offset + 1_000
-    with pytest.raises(ReadTimeoutError, match=f"as_of {beyond} was not reached") as waited:
-        client.context_as_of(key, beyond, timeout_s=1.5)
-    assert waited.value.retriable
+    started = time.monotonic()
+    with pytest.raises(InvalidArgumentError, match=f"offset {beyond} has been written") as refused:
+        client.context_as_of(key, beyond, timeout_s=READ_TIMEOUT_S)
+    assert time.monotonic() - started < READ_TIMEOUT_S  # at once, not after waiting for it
+    assert not refused.value.retriable
 
 
-async def test_an_as_of_read_waits_until_the_worker_has_folded_its_offset(
+async def test_an_as_of_read_of_a_written_offset_answers_once_it_is_folded(
     deployment: ProjectorSettings,
 ) -> None:
     key = _session_key()
@@ -201,12 +202,13 @@ async def test_an_as_of_read_waits_until_the_worker_has_folded_its_offset(
     async with Client(settings=deployment) as client:
         first = await client.append(key, first_event)
         await client.context(key, min_offset=first, timeout_s=READ_TIMEOUT_S)
-        # Nothing else appends to this deployment meanwhile: the next record is the next offset.
-        read = asyncio.create_task(client.context_as_of(key, first + 1, timeout_s=READ_TIMEOUT_S))
-        await asyncio.sleep(SEEN_WAITING_S)
-        assert not read.done()
+        # Nothing else appends to this deployment meanwhile: the next record is the next offset,
+        # which is refused until it is written ...
+        with pytest.raises(InvalidArgumentError):
+            await client.context_as_of(key, first + 1, timeout_s=READ_TIMEOUT_S)
         second = await client.append(key, second_event)
-        contents = await read
+        # ... and read as soon as it is, the worker waiting until it has folded it.
+        contents = await client.context_as_of(key, second, timeout_s=READ_TIMEOUT_S)
     appended = [logged_event(key, first_event, first), logged_event(key, second_event, second)]
     assert second == first + 1
     assert contents == rebuild_contents(appended, VIEW)
@@ -364,7 +366,7 @@ def test_the_expand_command_prints_every_page_of_what_the_client_reads(
         (("expand", "{key}", "q1"), 1, "event 'q1' is not a summary"),
         (("expand", "{key}", "s1", "--page-size", "0"), 2, "page_size:"),
         (("context", "{key}", "--as-of", "-1"), 2, "offset:"),
-        (("context", "{key}", "--as-of", "9999999", "--timeout-s", "1"), 1, "as_of 9999999"),
+        (("context", "{key}", "--as-of", "9999999", "--timeout-s", "1"), 2, "offset 9999999"),
         (("context", "acme/support/../s1"), 2, "session_key:"),
     ],
 )
