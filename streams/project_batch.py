@@ -468,7 +468,7 @@ class BatchProjector:
         read: TableReader,
         outcome: BatchOutcome,
         history: Sequence[SourceRecord] | None = None,
-        inherited: Sequence[LoggedEvent] | None = None,
+        inherited: Inheritance | None = None,
     ) -> None:
         """Decode and fold one session's records of the batch (one key, one partition).
 
@@ -522,7 +522,7 @@ class BatchProjector:
         read: TableReader,
         outcome: BatchOutcome,
         history: Sequence[SourceRecord] | None = None,
-        inherited: Sequence[LoggedEvent] | None = None,
+        inherited: Inheritance | None = None,
     ) -> CachedSession:
         """The session from the cache, else rebuilt from the table (or from `history`).
 
@@ -569,7 +569,7 @@ class BatchProjector:
         read: TableReader,
         outcome: BatchOutcome,
         history: Sequence[SourceRecord] | None = None,
-        inherited: Sequence[LoggedEvent] | None = None,
+        inherited: Inheritance | None = None,
     ) -> None:
         """Fold one session's records; what it writes reaches `outcome` only if it all succeeds.
 
@@ -696,7 +696,7 @@ class BatchProjector:
         history: Sequence[SourceRecord],
         read: TableReader,
         outcome: BatchOutcome,
-        inherited: Sequence[LoggedEvent] | None = None,
+        inherited: Inheritance | None = None,
     ) -> None:
         """Fold `need`'s records of the batch on its projection rebuilt from `history`.
 
@@ -709,7 +709,8 @@ class BatchProjector:
         the session and dead-letters its records. Never raises.
 
         With `inherited` (the session is a fork: what it inherits, which the
-        shell read from its source's partition) the rebuild folds those first;
+        shell read from its source's partition and folded with :func:`inherit`)
+        the rebuild starts from it;
         a new session's `history` is empty (``need.first_offset`` is -1) and
         its fork record is in the batch.
         """
@@ -835,19 +836,45 @@ def _whole_fold(
     return projection, size
 
 
-def _inherit(
-    projection: SessionProjection, records: Sequence[LoggedEvent]
-) -> tuple[SessionProjection, int]:
-    """`projection` (of a session without records) with a fork's inherited `records` folded."""
-    projection = inheriting(projection)
+@dataclass(frozen=True, slots=True)
+class Inheritance:
+    """A fork's inherited records folded into its starting projection (:func:`inherit`).
+
+    `projection` is the new session's empty projection with every inherited
+    record applied (its fork record not yet); `size` is their bytes, what the
+    session's cache entry starts from.
+    """
+
+    projection: SessionProjection
+    size: int
+
+
+def _no_check() -> object:
+    return None
+
+
+def inherit(
+    settings: ProjectorSettings,
+    key: SessionKey,
+    records: Sequence[LoggedEvent],
+    between: Callable[[], object] = _no_check,
+) -> Inheritance:
+    """The fork `key`'s starting projection with its inherited `records` folded. Pure.
+
+    O(records): the one fold of a fork's inheritance, inline in the batch
+    step or prepared off the folding loop (:mod:`streams.fork_preparation`),
+    which passes `between` (called after each record) to pace itself.
+    """
+    projection = inheriting(empty_projection(key, settings.view_request_for(key)))
     size = 0
     for record in records:
+        between()
         try:
             projection = apply(projection, record)
         except Exception:  # noqa: BLE001, S112 - refused in its own session; refused again
             continue
         size += len(encode(record.envelope))
-    return projection, size
+    return Inheritance(projection, size)
 
 
 def replace_waiting(projection: SessionProjection, waiting: SessionProjection) -> SessionProjection:
@@ -868,7 +895,7 @@ def rebuild_session(
     read: TableReader,
     *,
     history: Sequence[SourceRecord] | None = None,
-    inherited: Sequence[LoggedEvent] | None = None,
+    inherited: Inheritance | None = None,
 ) -> CachedSession:
     """A session's projection restored from the table, waiting on its stored request.
 
@@ -881,7 +908,7 @@ def rebuild_session(
     of those instead, and the table gives only the header and the request;
     records that no longer decode or apply are passed over, as they were when
     they came (dead-lettered then). With `inherited` (the session is a fork)
-    the records it inherits are folded first (:func:`~projections.projection.inheriting`).
+    the projection starts from what it inherits, folded by :func:`inherit`.
 
     Raises:
         NeedsHistory: A record since the checkpoint needs records the
@@ -893,7 +920,7 @@ def rebuild_session(
     projection = empty_projection(key, settings.view_request_for(key))
     size = 0
     if inherited is not None:
-        projection, size = _inherit(projection, inherited)
+        projection, size = inherited.projection, inherited.size
     raw_header = read(partition, header_key(key))
     if raw_header is None:
         config = settings.compaction_for(key)
