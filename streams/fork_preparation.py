@@ -150,7 +150,9 @@ class ForkPreparations:
             return ReadHistory(refusal=self._history.refusal(fork.session_key, exc))
         if line is None:
             return ReadHistory()
-        inheritance = await asyncio.to_thread(self._fold, fork.session_key, line, stop)
+        inheritance = await asyncio.to_thread(
+            paced_inheritance, self._settings, self._pacer, fork.session_key, line, stop
+        )
         logger.info(
             "fork=%s prepared: %d inherited records at offset %d of partition %d",
             fork.session_key,
@@ -159,22 +161,6 @@ class ForkPreparations:
             fork.partition,
         )
         return ReadHistory(inheritance=inheritance)
-
-    def _fold(self, key: SessionKey, line: list[LoggedEvent], stop: threading.Event) -> Inheritance:
-        """:func:`~streams.project_batch.inherit`, paced so the loop keeps its turns.
-
-        Raises:
-            ReadStopped: `stop` was set (the preparation was cancelled).
-        """
-
-        def fold(check: StopCheck) -> Inheritance:
-            def between() -> None:
-                if check():
-                    raise ReadStopped(f"fork {key} no longer prepared")
-
-            return inherit(self._settings, key, line, between)
-
-        return self._pacer.paced(fold, stop.is_set)
 
     def take(self, partition: int, session_key: SessionKey, offset: int) -> ReadHistory | None:
         """The prepared history of the fork record at `offset` of `partition`, once."""
@@ -203,6 +189,29 @@ class ForkPreparations:
         """Cancel every preparation and close the reader."""
         await self.revoked(set(self._running) | {fork.partition for fork in self._ready})
         await self._history.stop()
+
+
+def paced_inheritance(
+    settings: ProjectorSettings,
+    pacer: Pacer,
+    key: SessionKey,
+    line: list[LoggedEvent],
+    stop: threading.Event,
+) -> Inheritance:
+    """:func:`~streams.project_batch.inherit` in `pacer`'s turns, for a thread off the loop.
+
+    Raises:
+        ReadStopped: `stop` was set (the preparation was cancelled).
+    """
+
+    def fold(check: StopCheck) -> Inheritance:
+        def between() -> None:
+            if check():
+                raise ReadStopped(f"fork {key} no longer prepared")
+
+        return inherit(settings, key, line, between)
+
+    return pacer.paced(fold, stop.is_set)
 
 
 def _session_key(record: SourceRecord) -> SessionKey:

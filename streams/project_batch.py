@@ -57,7 +57,7 @@ from typing import Final, Literal
 
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import step
-from projections.context_digest import ContextDigest
+from projections.context_digest import ContextDigest, digest_context
 from projections.projection import (
     NO_OFFSET,
     SessionProjection,
@@ -842,11 +842,14 @@ class Inheritance:
 
     `projection` is the new session's empty projection with every inherited
     record applied (its fork record not yet); `size` is their bytes, what the
-    session's cache entry starts from.
+    session's cache entry starts from; `digest` is its context's digest, so
+    the fork's first snapshot assembles only what came since (O(context)
+    otherwise, on the folding loop).
     """
 
     projection: SessionProjection
     size: int
+    digest: ContextDigest | None = field(default=None, compare=False)
 
 
 def _no_check() -> object:
@@ -861,9 +864,10 @@ def inherit(
 ) -> Inheritance:
     """The fork `key`'s starting projection with its inherited `records` folded. Pure.
 
-    O(records): the one fold of a fork's inheritance, inline in the batch
-    step or prepared off the folding loop (:mod:`streams.fork_preparation`),
-    which passes `between` (called after each record) to pace itself.
+    O(records): the one fold of a fork's inheritance (and its context's
+    digest), inline in the batch step or prepared off the folding loop
+    (:mod:`streams.fork_preparation`), which passes `between` (called after
+    each record) to pace itself.
     """
     projection = inheriting(empty_projection(key, settings.view_request_for(key)))
     size = 0
@@ -874,7 +878,7 @@ def inherit(
         except Exception:  # noqa: BLE001, S112 - refused in its own session; refused again
             continue
         size += len(encode(record.envelope))
-    return Inheritance(projection, size)
+    return Inheritance(projection, size, digest_context(projection.view).digest)
 
 
 def replace_waiting(projection: SessionProjection, waiting: SessionProjection) -> SessionProjection:
@@ -919,12 +923,13 @@ def rebuild_session(
     """
     projection = empty_projection(key, settings.view_request_for(key))
     size = 0
+    digest = None
     if inherited is not None:
-        projection, size = inherited.projection, inherited.size
+        projection, size, digest = inherited.projection, inherited.size, inherited.digest
     raw_header = read(partition, header_key(key))
     if raw_header is None:
         config = settings.compaction_for(key)
-        return CachedSession(projection, partition, 0, 0, None, config, size)
+        return CachedSession(projection, partition, 0, 0, None, config, size, digest=digest)
     header = decode_header(raw_header)
     if history is not None:
         projection, own_size = _whole_fold(projection, history, header.last_offset)
@@ -961,4 +966,5 @@ def rebuild_session(
         size,
         header.base,
         header.first_offset,
+        digest,
     )
