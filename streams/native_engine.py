@@ -60,7 +60,17 @@ plus the fetch response being decoded (``fetch_max_bytes``):
 :meth:`~streams.projector_settings.ProjectorSettings.fetched_bytes_bound`,
 36 MiB with the defaults (1 MiB chunks, 16 MiB responses) and 12
 partitions. The engine needs no ``pause`` of its own for this; the only
-partitions it pauses are newly assigned ones, until they are restored.
+partitions it pauses are newly assigned ones, until they are restored, and
+one at a record that starts a new fork, until the fork's inheritance is
+prepared.
+
+Forks: a batch folds a partition's records only up to the first record
+that starts a new fork whose inheritance is not prepared; the partition
+seeks back to that record and pauses while
+:class:`~streams.fork_preparation.ForkPreparations` reads and folds what the
+fork inherits without the lock (O(the source)), so every other partition
+folds on; when the record comes again the batch step takes the prepared
+inheritance. A revocation cancels the partition's preparation.
 """
 
 from __future__ import annotations
