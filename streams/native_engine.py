@@ -621,10 +621,15 @@ class NativeProjector:
         Its first applied offset from the stored header (committed state);
         for a session without one, the partition's committed position: none
         of its records is below it. None when the partition is not owned
-        here (or the header predates first offsets).
+        here (or the header predates first offsets), and for a quarantined
+        session, whose records below that position were refused, not absent
+        (a fork prepared after its source's fork record was quarantined, in
+        an earlier batch, still reads that record and refuses the cycle).
         """
         owned = self._owned.get(partition)
         if owned is None:
+            return None
+        if self._projector is not None and self._projector.is_quarantined((partition, session_key)):
             return None
         header = stored_header(session_key, partition, _reader(owned.store))
         if header.last_offset == NO_OFFSET:

@@ -415,6 +415,10 @@ class BatchProjector:
         """Sessions whose stored entries could not be read back, with the reason."""
         return dict(self._quarantined)
 
+    def is_quarantined(self, session_id: SessionId) -> bool:
+        """Whether the session is quarantined (its records refused)."""
+        return session_id in self._quarantined
+
     def revoked(self, partitions: set[int]) -> None:
         """Forget the cached and quarantined sessions of partitions no longer owned."""
         self._cache.revoked(partitions)
