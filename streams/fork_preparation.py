@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from projections.projection import NO_OFFSET
 from schemas.committed_range import RangeReadTimeout
 from schemas.keys import SessionKey
-from schemas.logged_event import LoggedEvent
 from streams.heavy_reads import Pacer
 from streams.project_batch import Inheritance, SourceRecord, TableReader, inherit, stored_header
 from streams.projector_settings import ProjectorSettings
@@ -49,6 +48,7 @@ from streams.session_history import (
     ReadHistory,
     SessionHistory,
     fork_of,
+    inherited_line,
 )
 from streams.time_travel import ReadStopped, StopCheck
 
@@ -145,18 +145,18 @@ class ForkPreparations:
     ) -> ReadHistory:
         """The fork's inheritance as the inline path reads and folds it, or its refusal."""
         try:
-            line = await self._history.inherited(record, partitions, first_offsets)
+            raw = await self._history.line_records(record, partitions, first_offsets)
         except (ForkLineError, RangeReadTimeout) as exc:
             return ReadHistory(refusal=self._history.refusal(fork.session_key, exc))
-        if line is None:
+        if raw is None:
             return ReadHistory()
         inheritance = await asyncio.to_thread(
-            paced_inheritance, self._settings, self._pacer, fork.session_key, line, stop
+            paced_inheritance, self._settings, self._pacer, fork.session_key, raw, stop
         )
         logger.info(
             "fork=%s prepared: %d inherited records at offset %d of partition %d",
             fork.session_key,
-            len(line),
+            len(raw),
             fork.offset,
             fork.partition,
         )
@@ -195,10 +195,12 @@ def paced_inheritance(
     settings: ProjectorSettings,
     pacer: Pacer,
     key: SessionKey,
-    line: list[LoggedEvent],
+    line: list[SourceRecord],
     stop: threading.Event,
 ) -> Inheritance:
-    """:func:`~streams.project_batch.inherit` in `pacer`'s turns, for a thread off the loop.
+    """`line` decoded and folded (:func:`~streams.project_batch.inherit`) in `pacer`'s turns.
+
+    For a thread off the loop: the records as :meth:`SessionHistory.line_records` read them.
 
     Raises:
         ReadStopped: `stop` was set (the preparation was cancelled).
@@ -209,7 +211,7 @@ def paced_inheritance(
             if check():
                 raise ReadStopped(f"fork {key} no longer prepared")
 
-        return inherit(settings, key, line, between)
+        return inherit(settings, key, inherited_line(line), between)
 
     return pacer.paced(fold, stop.is_set)
 

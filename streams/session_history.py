@@ -210,13 +210,32 @@ class SessionHistory:
             schemas.committed_range.RangeReadTimeout: The line was not read by
                 `deadline` (monotonic; None: ``history_read_timeout_s`` from now).
         """
+        raw = await self.line_records(head, partitions, first_offsets, deadline=deadline)
+        return None if raw is None else inherited_line(raw)
+
+    async def line_records(
+        self,
+        head: SourceRecord | None,
+        partitions: int,
+        first_offsets: FirstOffsets = _not_known,
+        *,
+        deadline: float | None = None,
+    ) -> list[SourceRecord] | None:
+        """:meth:`inherited`'s records as read, not decoded (:func:`inherited_line` does that).
+
+        Only each source's first record is decoded here (it names the source
+        before it), so a caller can decode the rest in a thread.
+
+        Raises:
+            ForkLineError: The fork's line is too long.
+            schemas.committed_range.RangeReadTimeout: The line was not read by `deadline`.
+        """
         source = fork_of(head)
         if source is None:
             return None
         if deadline is None:
             deadline = time.monotonic() + self._settings.history_read_timeout_s
-        line = await self._line(source, partitions, first_offsets, deadline, MAX_FORK_DEPTH)
-        return inherited(line)
+        return await self._line(source, partitions, first_offsets, deadline, MAX_FORK_DEPTH)
 
     async def _line(
         self,
@@ -225,7 +244,7 @@ class SessionHistory:
         first_offsets: FirstOffsets,
         deadline: float,
         depth: int,
-    ) -> list[LoggedEvent]:
+    ) -> list[SourceRecord]:
         """`source`'s history up to its offset: what it inherited, then its own records."""
         if depth <= 0:
             raise ForkLineError(f"a fork's line holds more than {MAX_FORK_DEPTH} sessions")
@@ -236,14 +255,13 @@ class SessionHistory:
             own = await self.records(
                 partition, source.session_key, first, source.offset + 1, deadline=deadline
             )
-        decoded = [item for item in map(decode_record, own) if isinstance(item, DecodedRecord)]
         parent = fork_of(own[0]) if own else None
         before = (
             []
             if parent is None
             else await self._line(parent, partitions, first_offsets, deadline, depth - 1)
         )
-        return [*before, *(item.logged for item in decoded)]
+        return [*before, *own]
 
     def _source_start(self, partition: int, source: ForkSource, first_offsets: FirstOffsets) -> int:
         """Where `source` is read from: the engine's offset, the fork record's, or the log start."""
@@ -340,6 +358,15 @@ class SessionHistory:
             await reader.start()
             self._reader = reader
         return self._reader
+
+
+def inherited_line(line: list[SourceRecord]) -> list[LoggedEvent]:
+    """What a fork inherits from `line` (:meth:`SessionHistory.line_records`), decoded. Pure.
+
+    O(line): records that do not decode are left out (dead-lettered when they came).
+    """
+    decoded = (decode_record(record) for record in line)
+    return inherited(item.logged for item in decoded if isinstance(item, DecodedRecord))
 
 
 def fork_of(record: SourceRecord | None) -> ForkSource | None:

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from projections.bench_workload import BENCH_SESSION, bench_session
-from projections.fork import ForkSource, fork_event, inherited
+from projections.fork import ForkSource, fork_event
 from schemas.codec import encode
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
@@ -22,7 +22,7 @@ from streams.project_batch import (
     inherit,
 )
 from streams.projector_settings import ProjectorSettings
-from streams.session_history import ReadHistory, SessionHistory
+from streams.session_history import ReadHistory, SessionHistory, inherited_line
 from streams.time_travel import ReadStopped
 from tests.support.events import envelope, text_event
 from tests.unit.streams.test_project_batch import Table
@@ -50,9 +50,18 @@ def _fork_batch(at: int, own: int) -> list[SourceRecord]:
     return records
 
 
+def _raw_line(at: int) -> list[SourceRecord]:
+    """What a fork of the source at `at` reads back: the source's records up to `at`."""
+    return [
+        _source(BENCH_SESSION, record.offset, record)
+        for record in bench_session(600)
+        if record.offset <= at
+    ]
+
+
 def _line(at: int) -> list[LoggedEvent]:
-    """What the inline path reads back and hands to :func:`inherited`: the source up to `at`."""
-    return inherited(record for record in bench_session(600) if record.offset <= at)
+    """What the inline path folds: :meth:`SessionHistory.inherited`'s answer."""
+    return inherited_line(_raw_line(at))
 
 
 def _outcome_fields(outcome: BatchOutcome) -> tuple[object, ...]:
@@ -89,7 +98,7 @@ def _prepared(batch: list[SourceRecord], at: int) -> tuple[BatchOutcome, BatchPr
 
     async def complete() -> None:
         pacer, stop = Pacer(), threading.Event()
-        line = _line(at)
+        line = _raw_line(at)
         inheritance = await asyncio.to_thread(paced_inheritance, SETTINGS, pacer, FORK, line, stop)
         taken: list[tuple[int, SessionKey, int]] = []
 
@@ -146,7 +155,7 @@ def test_a_cancelled_preparation_stops_its_fold() -> None:
     stop = threading.Event()
     stop.set()
     with pytest.raises(ReadStopped):
-        paced_inheritance(SETTINGS, Pacer(), FORK, _line(599), stop)
+        paced_inheritance(SETTINGS, Pacer(), FORK, _raw_line(599), stop)
 
 
 def test_only_a_new_forks_first_record_waits_for_a_preparation() -> None:
