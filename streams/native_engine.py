@@ -60,7 +60,17 @@ plus the fetch response being decoded (``fetch_max_bytes``):
 :meth:`~streams.projector_settings.ProjectorSettings.fetched_bytes_bound`,
 36 MiB with the defaults (1 MiB chunks, 16 MiB responses) and 12
 partitions. The engine needs no ``pause`` of its own for this; the only
-partitions it pauses are newly assigned ones, until they are restored.
+partitions it pauses are newly assigned ones, until they are restored, and
+one at a record that starts a new fork, until the fork's inheritance is
+prepared.
+
+Forks: a batch folds a partition's records only up to the first record
+that starts a new fork whose inheritance is not prepared; the partition
+seeks back to that record and pauses while
+:class:`~streams.fork_preparation.ForkPreparations` reads and folds what the
+fork inherits without the lock (O(the source)), so every other partition
+folds on; when the record comes again the batch step takes the prepared
+inheritance. A revocation cancels the partition's preparation.
 """
 
 from __future__ import annotations
@@ -86,6 +96,7 @@ from schemas.compaction_request import CompactionRequest
 from schemas.keys import SessionKey
 from schemas.partitioning import session_partition
 from schemas.read_secret import read_keys
+from streams.fork_preparation import ForkPreparations
 from streams.native_web import serving
 from streams.partition_claim import signed_claim
 from streams.partition_owners import write_claim
@@ -98,6 +109,7 @@ from streams.project_batch import (
     SessionCache,
     SourceRecord,
     TableWrite,
+    inherit,
     rebuild_session,
     stored_header,
 )
@@ -166,6 +178,7 @@ class NativeProjector:
         self._cache = SessionCache(settings.session_cache_bytes)
         self._history = SessionHistory(settings)
         self._read_history = SessionHistory(settings)  # reads take turns on their own reader
+        self._forks = ForkPreparations(settings)
         self._projector: BatchProjector | None = None
         self._partitions = settings.events_partitions
         self.pending = PendingRequests()
@@ -259,6 +272,7 @@ class NativeProjector:
             async with self._lock:
                 await self._release(set(self._owned))
             await consumer.stop()
+            await self._forks.stop()
             await self._history.stop()
             await self._read_history.stop()
             logger.info("native projector stopped")
@@ -319,10 +333,18 @@ class NativeProjector:
             sources = [
                 SourceRecord(r.topic, r.partition, r.offset, r.key, r.value or b"") for r in records
             ]
+            cut = self._forks.first_unprepared(owned.partition, sources, _reader(owned.store))
+            if cut is not None:
+                # Folded up to the new fork only; its partition waits for its inheritance.
+                position = sources[cut].offset
+                self._prepare_fork(consumer, owned, sources[cut])
+                sources = sources[:cut]
+                if position == owned.next_offset:
+                    continue
             self.reads.folding(owned.partition)  # the cache runs ahead of the commit from here
             outcome = projector.project(sources, _reader(owned.store))
             await self._history.complete(
-                projector, outcome, _reader(owned.store), self._history_start
+                projector, outcome, _reader(owned.store), self._history_start, self._forks.take
             )
             commits.append(self._commit(owned, outcome, position))
         if not commits:
@@ -340,6 +362,20 @@ class NativeProjector:
         self.metrics.sessions_cached.set(len(self._cache))
         self.metrics.cache_bytes.set(self._cache.bytes)
         self.metrics.sessions_quarantined.set(len(projector.quarantined))
+
+    def _prepare_fork(
+        self, consumer: AIOKafkaConsumer, owned: OwnedPartition, record: SourceRecord
+    ) -> None:
+        """Pause `owned` at the fork `record` starts until its inheritance is prepared."""
+        tp = owned.tp
+        consumer.seek(tp, record.offset)
+        consumer.pause(tp)
+
+        def prepared() -> None:
+            if owned.partition in self._owned and tp in consumer.assignment():
+                consumer.resume(tp)
+
+        self._forks.start(record, self._partitions, self._history_start, prepared)
 
     async def _commit(self, owned: OwnedPartition, outcome: BatchOutcome, position: int) -> None:
         """One transaction: `outcome`'s records and the partition's offset `position`."""
@@ -375,6 +411,7 @@ class NativeProjector:
         # Committed: the store follows, with the changelog position past this batch.
         owned.store.apply(writes, max(metadata.offset for metadata in placed) + 1)
         owned.next_offset = position
+        self._forks.committed(partition, position)
         self.reads.committed(partition, position)
         now = time.time()
         for request, request_partition in outcome.requests:
@@ -522,6 +559,7 @@ class NativeProjector:
         """Forget partitions no longer owned: producers stopped, stores closed, sessions dropped."""
         self.reads.released(partitions)
         self._restoring -= partitions
+        await self._forks.revoked(partitions)
         for partition in sorted(partitions & set(self._owned)):
             owned = self._owned.pop(partition)
             # A fenced producer may refuse to stop cleanly, or not answer at all.
@@ -583,10 +621,15 @@ class NativeProjector:
         Its first applied offset from the stored header (committed state);
         for a session without one, the partition's committed position: none
         of its records is below it. None when the partition is not owned
-        here (or the header predates first offsets).
+        here (or the header predates first offsets), and for a quarantined
+        session, whose records below that position were refused, not absent
+        (a fork prepared after its source's fork record was quarantined, in
+        an earlier batch, still reads that record and refuses the cycle).
         """
         owned = self._owned.get(partition)
         if owned is None:
+            return None
+        if self._projector is not None and self._projector.is_quarantined((partition, session_key)):
             return None
         header = stored_header(session_key, partition, _reader(owned.store))
         if header.last_offset == NO_OFFSET:
@@ -624,6 +667,7 @@ class NativeProjector:
         )
         head = records[0] if records else None
         line = await self._read_history.inherited(head, self._partitions, self._history_start)
+        inheritance = None if line is None else inherit(self._settings, session_key, line)
 
         def read(partition: int, key: bytes) -> bytes | None:
             return taken.get(key)
@@ -635,7 +679,7 @@ class NativeProjector:
             partition,
             read,
             history=records,
-            inherited=line,
+            inherited=inheritance,
         )
         return session.projection
 

@@ -57,7 +57,7 @@ from typing import Final, Literal
 
 from projections.compaction_config import CompactionConfig
 from projections.compaction_decision import step
-from projections.context_digest import ContextDigest
+from projections.context_digest import ContextDigest, digest_context
 from projections.projection import (
     NO_OFFSET,
     SessionProjection,
@@ -415,6 +415,10 @@ class BatchProjector:
         """Sessions whose stored entries could not be read back, with the reason."""
         return dict(self._quarantined)
 
+    def is_quarantined(self, session_id: SessionId) -> bool:
+        """Whether the session is quarantined (its records refused)."""
+        return session_id in self._quarantined
+
     def revoked(self, partitions: set[int]) -> None:
         """Forget the cached and quarantined sessions of partitions no longer owned."""
         self._cache.revoked(partitions)
@@ -468,7 +472,7 @@ class BatchProjector:
         read: TableReader,
         outcome: BatchOutcome,
         history: Sequence[SourceRecord] | None = None,
-        inherited: Sequence[LoggedEvent] | None = None,
+        inherited: Inheritance | None = None,
     ) -> None:
         """Decode and fold one session's records of the batch (one key, one partition).
 
@@ -522,7 +526,7 @@ class BatchProjector:
         read: TableReader,
         outcome: BatchOutcome,
         history: Sequence[SourceRecord] | None = None,
-        inherited: Sequence[LoggedEvent] | None = None,
+        inherited: Inheritance | None = None,
     ) -> CachedSession:
         """The session from the cache, else rebuilt from the table (or from `history`).
 
@@ -569,7 +573,7 @@ class BatchProjector:
         read: TableReader,
         outcome: BatchOutcome,
         history: Sequence[SourceRecord] | None = None,
-        inherited: Sequence[LoggedEvent] | None = None,
+        inherited: Inheritance | None = None,
     ) -> None:
         """Fold one session's records; what it writes reaches `outcome` only if it all succeeds.
 
@@ -696,7 +700,7 @@ class BatchProjector:
         history: Sequence[SourceRecord],
         read: TableReader,
         outcome: BatchOutcome,
-        inherited: Sequence[LoggedEvent] | None = None,
+        inherited: Inheritance | None = None,
     ) -> None:
         """Fold `need`'s records of the batch on its projection rebuilt from `history`.
 
@@ -709,7 +713,8 @@ class BatchProjector:
         the session and dead-letters its records. Never raises.
 
         With `inherited` (the session is a fork: what it inherits, which the
-        shell read from its source's partition) the rebuild folds those first;
+        shell read from its source's partition and folded with :func:`inherit`)
+        the rebuild starts from it;
         a new session's `history` is empty (``need.first_offset`` is -1) and
         its fork record is in the batch.
         """
@@ -835,19 +840,49 @@ def _whole_fold(
     return projection, size
 
 
-def _inherit(
-    projection: SessionProjection, records: Sequence[LoggedEvent]
-) -> tuple[SessionProjection, int]:
-    """`projection` (of a session without records) with a fork's inherited `records` folded."""
-    projection = inheriting(projection)
+@dataclass(frozen=True, slots=True)
+class Inheritance:
+    """A fork's inherited records folded into its starting projection (:func:`inherit`).
+
+    `projection` is the new session's empty projection with every inherited
+    record applied (its fork record not yet); `size` is their bytes, what the
+    session's cache entry starts from; `digest` is its context's digest, so
+    the fork's first snapshot assembles only what came since (O(context)
+    otherwise, on the folding loop).
+    """
+
+    projection: SessionProjection
+    size: int
+    digest: ContextDigest | None = field(default=None, compare=False)
+
+
+def _no_check() -> object:
+    return None
+
+
+def inherit(
+    settings: ProjectorSettings,
+    key: SessionKey,
+    records: Sequence[LoggedEvent],
+    between: Callable[[], object] = _no_check,
+) -> Inheritance:
+    """The fork `key`'s starting projection with its inherited `records` folded. Pure.
+
+    O(records): the one fold of a fork's inheritance (and its context's
+    digest), inline in the batch step or prepared off the folding loop
+    (:mod:`streams.fork_preparation`), which passes `between` (called after
+    each record) to pace itself.
+    """
+    projection = inheriting(empty_projection(key, settings.view_request_for(key)))
     size = 0
     for record in records:
+        between()
         try:
             projection = apply(projection, record)
         except Exception:  # noqa: BLE001, S112 - refused in its own session; refused again
             continue
         size += len(encode(record.envelope))
-    return projection, size
+    return Inheritance(projection, size, digest_context(projection.view).digest)
 
 
 def replace_waiting(projection: SessionProjection, waiting: SessionProjection) -> SessionProjection:
@@ -868,7 +903,7 @@ def rebuild_session(
     read: TableReader,
     *,
     history: Sequence[SourceRecord] | None = None,
-    inherited: Sequence[LoggedEvent] | None = None,
+    inherited: Inheritance | None = None,
 ) -> CachedSession:
     """A session's projection restored from the table, waiting on its stored request.
 
@@ -881,7 +916,7 @@ def rebuild_session(
     of those instead, and the table gives only the header and the request;
     records that no longer decode or apply are passed over, as they were when
     they came (dead-lettered then). With `inherited` (the session is a fork)
-    the records it inherits are folded first (:func:`~projections.projection.inheriting`).
+    the projection starts from what it inherits, folded by :func:`inherit`.
 
     Raises:
         NeedsHistory: A record since the checkpoint needs records the
@@ -892,12 +927,13 @@ def rebuild_session(
     """
     projection = empty_projection(key, settings.view_request_for(key))
     size = 0
+    digest = None
     if inherited is not None:
-        projection, size = _inherit(projection, inherited)
+        projection, size, digest = inherited.projection, inherited.size, inherited.digest
     raw_header = read(partition, header_key(key))
     if raw_header is None:
         config = settings.compaction_for(key)
-        return CachedSession(projection, partition, 0, 0, None, config, size)
+        return CachedSession(projection, partition, 0, 0, None, config, size, digest=digest)
     header = decode_header(raw_header)
     if history is not None:
         projection, own_size = _whole_fold(projection, history, header.last_offset)
@@ -934,4 +970,5 @@ def rebuild_session(
         size,
         header.base,
         header.first_offset,
+        digest,
     )

@@ -45,11 +45,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from aiokafka import ConsumerRecord
 
 from projections.fork import ForkError, ForkSource, fork_source, inherited
+from projections.projection import NO_OFFSET
 from schemas.committed_range import CommittedRangeReader, RangeReadTimeout
 from schemas.keys import SessionKey
 from schemas.log_text import shown
@@ -59,9 +61,12 @@ from streams.project_batch import (
     BatchOutcome,
     BatchProjector,
     DecodedRecord,
+    HistoryNeed,
+    Inheritance,
     SourceRecord,
     TableReader,
     decode_record,
+    inherit,
 )
 from streams.projector_settings import ProjectorSettings
 
@@ -85,6 +90,31 @@ class ForkLineError(ValueError):
     """A fork's line of sources is longer than :data:`MAX_FORK_DEPTH` (or a cycle)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ReadHistory:
+    """A held-back session's history: its own records and what it inherits, or its refusal."""
+
+    records: list[SourceRecord] = field(default_factory=list)
+    inheritance: Inheritance | None = None
+    refusal: str | None = None
+
+
+PreparedForks = Callable[[int, SessionKey, int], ReadHistory | None]
+"""The history prepared for the new fork whose fork record is (`partition`, `session_key`,
+`offset`), taken once; None when none was."""
+
+
+def _none_prepared(partition: int, session_key: SessionKey, offset: int) -> ReadHistory | None:
+    return None
+
+
+def _prepared_for(need: HistoryNeed, prepared: PreparedForks) -> ReadHistory | None:
+    """What `prepared` holds for `need`: only a new session's, its fork record first."""
+    if need.first_offset != NO_OFFSET or not need.group:
+        return None
+    return prepared(need.partition, need.session_key, need.group[0].offset)
+
+
 class SessionHistory:
     """One reader of `events` for histories, made and used in the engine's event loop."""
 
@@ -106,43 +136,60 @@ class SessionHistory:
         outcome: BatchOutcome,
         read: TableReader,
         first_offsets: FirstOffsets = _not_known,
+        prepared: PreparedForks = _none_prepared,
     ) -> None:
         """Fold the sessions `outcome` held back for their histories into `outcome`.
 
         A session whose history (its own records, or its fork line's) is not
         read within ``history_read_timeout_s``, or whose fork line is too long,
         is quarantined instead (:meth:`BatchProjector.refuse_history`): never raises for it.
+        A new fork whose inheritance `prepared` holds (read and folded off the
+        folding loop, :mod:`streams.fork_preparation`) takes it as it is.
         """
         while outcome.history_needed:
             needs, outcome.history_needed = outcome.history_needed, []
             for need in needs:
-                deadline = time.monotonic() + self._settings.history_read_timeout_s
-                try:
-                    records: list[SourceRecord] = []
-                    if need.first_offset >= 0:  # else a new session: its first record is here
-                        records = await self.records(
-                            need.partition,
-                            need.session_key,
-                            need.first_offset,
-                            need.end_offset,
-                            deadline=deadline,
-                        )
-                    head = records[0] if records else need.group[0] if need.group else None
-                    line = await self.inherited(
-                        head, projector.partitions, first_offsets, deadline=deadline
-                    )
-                except ForkLineError as exc:
-                    projector.refuse_history(need, str(exc), outcome)
-                    continue
-                except RangeReadTimeout as exc:
-                    reason = (
-                        f"its history on events was not read within history_read_timeout_s="
-                        f"{self._settings.history_read_timeout_s:g} s ({exc})"
-                    )
-                    logger.warning("session=%s %s", need.session_key, shown(reason, 500))
-                    projector.refuse_history(need, reason, outcome)
-                    continue
-                projector.project_history(need, records, read, outcome, line)
+                ready = _prepared_for(need, prepared)
+                if ready is None:
+                    ready = await self._read_need(need, projector.partitions, first_offsets)
+                if ready.refusal is not None:
+                    projector.refuse_history(need, ready.refusal, outcome)
+                else:
+                    projector.project_history(need, ready.records, read, outcome, ready.inheritance)
+
+    async def _read_need(
+        self, need: HistoryNeed, partitions: int, first_offsets: FirstOffsets
+    ) -> ReadHistory:
+        """`need`'s own records and its fork line's inheritance, read and folded here."""
+        deadline = time.monotonic() + self._settings.history_read_timeout_s
+        try:
+            records: list[SourceRecord] = []
+            if need.first_offset >= 0:  # else a new session: its first record is here
+                records = await self.records(
+                    need.partition,
+                    need.session_key,
+                    need.first_offset,
+                    need.end_offset,
+                    deadline=deadline,
+                )
+            head = records[0] if records else need.group[0] if need.group else None
+            line = await self.inherited(head, partitions, first_offsets, deadline=deadline)
+        except (ForkLineError, RangeReadTimeout) as exc:
+            return ReadHistory(refusal=self.refusal(need.session_key, exc))
+        if line is None:
+            return ReadHistory(records)
+        return ReadHistory(records, inherit(self._settings, need.session_key, line))
+
+    def refusal(self, session_key: SessionKey, exc: ForkLineError | RangeReadTimeout) -> str:
+        """Why `session_key`'s history is refused after `exc` (a timeout is logged)."""
+        if isinstance(exc, ForkLineError):
+            return str(exc)
+        reason = (
+            f"its history on events was not read within history_read_timeout_s="
+            f"{self._settings.history_read_timeout_s:g} s ({exc})"
+        )
+        logger.warning("session=%s %s", session_key, shown(reason, 500))
+        return reason
 
     async def inherited(
         self,
@@ -163,13 +210,32 @@ class SessionHistory:
             schemas.committed_range.RangeReadTimeout: The line was not read by
                 `deadline` (monotonic; None: ``history_read_timeout_s`` from now).
         """
-        source = _fork_of(head)
+        raw = await self.line_records(head, partitions, first_offsets, deadline=deadline)
+        return None if raw is None else inherited_line(raw)
+
+    async def line_records(
+        self,
+        head: SourceRecord | None,
+        partitions: int,
+        first_offsets: FirstOffsets = _not_known,
+        *,
+        deadline: float | None = None,
+    ) -> list[SourceRecord] | None:
+        """:meth:`inherited`'s records as read, not decoded (:func:`inherited_line` does that).
+
+        Only each source's first record is decoded here (it names the source
+        before it), so a caller can decode the rest in a thread.
+
+        Raises:
+            ForkLineError: The fork's line is too long.
+            schemas.committed_range.RangeReadTimeout: The line was not read by `deadline`.
+        """
+        source = fork_of(head)
         if source is None:
             return None
         if deadline is None:
             deadline = time.monotonic() + self._settings.history_read_timeout_s
-        line = await self._line(source, partitions, first_offsets, deadline, MAX_FORK_DEPTH)
-        return inherited(line)
+        return await self._line(source, partitions, first_offsets, deadline, MAX_FORK_DEPTH)
 
     async def _line(
         self,
@@ -178,7 +244,7 @@ class SessionHistory:
         first_offsets: FirstOffsets,
         deadline: float,
         depth: int,
-    ) -> list[LoggedEvent]:
+    ) -> list[SourceRecord]:
         """`source`'s history up to its offset: what it inherited, then its own records."""
         if depth <= 0:
             raise ForkLineError(f"a fork's line holds more than {MAX_FORK_DEPTH} sessions")
@@ -189,14 +255,13 @@ class SessionHistory:
             own = await self.records(
                 partition, source.session_key, first, source.offset + 1, deadline=deadline
             )
-        decoded = [item for item in map(decode_record, own) if isinstance(item, DecodedRecord)]
-        parent = _fork_of(own[0]) if own else None
+        parent = fork_of(own[0]) if own else None
         before = (
             []
             if parent is None
             else await self._line(parent, partitions, first_offsets, deadline, depth - 1)
         )
-        return [*before, *(item.logged for item in decoded)]
+        return [*before, *own]
 
     def _source_start(self, partition: int, source: ForkSource, first_offsets: FirstOffsets) -> int:
         """Where `source` is read from: the engine's offset, the fork record's, or the log start."""
@@ -295,7 +360,16 @@ class SessionHistory:
         return self._reader
 
 
-def _fork_of(record: SourceRecord | None) -> ForkSource | None:
+def inherited_line(line: list[SourceRecord]) -> list[LoggedEvent]:
+    """What a fork inherits from `line` (:meth:`SessionHistory.line_records`), decoded. Pure.
+
+    O(line): records that do not decode are left out (dead-lettered when they came).
+    """
+    decoded = (decode_record(record) for record in line)
+    return inherited(item.logged for item in decoded if isinstance(item, DecodedRecord))
+
+
+def fork_of(record: SourceRecord | None) -> ForkSource | None:
     """The source `record` forks from, None when it is none (or not a valid fork record)."""
     if record is None:
         return None

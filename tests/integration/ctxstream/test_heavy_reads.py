@@ -258,3 +258,54 @@ def test_a_history_read_past_its_timeout_quarantines_the_fork_and_the_worker_fol
         log = _log(deployment)
     assert f"session {fork} quarantined: its history on events was not read within" in log
     assert "history_read_timeout_s=1e-06 s" in log
+
+
+#: Forks of the long session sent at once: inline, their folds held every partition for longer
+#: than the quiet session's timeout.
+FORKS: Final = 4
+
+
+def test_a_quiet_session_reads_its_writes_while_forks_of_the_long_session_are_folded(
+    heavy_deployment: ProjectorSettings, long_session: tuple[SessionKey, int]
+) -> None:
+    long_key, last = long_session
+    partitions = heavy_deployment.events_partitions
+    forks = _keys_on(partitions, 0, FORKS)  # the forks' partition is the long session's
+    (quiet,) = _keys_on(partitions, 1, 1)
+    cut = last - 10  # one fork stops before the long session's end
+
+    async def run() -> tuple[int, list[int], list[object], list[object]]:
+        async with Client(settings=heavy_deployment) as client:
+            await client.context(quiet, timeout_s=QUIET_TIMEOUT_S)  # routed, warm
+            ats = [last] * (FORKS - 1) + [cut]
+
+            async def forked() -> list[int]:
+                started = [
+                    client.fork(long_key, at, fork, timeout_s=FOLDED_TIMEOUT_S)
+                    for at, fork in zip(ats, forks, strict=True)
+                ]
+                offsets: list[int] = list(await asyncio.gather(*started))
+                for fork, offset in zip(forks, offsets, strict=True):  # folded, all of them
+                    await client.projection(fork, offset, timeout_s=FOLDED_TIMEOUT_S)
+                return offsets
+
+            folding = asyncio.create_task(forked())
+            quiet_trips = await _quiet_round_trips(client, quiet, folding)
+            offsets = await folding
+            contexts: list[object] = [
+                await client.context(fork, min_offset=offset, timeout_s=FOLDED_TIMEOUT_S)
+                for fork, offset in zip(forks, offsets, strict=True)
+            ]
+            sources: list[object] = [
+                await client.context(long_key, min_offset=last, timeout_s=FOLDED_TIMEOUT_S),
+                await client.context_as_of(long_key, cut, timeout_s=HEAVY_TIMEOUT_S),
+            ]
+            return quiet_trips, offsets, contexts, sources
+
+    quiet_trips, offsets, contexts, (whole, before_cut) = asyncio.run(run())
+    assert len(offsets) == FORKS
+    # Each fork's context is its source's up to the fork's offset.
+    assert contexts == [whole] * (FORKS - 1) + [before_cut]
+    assert whole != before_cut
+    # The quiet session, on another partition, was answered within its own timeout throughout.
+    assert quiet_trips >= QUIET_ROUND_TRIPS
