@@ -29,7 +29,15 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncGenerator, Coroutine, Generator, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
@@ -52,7 +60,12 @@ from schemas.kafka_settings import KafkaSettings
 from schemas.keys import Offset, parse_session_key
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.projector_settings import ProjectorSettings
-from streams.read_protocol import DEFAULT_PAGE_SIZE, DEFAULT_READ_WAIT_S, ExpandedPage
+from streams.read_protocol import (
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_READ_WAIT_S,
+    ExpandedPage,
+    HistoryStart,
+)
 
 EventInput = Event | Mapping[str, Any]
 """An event as an ADK ``Event`` or its JSON (camelCase or snake_case field names)."""
@@ -285,6 +298,7 @@ class Client:
         new_session_key: str,
         *,
         timeout_s: float = DEFAULT_READ_WAIT_S,
+        on_source: Callable[[HistoryStart], None] | None = None,
     ) -> Offset:
         """Start `new_session_key` as a fork of `session_key` up to `at_offset`; the fork's offset.
 
@@ -297,7 +311,10 @@ class Client:
         `at_offset` (so the offset is the source's, committed) and where the
         source's history starts on its partition (the fork record names it,
         so the fork's worker reads the source from there), and the new
-        session's owner to show it has no records yet.
+        session's owner to show it has no records yet. `on_source`, when given,
+        is called with where the source lies on its partition before anything
+        is appended (the HTTP API charges a fork's reading there); what it
+        raises ends the fork.
 
         Raises:
             InvalidArgumentError: A key is refused, the keys are of two tenants
@@ -313,6 +330,8 @@ class Client:
         )
         if source.last_offset == -1:
             raise InvalidArgumentError(f"session_key: {session_key!r} has no records to fork")
+        if on_source is not None:
+            on_source(source)  # where the source lies: what the fork will read (may refuse)
         target = await self._reads.history_start(
             new_session_key, min_offset=None, timeout_s=timeout_s
         )

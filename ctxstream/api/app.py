@@ -290,14 +290,21 @@ async def fork(
     """Append the fork record that starts the body's new session (:meth:`Client.fork`).
 
     Both sessions must be of the caller's tenant. Forks count against
-    ``HTTP_TENANT_FORKS_PER_MINUTE``; the fork record can be appended only here.
+    ``HTTP_TENANT_FORKS_PER_MINUTE``, and the source records each reads against
+    ``HTTP_TENANT_FORK_RECORDS_PER_S``; the fork record can be appended only here.
     """
     key = session_of(caller, session_key)
     raw = await body_bytes(request, max_bytes=services.settings.http_max_body_bytes)
     asked = validated(ForkRequest, parsed(raw))
     new_key = session_of(caller, asked.new_session_key)
-    services.budgets.spend_fork(caller.tenant)
-    offset = await services.client.fork(key, asked.at_offset, new_key)
+    tenant, budgets = caller.tenant, services.budgets
+    budgets.spend_fork(tenant)
+    offset = await services.client.fork(
+        key,
+        asked.at_offset,
+        new_key,
+        on_source=lambda source: budgets.charge_fork(tenant, source, asked.at_offset),
+    )
     return _json(Appended(offset=offset))
 
 

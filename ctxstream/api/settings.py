@@ -63,6 +63,11 @@ class ServeSettings(KafkaSettings):
     """Body bytes one tenant may append a second, in bursts of one full batch."""
     http_tenant_forks_per_minute: float = Field(default=10.0, gt=0, le=100_000)
     """Forks one tenant may start a minute, as many at once."""
+    http_tenant_fork_records_per_s: int = Field(default=1_000, ge=1, le=1 << 30)
+    """How many of their sources' records one tenant's forks may read and fold a second
+    (from each source's first record to the fork's offset), in bursts of 16 s of it; a
+    fork that read more delays the tenant's next one until it is paid back. A fork's
+    own partition waits while it is folded: this bounds how often that happens."""
     http_tenant_heavy_read_bytes_per_s: int = Field(default=256 * 1024, ge=1024, le=1 << 34)
     """What one tenant's heavy reads (as-of contexts, rewinds: O(session) on the worker) may
     answer a second, counted in answer bytes (at least 64 KiB a read), in bursts of 16 s of

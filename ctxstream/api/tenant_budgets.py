@@ -12,7 +12,9 @@ one batch                   ``HTTP_MAX_BATCH_EVENTS``,               413
 appends                     ``HTTP_TENANT_APPEND_EVENTS_PER_S``,     429
                             ``HTTP_TENANT_APPEND_BYTES_PER_S``
                             (bursts of one full batch)
-forks                       ``HTTP_TENANT_FORKS_PER_MINUTE``         429
+forks                       ``HTTP_TENANT_FORKS_PER_MINUTE``,        429
+                            ``HTTP_TENANT_FORK_RECORDS_PER_S``
+                            (the source's records a fork reads)
 heavy reads (as-of, rewind) ``HTTP_TENANT_HEAVY_READ_BYTES_PER_S``   429
                             (their answers' bytes, at least
                             :data:`HEAVY_READ_MIN_COST` each)
@@ -31,9 +33,12 @@ from ctxstream.api.concurrency_budget import ConcurrencyBudget
 from ctxstream.api.errors import ApiError
 from ctxstream.api.rate_budget import Clock, RateBudget
 from ctxstream.api.settings import ServeSettings
+from streams.read_protocol import HistoryStart
 
 #: What a heavy read costs at least, whatever its answer: its work is O(session).
 HEAVY_READ_MIN_COST: Final = 64 * 1024
+#: A tenant's forks may read this many seconds of their rate of source records at once.
+FORK_RECORDS_BURST_S: Final = 16
 #: A tenant's heavy reads may answer this many seconds of their rate at once.
 HEAVY_READ_BURST_S: Final = 16
 
@@ -72,6 +77,14 @@ class TenantBudgets:
             clock=clock,
         )
 
+        fork_rate = settings.http_tenant_fork_records_per_s
+        self._fork_records = RateBudget(
+            "fork records",
+            "HTTP_TENANT_FORK_RECORDS_PER_S",
+            rate_per_s=fork_rate,
+            burst=fork_rate * FORK_RECORDS_BURST_S,
+            clock=clock,
+        )
         heavy_rate = settings.http_tenant_heavy_read_bytes_per_s
         self._heavy_reads = RateBudget(
             "heavy-read bytes",
@@ -126,12 +139,24 @@ class TenantBudgets:
         self._append_bytes.take(tenant, body_bytes)
 
     def spend_fork(self, tenant: str) -> None:
-        """Count one fork against `tenant`'s rate.
+        """Count one fork against `tenant`'s rate, unless its earlier forks' reading is unpaid.
 
         Raises:
-            OverBudgetError: The tenant started its forks of the minute; retry after its wait.
+            OverBudgetError: The tenant started its forks of the minute, or its
+                forks read more of their sources than its rate has paid back;
+                retry after its wait.
         """
+        self._fork_records.admit(tenant)
         self._forks.take(tenant, 1)
+
+    def charge_fork(self, tenant: str, source: HistoryStart, at_offset: int) -> None:
+        """Count the records a fork of `source` up to `at_offset` reads and folds.
+
+        From the source's first offset (the log start when it is not known) up
+        to the fork's offset: other sessions' records between are read too.
+        """
+        first = source.first_offset if source.first_offset >= 0 else 0
+        self._fork_records.charge(tenant, max(1, at_offset - first + 1))
 
 
 def _slots(

@@ -10,6 +10,7 @@ from ctxstream.api.rate_budget import RateBudget, TokenBucket
 from ctxstream.api.settings import ServeSettings
 from ctxstream.api.tenant_budgets import TenantBudgets
 from ctxstream.errors import OverBudgetError
+from streams.read_protocol import HistoryStart
 
 
 class FakeClock:
@@ -192,3 +193,23 @@ def test_heavy_reads_are_charged_their_answers_bytes_and_at_least_the_minimum() 
         budgets.admit_heavy_read("evil")
     clock.now += 1.0
     budgets.admit_heavy_read("evil")
+
+
+def test_forks_are_charged_the_source_records_they_read() -> None:
+    clock = FakeClock()
+    settings = ServeSettings(http_tenant_fork_records_per_s=100, http_tenant_forks_per_minute=60)
+    budgets = TenantBudgets(settings, clock)
+    source = HistoryStart(session_key="evil/a/u/s", first_offset=1_000, last_offset=5_000)
+    budgets.spend_fork("evil")
+    budgets.charge_fork("evil", source, at_offset=4_999)  # 4,000 records: 2,400 of debt
+    with pytest.raises(OverBudgetError, match="HTTP_TENANT_FORK_RECORDS_PER_S") as refused:
+        budgets.spend_fork("evil")
+    assert refused.value.retry_after_s == pytest.approx(24.01)
+    budgets.spend_fork("acme")  # another tenant's forks are its own
+    clock.now += 24.1
+    budgets.spend_fork("evil")
+    unknown = HistoryStart(session_key="evil/a/u/s", first_offset=-1, last_offset=9)
+    budgets.charge_fork("evil", unknown, at_offset=9)  # from the log start: 10 records
+    with pytest.raises(OverBudgetError) as refused:  # the 10 left are spent: 1 more to come
+        budgets.spend_fork("evil")
+    assert refused.value.retry_after_s == pytest.approx(0.01, abs=0.005)
