@@ -56,8 +56,8 @@ from tests.support.kafka import (
 
 pytestmark = pytest.mark.integration
 
-SESSIONS = 20
-INVOCATIONS = 30  # 2,400 events
+SESSIONS = 60
+INVOCATIONS = 30  # 7,200 events: the worker is still folding when a letter is committed
 POISON_EVERY = 20  # a bad record after every 20 good ones, under a session's key
 FIRST_COMMIT_TIMEOUT_S = 90.0  # a worker subprocess starts, joins, folds its first batches
 CATCH_UP_TIMEOUT_S = 180.0
