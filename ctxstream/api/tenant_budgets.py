@@ -77,21 +77,19 @@ class TenantBudgets:
             clock=clock,
         )
 
-        fork_rate = settings.http_tenant_fork_records_per_s
-        self._fork_records = RateBudget(
+        self._fork_records = _rate(
+            settings,
             "fork records",
-            "HTTP_TENANT_FORK_RECORDS_PER_S",
-            rate_per_s=fork_rate,
-            burst=fork_rate * FORK_RECORDS_BURST_S,
-            clock=clock,
+            "http_tenant_fork_records_per_s",
+            settings.http_tenant_fork_records_per_s * FORK_RECORDS_BURST_S,
+            clock,
         )
-        heavy_rate = settings.http_tenant_heavy_read_bytes_per_s
-        self._heavy_reads = RateBudget(
+        self._heavy_reads = _rate(
+            settings,
             "heavy-read bytes",
-            "HTTP_TENANT_HEAVY_READ_BYTES_PER_S",
-            rate_per_s=heavy_rate,
-            burst=heavy_rate * HEAVY_READ_BURST_S,
-            clock=clock,
+            "http_tenant_heavy_read_bytes_per_s",
+            settings.http_tenant_heavy_read_bytes_per_s * HEAVY_READ_BURST_S,
+            clock,
         )
 
     def admit_heavy_read(self, tenant: str) -> None:
