@@ -445,19 +445,16 @@ class Client:
         of each content, so a long context costs its caller milliseconds.
         `min_offset` and `as_of` are not given together. Raises as they do.
         """
-        arguments: dict[str, object] = {
-            "agent": agent,
-            "branch": branch,
-            "include_contents": include_contents,
-            "timeout_s": timeout_s,
-        }
-        if as_of is not None:
-            if min_offset is not None:
-                raise InvalidArgumentError("as_of, min_offset: give one of them")
-            return await self._reads.contents_json(
-                session_key, {"as_of": "as_of"}, as_of=as_of, **arguments
-            )
-        return await self._reads.contents_json(session_key, {}, min_offset=min_offset, **arguments)
+        return await self._reads.contents_json(
+            session_key,
+            {},
+            agent=agent,
+            branch=branch,
+            include_contents=include_contents,
+            min_offset=min_offset,
+            as_of=as_of,
+            timeout_s=timeout_s,
+        )
 
     async def expand(
         self,

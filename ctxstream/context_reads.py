@@ -46,7 +46,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal, TypeVar
 
 import aiohttp
@@ -197,9 +197,7 @@ class ContextReads:
         models: for the long context of an as-of read that is the difference between
         milliseconds and the better part of a second on the caller's loop.
         """
-        key = _checked_key(session_key)
-        query = _checked(ContextQuery, renamed, **arguments)
-        body = await self._read(key, "context", query)
+        key, body = await self._context_body(session_key, renamed, arguments)
         try:
             answer = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -214,15 +212,21 @@ class ContextReads:
         self, session_key: str, renamed: Mapping[str, str], **arguments: object
     ) -> list[Content]:
         """The contents a context read of `arguments` (named as `renamed` says) answers."""
-        key = _checked_key(session_key)
-        query = _checked(ContextQuery, renamed, **arguments)
-        body = await self._read(key, "context", query)
+        key, body = await self._context_body(session_key, renamed, arguments)
         try:
-            answer = await _decoded(ContextAnswer.model_validate_json, body)
+            answer = ContextAnswer.model_validate_json(body)
         except ValidationError as exc:
             reason = f"the answer is not a context: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
         return _of_session(key, answer.session_key, answer).contents
+
+    async def _context_body(
+        self, session_key: str, renamed: Mapping[str, str], arguments: Mapping[str, object]
+    ) -> tuple[SessionKey, bytes]:
+        """The session's key and the owner's answer to a context read of `arguments`."""
+        key = _checked_key(session_key)
+        query = _checked(ContextQuery, renamed, **arguments)
+        return key, await self._read(key, "context", query)
 
     async def expand(
         self,
@@ -247,7 +251,7 @@ class ContextReads:
         )
         body = await self._read(key, "expand", query)
         try:
-            page = await _decoded(ExpandedPage.model_validate_json, body)
+            page = ExpandedPage.model_validate_json(body)
         except ValidationError as exc:
             reason = f"the answer is not a page of events: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
@@ -275,7 +279,7 @@ class ContextReads:
         )
         body = await self._read(key, "rewind-delta", query)
         try:
-            delta = await _decoded(RewindDelta.model_validate_json, body)
+            delta = RewindDelta.model_validate_json(body)
         except ValidationError as exc:
             reason = f"the answer is not a rewind's state delta: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
@@ -542,21 +546,6 @@ def _of_session(asked: SessionKey, named: str, answer: AnswerT) -> AnswerT:
             session_key=asked, reason="the answer names another session; it was not used"
         )
     return answer
-
-
-#: An answer's body from this size on is decoded in a thread, off the caller's loop.
-DECODE_OFF_LOOP_BYTES: Final = 64 * 1024
-
-
-async def _decoded(decode: Callable[[bytes], AnswerT], body: bytes) -> AnswerT:
-    """`decode(body)`.
-
-    A large body (the contents of a long session) is decoded in a thread, so
-    that the loop (an HTTP API serving every tenant) goes on meanwhile.
-    """
-    if len(body) < DECODE_OFF_LOOP_BYTES:
-        return decode(body)
-    return await asyncio.to_thread(decode, body)
 
 
 def _checked_key(session_key: str) -> SessionKey:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Final, TypeVar
 
 from aiohttp import web
@@ -121,14 +121,14 @@ def _parsed(request: web.Request, model: type[QueryT]) -> tuple[SessionKey, Quer
         return refusal("invalid-parameter", shown(reasons, 500))
 
 
-def _answer(outcome: ReadOutcome[BaseModel], query: ProjectionQuery) -> web.Response:
+def _answer(
+    outcome: ReadOutcome[ReadRefusal | EncodedAnswer], query: ProjectionQuery
+) -> web.Response:
     match outcome:
-        case Answered(ReadRefusal() as refused):  # the session holds no such thing
-            return refusal(refused.error, refused.reason, partition=refused.partition)
-        case Answered(EncodedAnswer() as encoded):
-            return web.Response(body=encoded.body, content_type=_JSON)
         case Answered(value):
-            return web.Response(body=encode(value), content_type=_JSON)
+            if isinstance(value, ReadRefusal):  # the session holds no such thing
+                return refusal(value.error, value.reason, partition=value.partition)
+            return web.Response(body=value.body, content_type=_JSON)
         case NotOwner(partition, owner):
             where = f"; its owner is {owner}" if owner else ""
             return refusal(
@@ -250,13 +250,14 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
     return app
 
 
-class EncodedAnswer(BaseModel):
+@dataclass(frozen=True, slots=True)
+class EncodedAnswer:
     """An answer already encoded where it was computed (a heavy read's thread)."""
 
     body: bytes
 
 
-def _encoded_in_place(answer: Answer[BaseModel]) -> Answer[BaseModel]:
+def _encoded_in_place(answer: Answer[BaseModel]) -> Answer[ReadRefusal | EncodedAnswer]:
     """`answer`, encoded by whoever computes it.
 
     A heavy answer (the contents of a long session as of an offset, say) can
@@ -265,9 +266,9 @@ def _encoded_in_place(answer: Answer[BaseModel]) -> Answer[BaseModel]:
     A refusal stays a model.
     """
 
-    def encoded(projection: SessionProjection, stop: StopCheck) -> BaseModel:
+    def encoded(projection: SessionProjection, stop: StopCheck) -> ReadRefusal | EncodedAnswer:
         value = answer(projection, stop)
-        return value if isinstance(value, ReadRefusal) else EncodedAnswer(body=encode(value))
+        return value if isinstance(value, ReadRefusal) else EncodedAnswer(encode(value))
 
     return encoded
 
