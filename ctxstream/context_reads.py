@@ -88,6 +88,7 @@ from streams.read_protocol import (
     ReadRefusal,
     RewindDelta,
     RewindQuery,
+    SessionAnswer,
     query_parameters,
     read_path,
 )
@@ -197,7 +198,8 @@ class ContextReads:
         models: for the long context of an as-of read that is the difference between
         milliseconds and the better part of a second on the caller's loop.
         """
-        key, body = await self._context_body(session_key, renamed, arguments)
+        key, query = _context_query(session_key, renamed, arguments)
+        body = await self._read(key, "context", query)
         try:
             answer = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -212,21 +214,8 @@ class ContextReads:
         self, session_key: str, renamed: Mapping[str, str], **arguments: object
     ) -> list[Content]:
         """The contents a context read of `arguments` (named as `renamed` says) answers."""
-        key, body = await self._context_body(session_key, renamed, arguments)
-        try:
-            answer = ContextAnswer.model_validate_json(body)
-        except ValidationError as exc:
-            reason = f"the answer is not a context: {shown(str(exc), 300)}"
-            raise ContextReadError(session_key=key, reason=reason) from exc
-        return _of_session(key, answer.session_key, answer).contents
-
-    async def _context_body(
-        self, session_key: str, renamed: Mapping[str, str], arguments: Mapping[str, object]
-    ) -> tuple[SessionKey, bytes]:
-        """The session's key and the owner's answer to a context read of `arguments`."""
-        key = _checked_key(session_key)
-        query = _checked(ContextQuery, renamed, **arguments)
-        return key, await self._read(key, "context", query)
+        key, query = _context_query(session_key, renamed, arguments)
+        return (await self._answer(key, "context", query, ContextAnswer, "a context")).contents
 
     async def expand(
         self,
@@ -249,13 +238,7 @@ class ContextReads:
             min_offset=min_offset,
             timeout_s=timeout_s,
         )
-        body = await self._read(key, "expand", query)
-        try:
-            page = ExpandedPage.model_validate_json(body)
-        except ValidationError as exc:
-            reason = f"the answer is not a page of events: {shown(str(exc), 300)}"
-            raise ContextReadError(session_key=key, reason=reason) from exc
-        return _of_session(key, page.session_key, page)
+        return await self._answer(key, "expand", query, ExpandedPage, "a page of events")
 
     async def rewind_delta(
         self,
@@ -277,13 +260,10 @@ class ContextReads:
             min_offset=min_offset,
             timeout_s=timeout_s,
         )
-        body = await self._read(key, "rewind-delta", query)
-        try:
-            delta = RewindDelta.model_validate_json(body)
-        except ValidationError as exc:
-            reason = f"the answer is not a rewind's state delta: {shown(str(exc), 300)}"
-            raise ContextReadError(session_key=key, reason=reason) from exc
-        return _of_session(key, delta.session_key, delta).state_delta
+        delta = await self._answer(
+            key, "rewind-delta", query, RewindDelta, "a rewind's state delta"
+        )
+        return delta.state_delta
 
     async def projection(
         self, session_key: str, *, min_offset: int | None, timeout_s: float
@@ -305,13 +285,28 @@ class ContextReads:
         """Where the session's history lies on its partition, once its owner folded `min_offset`."""
         key = _checked_key(session_key)
         query = _checked(ProjectionQuery, min_offset=min_offset, timeout_s=timeout_s)
-        body = await self._read(key, "history-start", query)
+        return await self._answer(key, "history-start", query, HistoryStart, "a history start")
+
+    async def _answer(
+        self,
+        key: SessionKey,
+        kind: ReadKind,
+        query: ProjectionQuery,
+        model: type[SessionAnswerT],
+        what: str,
+    ) -> SessionAnswerT:
+        """The owner's answer to a `kind` read, as `model`, once it is about `key`.
+
+        Raises:
+            ContextReadError: The answer is not `what` (a `model`), or is another session's.
+        """
+        body = await self._read(key, kind, query)
         try:
-            start = HistoryStart.model_validate_json(body)
+            answer = model.model_validate_json(body)
         except ValidationError as exc:
-            reason = f"the answer is not a history start: {shown(str(exc), 300)}"
+            reason = f"the answer is not {what}: {shown(str(exc), 300)}"
             raise ContextReadError(session_key=key, reason=reason) from exc
-        return _of_session(key, start.session_key, start)
+        return _of_session(key, answer.session_key, answer)
 
     async def _read(self, session_key: SessionKey, kind: ReadKind, query: ProjectionQuery) -> bytes:
         """The body of the owner's answer, asking again where routing sends it.
@@ -526,6 +521,7 @@ class ContextReads:
 
 
 AnswerT = TypeVar("AnswerT")
+SessionAnswerT = TypeVar("SessionAnswerT", bound=SessionAnswer)
 
 
 def _session(keys: ReadKeys, settings: KafkaSettings) -> aiohttp.ClientSession:
@@ -546,6 +542,13 @@ def _of_session(asked: SessionKey, named: str, answer: AnswerT) -> AnswerT:
             session_key=asked, reason="the answer names another session; it was not used"
         )
     return answer
+
+
+def _context_query(
+    session_key: str, renamed: Mapping[str, str], arguments: Mapping[str, object]
+) -> tuple[SessionKey, ContextQuery]:
+    """The session's key and the context query of `arguments` (named as `renamed` says)."""
+    return _checked_key(session_key), _checked(ContextQuery, renamed, **arguments)
 
 
 def _checked_key(session_key: str) -> SessionKey:

@@ -150,24 +150,26 @@ class RewindQuery(ProjectionQuery):
     """The invocation the rewind annuls, with everything after it."""
 
 
-class RewindDelta(BaseModel):
-    """The state delta ADK's rewind carries (reference §10), as of the session's last record."""
+class SessionAnswer(BaseModel):
+    """What every answer about a session starts with: the session it is about."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     session_key: str
+
+
+class RewindDelta(SessionAnswer):
+    """The state delta ADK's rewind carries (reference §10), as of the session's last record."""
+
     last_offset: int
     """The offset of the last record the projection had applied when it answered."""
     state_delta: dict[str, Any]
     """Restores the session's own keys to before the invocation (``None``: the key goes)."""
 
 
-class HistoryStart(BaseModel):
+class HistoryStart(SessionAnswer):
     """Where a session's history lies on its `events` partition, as its committed state says."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    session_key: str
     first_offset: int
     """The offset of the session's first applied record (for a fork, its fork record's);
     ``-1``: none, or not known (a header stored before first offsets were)."""
@@ -175,24 +177,18 @@ class HistoryStart(BaseModel):
     """The offset of the last record the projection applied (``-1``: none)."""
 
 
-class ContextAnswer(BaseModel):
+class ContextAnswer(SessionAnswer):
     """The assembled contents of a session, as of the last record its projection applied."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    session_key: str
     last_offset: int
     """The offset of the last record the projection applied (``-1``: none)."""
     contents: list[Content]
     """What a model request would carry, each as genai's JSON."""
 
 
-class ExpandedPage(BaseModel):
+class ExpandedPage(SessionAnswer):
     """A page of the raw events a summary covers, and where the next page starts."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    session_key: str
     summary_id: str
     last_offset: int
     """The offset of the last record the session's projection had applied when it answered."""
