@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ctxstream.api.commands import add_api_commands
+from ctxstream.command_failure import fail
 from schemas.kafka_settings import KafkaSettings
 
 Command = Callable[[argparse.Namespace], int]
@@ -172,7 +173,7 @@ def _bench_neighbours(args: argparse.Namespace) -> int:
     Path(args.json).write_text(report.to_json(), encoding="utf-8")
     sys.stdout.write(report_text(report))
     if report.exited:
-        return _fail("bench neighbours", f"processes exited during the run: {report.exited}")
+        return fail("bench neighbours", f"processes exited during the run: {report.exited}")
     return 0
 
 
@@ -213,7 +214,7 @@ def _tail(args: argparse.Namespace) -> int:
     tenant: str | None = args.tenant
     if tenant is None:
         if not sessions:
-            return _fail("tail", "give --tenant, or --session with a session key", status=2)
+            return fail("tail", "give --tenant, or --session with a session key", status=2)
         tenant = sessions[0].split("/", 1)[0]
     try:
         asyncio.run(_tail_lines(KafkaSettings(), tenant, sessions, args.from_offset))
@@ -224,9 +225,9 @@ def _tail(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except InvalidArgumentError as exc:
-        return _fail("tail", str(exc), status=2)
+        return fail("tail", str(exc), status=2)
     except (CtxstreamError, KafkaError) as exc:
-        return _fail("tail", str(exc) or type(exc).__name__)
+        return fail("tail", str(exc) or type(exc).__name__)
     return 0
 
 
@@ -240,14 +241,6 @@ async def _tail_lines(
         async for item in items:
             sys.stdout.buffer.write(item.to_json() + b"\n")
             sys.stdout.flush()
-
-
-def _fail(command: str, message: str, *, status: int = 1) -> int:
-    """Say what went wrong in one line on stderr; the exit status."""
-    from schemas.log_text import shown
-
-    sys.stderr.write(f"ctxstream {command}: {shown(message, 1_000)}\n")
-    return status
 
 
 def _parser() -> argparse.ArgumentParser:

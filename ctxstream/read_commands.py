@@ -30,8 +30,8 @@ from typing import Any
 from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
-from ctxstream.cli import _fail
 from ctxstream.client import Client
+from ctxstream.command_failure import fail
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.read_text import contents_json, contents_text, events_json, events_text
 from schemas.errors import CtxstreamError
@@ -219,7 +219,7 @@ def _reading(command: str, read: Coroutine[Any, Any, None]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (InvalidArgumentError, ValidationError) as exc:
-        return _fail(command, str(exc), status=2)
+        return fail(command, str(exc), status=2)
     except (CtxstreamError, KafkaError, OSError) as exc:
-        return _fail(command, str(exc) or type(exc).__name__)
+        return fail(command, str(exc) or type(exc).__name__)
     return 0

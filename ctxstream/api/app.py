@@ -56,7 +56,7 @@ from ctxstream.api.models import (
     documented,
     json_body_of,
 )
-from ctxstream.api.server import ApiServices
+from ctxstream.api.services import ApiServices
 from ctxstream.api.snapshot_stream import StreamPlan, snapshot_events, stream_plan
 from ctxstream.api.sse import with_pings
 from schemas.codec import encode

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from ctxstream.api.key_store import KeyDirectory, ensure_keys_topic, revoke_key, store_key
 from ctxstream.api.keys import ApiKeyRecord, IssuedKey, issue_key
 from ctxstream.broker_calls import broker_calls
+from ctxstream.command_failure import fail
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 from ctxstream.subscription_request import checked_tenant
@@ -102,13 +103,13 @@ def _serve(_: argparse.Namespace) -> int:
     try:
         settings = ServeSettings()
     except ValidationError as exc:
-        return _refused("serve", f"settings: {exc}", status=2)
+        return fail("serve", f"settings: {exc}", status=2)
     try:
         asyncio.run(serve(settings))
     except KeyboardInterrupt:
         return 0
     except (CtxstreamError, OSError) as exc:
-        return _refused("serve", str(exc))
+        return fail("serve", str(exc))
     return 0
 
 
@@ -117,9 +118,9 @@ def _keys_create(args: argparse.Namespace) -> int:
     try:
         issued = asyncio.run(create_key(KafkaSettings(), args.tenant))
     except InvalidArgumentError as exc:
-        return _refused("keys create", str(exc), status=2)
+        return fail("keys create", str(exc), status=2)
     except CtxstreamError as exc:
-        return _refused("keys create", str(exc))
+        return fail("keys create", str(exc))
     record = issued.record
     sys.stdout.write(issued.secret + "\n")
     sys.stderr.write(
@@ -135,10 +136,10 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     key_id: str = args.key_id
     try:
         if key_id not in asyncio.run(live_keys(settings)):
-            return _refused("keys revoke", f"no live key {key_id!r} (ctxstream keys list)")
+            return fail("keys revoke", f"no live key {key_id!r} (ctxstream keys list)")
         asyncio.run(revoke_key(settings, key_id))
     except CtxstreamError as exc:
-        return _refused("keys revoke", str(exc))
+        return fail("keys revoke", str(exc))
     sys.stdout.write(f"revoked {key_id}\n")
     return 0
 
@@ -149,7 +150,7 @@ def _keys_list(args: argparse.Namespace) -> int:
     try:
         records = asyncio.run(live_keys(KafkaSettings()))
     except CtxstreamError as exc:
-        return _refused("keys list", str(exc))
+        return fail("keys list", str(exc))
     for record in sorted(records.values(), key=lambda r: (r.tenant, r.created_at, r.key_id)):
         if tenant is None or record.tenant == tenant:
             created = record.created_at.isoformat(timespec="seconds")
@@ -164,9 +165,3 @@ def _quiet_kafka() -> None:
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
     for name in ("streams.topics", "ctxstream.api.key_store"):
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
-
-
-def _refused(command: str, message: str, *, status: int = 1) -> int:
-    """Say what went wrong in one line on stderr; the exit status."""
-    sys.stderr.write(f"ctxstream {command}: {shown(message, 1_000)}\n")
-    return status

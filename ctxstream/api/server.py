@@ -25,13 +25,13 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 
 import uvicorn
 
 from ctxstream.api.auth import Authenticator
 from ctxstream.api.key_store import KeyDirectory, ensure_keys_topic
 from ctxstream.api.oversized_sessions import OversizedSessions
+from ctxstream.api.services import ApiServices
 from ctxstream.api.settings import ServeSettings
 from ctxstream.api.tenant_budgets import TenantBudgets
 from ctxstream.broker_calls import broker_calls
@@ -39,21 +39,6 @@ from ctxstream.client import Client
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class ApiServices:
-    """What the routes use: the settings, client, live keys, key check and budgets."""
-
-    settings: ServeSettings
-    client: Client
-    keys: KeyDirectory
-    auth: Authenticator
-    stopping: asyncio.Event
-    """Set when the server begins to stop: open subscriptions end then."""
-    budgets: TenantBudgets
-    oversized: OversizedSessions
-    """Sessions over their size cap, whose appends are refused."""
 
 
 @contextlib.asynccontextmanager
