@@ -791,7 +791,7 @@ def _header(session: CachedSession) -> bytes:
 
 
 def _checkpoint(
-    key: SessionKey, projection: SessionProjection, config: CompactionConfig, *, force: bool = False
+    key: SessionKey, projection: SessionProjection, config: CompactionConfig, *, force: bool
 ) -> tuple[SessionProjection, bytes] | None:
     """The released projection and its bytes, when retention releases anything now (or `force`).
 

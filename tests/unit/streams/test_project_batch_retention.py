@@ -12,7 +12,11 @@ gives the core's projection again.
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import replace
+
+import pytest
 
 from projections.bench_workload import BENCH_SESSION, bench_session
 from projections.compaction_decision import replay_decisions
@@ -208,10 +212,13 @@ def _padded(record: LoggedEvent) -> LoggedEvent:
     return LoggedEvent(record.offset, envelope)
 
 
-def test_a_checkpoint_too_large_for_one_changelog_record_is_not_written() -> None:
+def test_a_checkpoint_too_large_for_one_changelog_record_is_not_written(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     # The records a checkpoint would hold take over 2 MB at some releases here: more than
     # one changelog record may carry. The session keeps its chunks then, every write fits
     # one record, and a fresh worker still folds it as the core does.
+    caplog.set_level(logging.INFO, logger="streams.project_batch")
     records = [_padded(record) for record in bench_session(400)]
     table, core = Table(), Core()
     projector = BatchProjector(SETTINGS, SessionCache(1 << 40), partitions=1)
@@ -219,3 +226,16 @@ def test_a_checkpoint_too_large_for_one_changelog_record_is_not_written() -> Non
     assert max(len(value) for value in table.values.values()) <= MAX_CHUNK_BYTES
     rebuilt = rebuild_session(SETTINGS, BENCH_SESSION, 0, table.read)
     assert to_snapshot(rebuilt.projection) == to_snapshot(core.projection)
+    # Each skipped checkpoint is said, with its size against the limit.
+    skipped = [
+        record.getMessage()
+        for record in caplog.records
+        if "no checkpoint this batch: it takes" in record.getMessage()
+    ]
+    assert skipped
+    for message in skipped:
+        size, limit = re.fullmatch(
+            rf"session={BENCH_SESSION}: no checkpoint this batch: it takes (\d+) bytes, over (\d+)",
+            message,
+        ).groups()  # type: ignore[union-attr]
+        assert int(size) > int(limit) == MAX_CHUNK_BYTES
