@@ -1,4 +1,9 @@
-"""Broker calls bounded in time, whose failure is one clear :class:`BrokerUnavailableError`."""
+"""Broker calls bounded in time, whose failure is one clear :class:`BrokerUnavailableError`.
+
+A bootstrap that no broker accepted (aiokafka's ``KafkaConnectionError`` at a
+client's start, which comes at once when nothing listens there) is said as
+such by :func:`unreachable`, rather than waited out as a missing answer.
+"""
 
 from __future__ import annotations
 
@@ -30,3 +35,12 @@ async def broker_calls(bootstrap: str, timeout_s: float) -> AsyncIterator[None]:
         raise BrokerUnavailableError(
             bootstrap=bootstrap, reason=str(exc) or type(exc).__name__
         ) from exc
+
+
+def unreachable(bootstrap: str) -> BrokerUnavailableError:
+    """The error of a client whose start found no broker at `bootstrap` to connect to."""
+    return BrokerUnavailableError(
+        bootstrap=bootstrap,
+        reason="could not be reached (no connection was accepted: is a broker running there? "
+        "CTXSTREAM_KAFKA_BOOTSTRAP names it)",
+    )

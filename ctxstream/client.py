@@ -43,7 +43,9 @@ from typing import Any, Literal, Self, TypeVar
 
 import orjson
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaConnectionError
 
+from ctxstream.broker_calls import unreachable
 from ctxstream.context_reads import ContextReads
 from ctxstream.errors import InvalidArgumentError, InvalidEventError
 from ctxstream.fork_request import checked_fork, fork_record
@@ -180,14 +182,24 @@ class Client:
         return self._events
 
     async def start(self) -> None:
-        """Connect the producer."""
+        """Connect the producer.
+
+        Raises:
+            BrokerUnavailableError: No broker at the bootstrap address accepted a connection.
+        """
         producer = AIOKafkaProducer(
             bootstrap_servers=self._settings.kafka_bootstrap,
             acks="all",
             enable_idempotence=True,
             linger_ms=5,
         )
-        await producer.start()
+        try:
+            await producer.start()
+        except BaseException as exc:
+            await producer.stop()  # a failed start leaves its client open
+            if isinstance(exc, KafkaConnectionError):
+                raise unreachable(self._settings.kafka_bootstrap) from exc
+            raise
         self._producer = producer
 
     async def stop(self) -> None:

@@ -52,10 +52,11 @@ from typing import Any, Final, Literal, TypeVar
 import aiohttp
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaConnectionError, KafkaError
 from pydantic import ValidationError
 from yarl import URL
 
+from ctxstream.broker_calls import unreachable
 from ctxstream.errors import (
     ContextReadError,
     InvalidArgumentError,
@@ -63,6 +64,7 @@ from ctxstream.errors import (
     NoPartitionOwnerError,
     OverBudgetError,
     ReadTimeoutError,
+    SessionNotFoundError,
     SummaryNotFoundError,
 )
 from schemas.codec import decode_projection_snapshot
@@ -312,9 +314,11 @@ class ContextReads:
         """The body of the owner's answer, asking again where routing sends it.
 
         Raises:
+            BrokerUnavailableError: No broker could be reached at the bootstrap address.
             InvalidArgumentError: ``min_offset`` or ``as_of`` is past the partition's end.
             ReadTimeoutError: The owner had not folded ``min_offset`` in time.
             NoPartitionOwnerError: No owner answered before ``timeout_s`` ran out.
+            SessionNotFoundError: The session has no records where the owner answered.
             SummaryNotFoundError: The session has no such summary (``expand``).
             ContextReadError: The owner refused the read for another reason.
         """
@@ -447,6 +451,8 @@ class ContextReads:
                     ),
                     reason=refusal.reason,
                 )
+            case "session-not-found":
+                raise SessionNotFoundError(session_key=session_key, reason=refusal.reason)
             case "summary-not-found":
                 raise SummaryNotFoundError(
                     session_key=session_key,
@@ -511,9 +517,16 @@ class ContextReads:
             return f"the partition's owner answered {status} with no refusal of a read"
 
     async def _refresh(self, deadline: float) -> None:
-        """Read the claims committed since the last refresh, within the read's time."""
+        """Read the claims committed since the last refresh, within the read's time.
+
+        Raises:
+            BrokerUnavailableError: No broker at the bootstrap address accepted a
+                connection (at once: a read need not wait its time out for it).
+        """
         try:
             await asyncio.wait_for(self._owners.refresh(), max(0.001, deadline - time.monotonic()))
+        except KafkaConnectionError as exc:
+            raise unreachable(self._settings.kafka_bootstrap) from exc
         except (TimeoutError, KafkaError) as exc:
             logger.warning("partition owners not read topic=%s reason=%r", self._owners.topic, exc)
             return

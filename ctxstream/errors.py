@@ -83,6 +83,17 @@ class NoPartitionOwnerError(ContextReadError):
         self.partition = partition
 
 
+class SessionNotFoundError(ContextReadError, LookupError):
+    """The session has no records where the read was answered: none was appended, or not yet.
+
+    A context, projection, ``expand`` or ``rewind`` read is answered from the
+    projector's fold as far as it has gone; a read right after an append
+    that does not pass the append's offset as ``min_offset`` may come before
+    the fold reached it and be refused so. With ``as_of``: the session had no
+    record up to that offset. Not retriable as it is.
+    """
+
+
 class SummaryNotFoundError(ContextReadError, LookupError):
     """``expand`` named no summary of the session: no live event has the id, or it is no summary.
 

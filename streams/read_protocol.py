@@ -52,6 +52,7 @@ RefusalKind = Literal[
     "invalid-session-key",
     "invalid-parameter",
     "unreadable",
+    "session-not-found",
     "summary-not-found",
     "invocation-not-found",
     "busy",
@@ -64,6 +65,12 @@ names the owner when the worker knows it): ask the owner. ``timeout``: the
 partition had not folded ``min_offset`` within ``timeout_s``.
 ``invalid-session-key``, ``invalid-parameter``: the request is wrong.
 ``unreadable``: the session's state cannot be read (a quarantined session).
+``session-not-found``: the projection holds no record of the session at the
+offset the answer is of (its partition's committed position; for ``as_of``,
+that offset): none was appended, or the fold has not reached it yet (a read
+right after an append passes the append's offset as ``min_offset``).
+``history-start`` never refuses so: it answers ``-1`` offsets (a fork asks it
+whether its new session is still empty).
 ``summary-not-found``: the session has no live event with the ``expand``'s
 ``summary_id``, or that event is not a summary. ``invocation-not-found``: no
 stored event of the session has the ``rewind-delta``'s invocation id (ADK's
@@ -80,6 +87,7 @@ REFUSAL_STATUS: Final[Mapping[RefusalKind, int]] = {
     "invalid-session-key": 422,
     "invalid-parameter": 400,
     "unreadable": 500,
+    "session-not-found": 404,
     "summary-not-found": 404,
     "invocation-not-found": 404,
     "busy": 429,

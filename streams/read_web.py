@@ -27,7 +27,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 from pydantic import BaseModel, ValidationError
 
-from projections.projection import SessionProjection, context_contents
+from projections.projection import NO_OFFSET, SessionProjection, context_contents
 from projections.snapshot import to_snapshot
 from projections.state import InvocationNotFoundError, rewind_state_delta
 from schemas.codec import encode
@@ -205,8 +205,12 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
         as_of = query.as_of
 
         def contents(projection: SessionProjection, stop: StopCheck) -> BaseModel:
+            if (unknown := _no_records(projection)) is not None:
+                return unknown
             if as_of is not None:
                 projection = projection_as_of(projection, as_of, stop)
+                if (unknown := _no_records(projection, as_of=as_of)) is not None:
+                    return unknown
             return ContextAnswer(
                 session_key=session_key,
                 last_offset=projection.last_offset,
@@ -216,7 +220,7 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
         return contents
 
     def snapshot_of(session_key: SessionKey, query: ProjectionQuery) -> Answer[BaseModel]:
-        return lambda projection, stop: to_snapshot(projection)
+        return lambda projection, stop: _no_records(projection) or to_snapshot(projection)
 
     def start_of(session_key: SessionKey, query: ProjectionQuery) -> Answer[BaseModel]:
         return lambda projection, stop: HistoryStart(
@@ -273,6 +277,26 @@ def _encoded_in_place(answer: Answer[BaseModel]) -> Answer[ReadRefusal | Encoded
     return encoded
 
 
+def _no_records(projection: SessionProjection, *, as_of: int | None = None) -> ReadRefusal | None:
+    """The ``session-not-found`` refusal when `projection` holds no record; else None.
+
+    The projection is of the partition's committed position (or, with
+    `as_of`, of that offset), so the answer is exact there: a session
+    appended to a moment ago is found once the fold reached its record,
+    which a read passing the append's offset as ``min_offset`` waits for.
+    """
+    if projection.last_offset != NO_OFFSET:
+        return None
+    if as_of is not None:
+        reason = f"the session had no records up to offset {as_of} of its partition"
+    else:
+        reason = (
+            "the session has no records: none was appended, or the projector has not folded "
+            "them yet (pass the offset an append returned as min_offset to wait for it)"
+        )
+    return ReadRefusal(error="session-not-found", reason=reason)
+
+
 def _travels_in_time(query: ContextQuery) -> bool:
     """An ``as_of`` read refolds the session up to its offset: O(session), a heavy read."""
     return query.as_of is not None
@@ -282,6 +306,8 @@ def _expansion_of(session_key: SessionKey, query: ExpandQuery) -> Answer[BaseMod
     """The page of the summary's covered events that `query` asks for, or the refusal."""
 
     def expansion(projection: SessionProjection, stop: StopCheck) -> BaseModel:
+        if (unknown := _no_records(projection)) is not None:
+            return unknown
         page = covered_page(
             projection.log.live,
             query.summary_id,
@@ -311,6 +337,8 @@ def _rewind_delta_of(session_key: SessionKey, query: RewindQuery) -> Answer[Base
     """
 
     def delta(projection: SessionProjection, stop: StopCheck) -> BaseModel:
+        if (unknown := _no_records(projection)) is not None:
+            return unknown
         records = unless_stopped(projection.log.records, stop)
         events = [record.envelope.event for record in records]
         try:

@@ -16,8 +16,9 @@ route                                                      what it does
 A session key is ``tenant/app/user/session``, in the path as it is (four
 segments) or percent-encoded as one (``acme%2Fsupport%2Fu1%2Fs1``): both
 arrive decoded as the same key, which is validated as every key is
-(:func:`schemas.keys.parse_session_key`), so ``..``, empty parts or white
-space are answered 422 naming the problem. Every route needs
+(:func:`schemas.keys.parse_session_key`), so ``..``, empty parts, white
+space or control characters (``%0A``) are answered 422 naming the problem. A
+path with a trailing slash is no route's: 404 ``not-found``, never a redirect. Every route needs
 ``Authorization: Bearer <key>`` of the session's tenant
 (:mod:`ctxstream.api.auth`); every error is one JSON body
 (:mod:`ctxstream.api.errors`). The OpenAPI document is at ``/openapi.json``,
@@ -35,6 +36,7 @@ from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.types import Receive, Scope, Send
 
 from ctxstream.api.auth import Caller, session_of
@@ -43,9 +45,12 @@ from ctxstream.api.concurrency_budget import Lease
 from ctxstream.api.errors import ApiError, install_error_handlers
 from ctxstream.api.models import (
     APPEND_RESPONSES,
-    ERROR_RESPONSES,
+    EXPAND_RESPONSES,
+    FORK_RESPONSES,
     READ_RESPONSES,
+    REWIND_RESPONSES,
     SUBSCRIBE_RESPONSE,
+    SUBSCRIBE_RESPONSES,
     Appended,
     AppendedMany,
     ContextAnswer,
@@ -71,7 +76,16 @@ from streams.read_protocol import (
 )
 
 _JSON = "application/json"
-_SESSION = "/v1/sessions/{session_key:path}"
+
+
+class _AnyKey(PathConvertor):
+    """A session key in the path, control characters included: its check names them (422)."""
+
+    regex = "(?s:.*)"  # Starlette's path convertor stops at a new line (no route: 404)
+
+
+register_url_convertor("anykey", _AnyKey())
+_SESSION = "/v1/sessions/{session_key:anykey}"
 _KEY_HELP = "tenant/app/user/session: four path segments, or one with each '/' as %2F"
 
 SessionPath = Annotated[str, Path(description=_KEY_HELP)]
@@ -203,7 +217,7 @@ async def context(
 @router.get(
     f"{_SESSION}/summaries/{{summary_id}}/events",
     response_model=ExpandedEvents,
-    responses=READ_RESPONSES,
+    responses=EXPAND_RESPONSES,
     dependencies=[ReadSlot],
     summary="A page of the original events a summary of the session covers",
 )
@@ -253,7 +267,7 @@ async def projection(
 @router.post(
     f"{_SESSION}/rewind",
     response_model=Appended,
-    responses=APPEND_RESPONSES,
+    responses=REWIND_RESPONSES,
     openapi_extra=json_body_of(RewindRequest),
     dependencies=[ReadSlot],
     summary="Annul an invocation and everything after it; the rewind event's offset",
@@ -279,7 +293,7 @@ async def rewind(
 @router.post(
     f"{_SESSION}/fork",
     response_model=Appended,
-    responses=ERROR_RESPONSES,
+    responses=FORK_RESPONSES,
     openapi_extra=json_body_of(ForkRequest),
     dependencies=[ReadSlot],
     summary="Start a new session as a fork of this one up to an offset; the fork record's offset",
@@ -376,7 +390,7 @@ class _LeasedStream(StreamingResponse):
 @router.get(
     "/v1/tenants/{tenant}/projections:subscribe",
     response_class=StreamingResponse,
-    responses={200: SUBSCRIBE_RESPONSE, **ERROR_RESPONSES},
+    responses={200: SUBSCRIBE_RESPONSE, **SUBSCRIBE_RESPONSES},
     summary="The tenant's projection snapshots as server-sent events; resume with Last-Event-ID",
 )
 async def subscribe(
@@ -411,6 +425,8 @@ def build_app(services: ApiServices) -> FastAPI:
         "'Authorization: Bearer <key>' (ctxstream keys create TENANT).",
         docs_url="/docs",
         redoc_url=None,
+        # A trailing slash is no route's (404 in the error shape), not a bodiless redirect.
+        redirect_slashes=False,
     )
     app.state.services = services
     install_error_handlers(app)

@@ -13,6 +13,8 @@ code                       status  when
 ``unauthorized``           401     no API key, or one that is wrong or revoked
 ``forbidden``              403     the key's tenant is not the one asked for
 ``not-found``              404     no such route
+``session-not-found``      404     a read or rewind of a session with no records (yet:
+                                   pass the append's offset as ``min_offset``)
 ``invocation-not-found``   404     a rewind names an invocation the session never had
 ``summary-not-found``      404     an expand names no summary of the session
 ``method-not-allowed``     405     the route exists for another method
@@ -26,8 +28,9 @@ code                       status  when
                                    ``Retry-After``, whole seconds
 ``internal``               500     a bug (logged with its traceback)
 ``read-failed``            502     the projector refused the read (a quarantined session)
-``unavailable``            503     no projector owns the session's partition, the broker
-                                   or a topic cannot be used, the keys cannot be checked
+``broker-unavailable``     503     the broker could not be reached, or did not answer
+``unavailable``            503     no projector owns the session's partition, a topic
+                                   cannot be used, the keys cannot be checked
 ``timeout``                504     the projector had not folded ``min_offset`` in time
 =========================  ======  ==================================================
 """
@@ -39,7 +42,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaConnectionError, KafkaError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
@@ -55,6 +58,7 @@ from ctxstream.errors import (
     NoPartitionOwnerError,
     OverBudgetError,
     ReadTimeoutError,
+    SessionNotFoundError,
     SessionOverSizeCapError,
     SummaryNotFoundError,
     TopicMissingError,
@@ -70,6 +74,7 @@ ErrorCode = Literal[
     "unauthorized",
     "forbidden",
     "not-found",
+    "session-not-found",
     "invocation-not-found",
     "summary-not-found",
     "method-not-allowed",
@@ -79,6 +84,7 @@ ErrorCode = Literal[
     "over-budget",
     "internal",
     "read-failed",
+    "broker-unavailable",
     "unavailable",
     "timeout",
 ]
@@ -89,6 +95,7 @@ ERROR_STATUS: Final[Mapping[ErrorCode, int]] = {
     "unauthorized": 401,
     "forbidden": 403,
     "not-found": 404,
+    "session-not-found": 404,
     "invocation-not-found": 404,
     "summary-not-found": 404,
     "method-not-allowed": 405,
@@ -98,6 +105,7 @@ ERROR_STATUS: Final[Mapping[ErrorCode, int]] = {
     "over-budget": 429,
     "internal": 500,
     "read-failed": 502,
+    "broker-unavailable": 503,
     "unavailable": 503,
     "timeout": 504,
 }
@@ -157,10 +165,16 @@ def api_error_of(exc: CtxstreamError | KafkaError) -> ApiError:
             return ApiError("session-over-size-cap", str(exc))
         case ReadTimeoutError():
             return ApiError("timeout", str(exc))
-        case NoPartitionOwnerError() | BrokerUnavailableError() | TopicMissingError():
+        case BrokerUnavailableError():
+            return ApiError("broker-unavailable", str(exc))
+        case KafkaConnectionError():
+            return ApiError("broker-unavailable", f"the broker could not be reached: {exc}")
+        case NoPartitionOwnerError() | TopicMissingError():
             return ApiError("unavailable", str(exc))
         case KeyDirectoryUnavailableError():
             return ApiError("unavailable", str(exc))
+        case SessionNotFoundError():
+            return ApiError("session-not-found", str(exc))
         case InvocationNotFoundError():
             return ApiError("invocation-not-found", str(exc))
         case SummaryNotFoundError():

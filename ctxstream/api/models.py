@@ -9,14 +9,24 @@ shapes :class:`ctxstream.Client` and ``ctxstream tail`` use.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 
-from ctxstream.api.errors import ErrorBody
+from ctxstream.api.responses import (
+    APPEND_ERRORS,
+    EVERY_ROUTE,
+    EXPAND_ERRORS,
+    FORK_ERRORS,
+    READ_ERRORS,
+    REWIND_ERRORS,
+    SUBSCRIBE_ERRORS,
+    error_responses,
+    unrouted_components,
+)
 from schemas.event import MAX_ID_CHARS, Content, Event
 from schemas.json_bounds import INT64_MAX
 
@@ -87,42 +97,14 @@ class ExpandedEvents(BaseModel):
     """Pass it as ``page_token`` for the next page; left out on the last page."""
 
 
-#: The error answers every authenticated route may give, for /docs.
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody, "description": description}
-    for status, description in (
-        (401, "no API key, or a wrong or revoked one"),
-        (403, "the key's tenant does not own the session or tenant"),
-        (422, "a bad session key, parameter or body"),
-        (503, "no projector or broker answered; the keys cannot be checked"),
-    )
-}
-#: A spent budget (every authenticated route counts against one), for /docs.
-ERROR_RESPONSES[429] = {
-    "model": ErrorBody,
-    "description": "a budget of the tenant or the server is spent; the reason names its setting",
-    "headers": {
-        "Retry-After": {
-            "description": "whole seconds to wait before sending again (at least 1)",
-            "schema": {"type": "integer", "minimum": 1},
-        }
-    },
-}
-#: The error answers of the appends: those, a session over its size cap and a body too large.
-APPEND_RESPONSES: dict[int | str, dict[str, Any]] = {
-    **ERROR_RESPONSES,
-    409: {"model": ErrorBody, "description": "the session is over its size cap"},
-    413: {
-        "model": ErrorBody,
-        "description": "the body is over HTTP_MAX_BATCH_BYTES, or the batch over "
-        "HTTP_MAX_BATCH_EVENTS",
-    },
-}
-#: The error answers of the reads: those, and a projector that had not folded min_offset in time.
-READ_RESPONSES: dict[int | str, dict[str, Any]] = {
-    **ERROR_RESPONSES,
-    504: {"model": ErrorBody, "description": "min_offset not folded within timeout_s"},
-}
+#: The error answers of each kind of route, for /docs (:mod:`ctxstream.api.responses`).
+ERROR_RESPONSES: Final = error_responses(EVERY_ROUTE)
+APPEND_RESPONSES: Final = error_responses(APPEND_ERRORS)
+READ_RESPONSES: Final = error_responses(READ_ERRORS)
+EXPAND_RESPONSES: Final = error_responses(EXPAND_ERRORS)
+REWIND_RESPONSES: Final = error_responses(REWIND_ERRORS)
+FORK_RESPONSES: Final = error_responses(FORK_ERRORS)
+SUBSCRIBE_RESPONSES: Final = error_responses(SUBSCRIBE_ERRORS)
 
 #: The answer of a subscription, for /docs.
 SUBSCRIBE_RESPONSE: dict[str, Any] = {
@@ -145,7 +127,8 @@ def documented(app: FastAPI, models: Sequence[type[BaseModel]]) -> Callable[[], 
     """`app`'s OpenAPI document with `models` (and what they name) among its components.
 
     The routes that read their body themselves name it with :func:`json_body_of`;
-    FastAPI lists only the models its own parameters use, so these are added.
+    FastAPI lists only the models its own parameters use, so these are added; so
+    are the answers of a request no route takes (``components.responses``).
     """
 
     def openapi() -> dict[str, Any]:
@@ -159,9 +142,11 @@ def documented(app: FastAPI, models: Sequence[type[BaseModel]]) -> Callable[[], 
             _, definitions = models_json_schema(
                 [(model, "validation") for model in models], ref_template=_COMPONENTS
             )
-            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            components = document.setdefault("components", {})
+            schemas = components.setdefault("schemas", {})
             for name, schema in definitions.get("$defs", {}).items():
                 schemas.setdefault(name, schema)
+            components.setdefault("responses", {}).update(unrouted_components())
             app.openapi_schema = document
         return app.openapi_schema
 

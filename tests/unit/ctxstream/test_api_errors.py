@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from aiokafka.errors import KafkaTimeoutError
+from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
 
 from ctxstream.api.errors import ERROR_STATUS, ApiError, api_error_of
 from ctxstream.api.key_store import KeyDirectoryUnavailableError
@@ -14,6 +14,7 @@ from ctxstream.errors import (
     InvalidEventError,
     NoPartitionOwnerError,
     ReadTimeoutError,
+    SessionNotFoundError,
     TopicMissingError,
 )
 from schemas.errors import CtxstreamError
@@ -28,7 +29,9 @@ KEY = "acme/support/u1/s1"
         (InvalidEventError("events[0]: event.author: Field required"), "invalid-argument", 422),
         (ReadTimeoutError(session_key=KEY, reason="not folded"), "timeout", 504),
         (NoPartitionOwnerError(session_key=KEY, partition=3, reason="none"), "unavailable", 503),
-        (BrokerUnavailableError(bootstrap="b:1", reason="down"), "unavailable", 503),
+        (BrokerUnavailableError(bootstrap="b:1", reason="down"), "broker-unavailable", 503),
+        (KafkaConnectionError("Unable to bootstrap"), "broker-unavailable", 503),
+        (SessionNotFoundError(session_key=KEY, reason="no records"), "session-not-found", 404),
         (TopicMissingError("p.projections"), "unavailable", 503),
         (KeyDirectoryUnavailableError("stale"), "unavailable", 503),
         (ContextReadError(session_key=KEY, reason="quarantined"), "read-failed", 502),
