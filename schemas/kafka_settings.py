@@ -44,12 +44,24 @@ def default_read_secret_file() -> Path:
     return Path(config) / "ctxstream" / "read-secret"
 
 
+def default_bootstrap() -> str:
+    """The broker ``deploy/kafka/start`` and ``ctxstream up`` start on this machine.
+
+    ``127.0.0.1:$CTXSTREAM_KAFKA_PORT`` when that port is set (the one variable
+    that moves that broker), else ``127.0.0.1:9092``: a user who moved the
+    broker's port reaches it with no second setting, and never another broker
+    that happens to hold 9092. ``CTXSTREAM_KAFKA_BOOTSTRAP`` wins over both.
+    """
+    port = os.environ.get("CTXSTREAM_KAFKA_PORT", "").strip()
+    return f"127.0.0.1:{port or 9092}"
+
+
 class KafkaSettings(BaseSettings):
     """The cluster and the deployment's topics."""
 
     model_config = SettingsConfigDict(env_prefix="CTXSTREAM_", frozen=True, extra="ignore")
 
-    kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_bootstrap: str = Field(default_factory=default_bootstrap)
     topic_prefix: str = Field(default="ctxstream", pattern=TOPIC_PREFIX_PATTERN)
     events_partitions: int = Field(default=12, ge=1, le=10_000)
     partitions: int = Field(default=6, ge=1, le=10_000, description="every other topic")

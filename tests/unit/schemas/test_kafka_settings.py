@@ -1,0 +1,30 @@
+"""Where a process looks for the broker when nothing names its address."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas.kafka_settings import KafkaSettings
+
+
+@pytest.fixture(autouse=True)
+def _no_broker_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("CTXSTREAM_KAFKA_BOOTSTRAP", "CTXSTREAM_KAFKA_PORT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_with_nothing_set_the_broker_is_the_local_default_port() -> None:
+    assert KafkaSettings().kafka_bootstrap == "127.0.0.1:9092"
+
+
+def test_a_moved_broker_port_is_where_the_client_looks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXSTREAM_KAFKA_PORT", "19092")
+
+    assert KafkaSettings().kafka_bootstrap == "127.0.0.1:19092"
+
+
+def test_the_bootstrap_setting_wins_over_the_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXSTREAM_KAFKA_PORT", "19092")
+    monkeypatch.setenv("CTXSTREAM_KAFKA_BOOTSTRAP", "10.0.0.5:9092")
+
+    assert KafkaSettings().kafka_bootstrap == "10.0.0.5:9092"
