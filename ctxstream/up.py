@@ -10,8 +10,11 @@ PostgreSQL            ``deploy/postgres/start``, only with ``--postgres``: nothi
                       in the product reads it yet
 the topics            :func:`streams.topics.create_topics`, idempotently
 the projector         ``python -m ctxstream worker`` on the native engine; ready
-                      once it has claimed every `events` partition at its read
-                      address
+                      once this run's projector (a worker id no claim named
+                      before it started) has claimed every `events` partition
+                      at its read address, and a context read of a probe
+                      session with no records is answered through the read
+                      plane
 the summarizer        ``python -m summarizer_worker``
 the HTTP API          ``python -m ctxstream serve``; ready once ``/openapi.json``
                       answers
@@ -45,7 +48,7 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO, TypeVar
@@ -55,11 +58,15 @@ from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from ctxstream.api.settings import ServeSettings
+from ctxstream.context_reads import ContextReads
+from ctxstream.errors import ContextReadError
+from ctxstream.port_holder import holder, is_taken, port_taken, socket_inodes
 from ctxstream.up_status import StatusReader
 from ctxstream.worker_processes import PROJECTOR, SUMMARIZER, stop_worker
 from schemas.errors import CtxstreamError
 from schemas.kafka_settings import TOPIC_ROLES
 from schemas.log_text import shown
+from streams.partition_claim import PartitionClaim
 from streams.partition_owners import PartitionOwners
 from streams.projector_settings import ProjectorSettings
 from streams.topics import create_topics
@@ -75,7 +82,12 @@ SCRIPT_STOP_S: Final = 60.0  # deploy/kafka/stop: SIGTERM, up to 30 s, then SIGK
 CLAIMED_S: Final = 120.0  # a cold projector: group join, restore, one claim per partition
 SERVING_S: Final = 60.0  # the server's imports, the api-keys topic, its producer
 READY_POLL_S: Final = 0.25
+#: The session whose context read shows the projector serves reads (it has no records).
+PROBE_SESSION: Final = "ctxstream/up/probe/ready"
+PROBE_READ_S: Final = 5.0
 STATUS_EVERY_S: Final = 3.0
+#: The broker's port variables (read by ``deploy/kafka/start``) and their defaults.
+BROKER_PORTS: Final = {"CTXSTREAM_KAFKA_PORT": "9092", "CTXSTREAM_KAFKA_CONTROLLER_PORT": "9093"}
 #: Bytes of a service's log (``<data>/logs/<service>.log``) before it moves to ``<service>.log.1``.
 LOG_MAX_BYTES: Final = 64 * 1024**2
 LOG_DRAIN_S: Final = 5.0  # a stopped service's pipe is read to its end for at most this long
@@ -224,6 +236,7 @@ async def _start(
         raise ServiceStartError(service="settings", reason=str(exc)) from exc
 
     kafka_env = {"CTXSTREAM_KAFKA_DATA": str(data / "kafka"), "CTXSTREAM_PYTHON": sys.executable}
+    _check_broker_ports(data / "kafka")
     _say(out, "starting kafka ...")
     stack.push_async_callback(_stop_script, "kafka/stop", kafka_env, logs)
     bootstrap = await _unless(stop, _start_script("kafka", kafka_env, logs, BROKER_START_S))
@@ -252,9 +265,10 @@ async def _start(
         "CTXSTREAM_QUERY_PORT": str(query_port),
         "CTXSTREAM_METRICS_PORT": os.environ.get("CTXSTREAM_METRICS_PORT", "0"),
     }
+    stale = await _unless(stop, _stale_workers(settings))
     _say(out, "starting the projector ...")
     projector = await _spawn("projector", PROJECTOR, projector_env, logs, stack)
-    await _unless(stop, _claimed(settings, f"{HOST}:{query_port}", projector))
+    await _unless(stop, _claimed(settings, f"{HOST}:{query_port}", stale, projector))
 
     _say(out, "starting the summarizer ...")
     summarizer = await _spawn("summarizer", SUMMARIZER, common, logs, stack)
@@ -451,25 +465,83 @@ async def _copied(copying: asyncio.Task[None]) -> None:
         await asyncio.wait_for(copying, LOG_DRAIN_S)
 
 
-async def _claimed(settings: ProjectorSettings, address: str, projector: _Child) -> None:
-    """Wait until `address` owns every `events` partition.
+async def _stale_workers(settings: ProjectorSettings) -> frozenset[str]:
+    """The worker ids of the claims on `partition-owners` before this run's projector starts.
 
-    Raises:
-        ServiceStartError: The projector exited, or did not claim them in time.
+    A previous run's projector left its claims there, at the same address when
+    ``CTXSTREAM_QUERY_PORT`` is fixed: none of them may count as this run's.
     """
     owners = PartitionOwners(settings)
+    try:
+        await owners.refresh()
+        return frozenset(
+            claim.worker_id
+            for p in range(settings.events_partitions)
+            if (claim := owners.owner(p)) is not None
+        )
+    except KafkaError as exc:
+        reason = str(exc) or type(exc).__name__
+        raise ServiceStartError(service="projector", reason=f"claims unreadable: {reason}") from exc
+    finally:
+        await owners.close()
+
+
+def claims_ready(
+    claims: Sequence[PartitionClaim | None], address: str, stale: frozenset[str]
+) -> bool:
+    """Whether one projector of this run, reachable at `address`, has claimed every partition.
+
+    Every claim must name `address` and one worker id, and that id must not be
+    among the `stale` ones (the claims read before this run's projector
+    started): worker ids are unique per engine run, so such a claim is this
+    run's.
+    """
+    workers = {claim.worker_id for claim in claims if claim is not None}
+    return (
+        all(claim is not None and claim.address == address for claim in claims)
+        and len(workers) == 1
+        and workers.isdisjoint(stale)
+    )
+
+
+async def _claimed(
+    settings: ProjectorSettings, address: str, stale: frozenset[str], projector: _Child
+) -> None:
+    """Wait until this run's projector owns every `events` partition and answers a read.
+
+    Raises:
+        ServiceStartError: The projector exited, or was not ready in time.
+    """
+    owners = PartitionOwners(settings)
+    reads = ContextReads(settings)
 
     async def claimed() -> bool:
         await owners.refresh()
-        return all(
-            (claim := owners.owner(p)) is not None and claim.address == address
-            for p in range(settings.events_partitions)
-        )
+        claims = [owners.owner(p) for p in range(settings.events_partitions)]
+        return claims_ready(claims, address, stale)
+
+    async def answering() -> bool:
+        try:
+            await reads.context(
+                PROBE_SESSION,
+                agent=None,
+                branch=None,
+                include_contents="none",
+                min_offset=None,
+                timeout_s=PROBE_READ_S,
+            )
+        except LookupError:
+            pass  # a session with no records, said so: the read plane answered
+        except ContextReadError:
+            return False
+        return True
 
     try:
         await _ready("projector", claimed, projector, CLAIMED_S)
+        await _ready("projector", answering, projector, SERVING_S)
     finally:
         await owners.close()
+        await reads.close()
 
 
 async def _answering(url: str, server: _Child) -> None:
@@ -512,12 +584,41 @@ async def _ready(
 
 def _check_free(port: int) -> None:
     """Raise :class:`ServiceStartError` unless `port` can be bound on 127.0.0.1 now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((HOST, port))
-        except OSError as exc:
-            reason = f"port {port} on {HOST} is taken ({exc.strerror}); choose another: --http-port"
-            raise ServiceStartError(service="the HTTP API", reason=reason) from exc
+    if is_taken(port):
+        reason = port_taken(port, "--http-port <another port> (or CTXSTREAM_HTTP_PORT)")
+        raise ServiceStartError(service="the HTTP API", reason=reason)
+
+
+def _check_broker_ports(kafka_data: Path) -> None:
+    """Refuse a broker port another process holds, naming it and the variable that moves it.
+
+    The broker of `kafka_data` itself (left running by a run that did not
+    stop it) may hold them: ``deploy/kafka/start`` then only prints its address.
+
+    Raises:
+        ServiceStartError: A port is taken by another process.
+    """
+    ours = _pid_in(kafka_data / "kafka.pid")
+    for variable, default in BROKER_PORTS.items():
+        text = os.environ.get(variable, default)
+        if not text.isdigit() or not 0 < int(text) < 65_536:
+            continue  # deploy/kafka/start refuses it, naming the variable
+        port = int(text)
+        if not is_taken(port):
+            continue
+        held = holder(socket_inodes(port))
+        if ours is not None and held is not None and held[0] == ours:
+            continue
+        reason = port_taken(port, f"{variable}=<another port>")
+        raise ServiceStartError(service="kafka", reason=reason)
+
+
+def _pid_in(pid_file: Path) -> int | None:
+    try:
+        text = pid_file.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
 
 
 def _free_port() -> int:
