@@ -29,8 +29,14 @@ _TIME_WAIT: Final = "06"
 
 
 def is_taken(port: int) -> bool:
-    """Whether `port` cannot be bound on 127.0.0.1 now."""
+    """Whether `port` cannot be bound on 127.0.0.1 now, by a server as servers bind.
+
+    With ``SO_REUSEADDR``, as the broker, PostgreSQL and the HTTP server bind:
+    the connections a stopped server leaves in TIME_WAIT do not count, a
+    listening socket does.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((HOST, port))
         except OSError:
