@@ -20,8 +20,8 @@ the HTTP API          ``python -m ctxstream serve``; ready once ``/openapi.json`
                       answers
 ====================  ==========================================================
 
-then prints where each one is and a status line every few seconds
-(:mod:`ctxstream.up_status`). SIGINT or SIGTERM stops them in the reverse
+then prints where each one is, and a status line (:mod:`ctxstream.up_status`)
+whenever it changed, once a minute otherwise. SIGINT or SIGTERM stops them in the reverse
 order: each process gets SIGTERM and is waited for, the broker is stopped by
 ``deploy/kafka/stop``; the exit status is 0. A service that does not start,
 or a process that exits while the deployment runs, is one line on stderr, and
@@ -61,11 +61,12 @@ from ctxstream.api.settings import ServeSettings
 from ctxstream.context_reads import ContextReads
 from ctxstream.errors import ContextReadError
 from ctxstream.port_holder import holder, is_taken, port_taken, socket_inodes
-from ctxstream.up_status import StatusReader
+from ctxstream.up_status import StatusCadence, StatusReader
 from ctxstream.worker_processes import PROJECTOR, SUMMARIZER, stop_worker
 from schemas.errors import CtxstreamError
 from schemas.kafka_settings import TOPIC_ROLES
 from schemas.log_text import shown
+from schemas.masked_dsn import masked_dsn
 from streams.partition_claim import PartitionClaim
 from streams.partition_owners import PartitionOwners
 from streams.projector_settings import ProjectorSettings
@@ -256,6 +257,8 @@ async def _start(
         raise ServiceStartError(service="topics", reason=str(exc) or type(exc).__name__) from exc
 
     query_port = settings.query_port or _free_port()
+    # Off unless asked for: the default port (6066) may be another deployment's.
+    metrics_port = base.metrics_port if "CTXSTREAM_METRICS_PORT" in os.environ else 0
     common = {"CTXSTREAM_KAFKA_BOOTSTRAP": bootstrap}
     projector_env = {
         **common,
@@ -263,7 +266,7 @@ async def _start(
         "CTXSTREAM_DATA_DIR": str(data / "projector"),
         "CTXSTREAM_QUERY_BIND": HOST,
         "CTXSTREAM_QUERY_PORT": str(query_port),
-        "CTXSTREAM_METRICS_PORT": os.environ.get("CTXSTREAM_METRICS_PORT", "0"),
+        "CTXSTREAM_METRICS_PORT": str(metrics_port),
     }
     stale = await _unless(stop, _stale_workers(settings))
     _say(out, "starting the projector ...")
@@ -292,7 +295,10 @@ async def _start(
         f"reads on {HOST}:{query_port}",
         f"  summarizer  pid {summarizer.process.pid}",
         f"  http api    {url}   (pid {server.process.pid}; OpenAPI pages at {url}/docs)",
-        f"  postgres    {dsn}" if dsn else "  postgres    not started: nothing reads it yet",
+        metrics_line(metrics_port, settings.metrics_bind),
+        f"  postgres    {masked_dsn(dsn)}   (password: the cluster folder's password file)"
+        if dsn
+        else "  postgres    not started: nothing reads it yet",
         "an API key:   "
         f"CTXSTREAM_KAFKA_BOOTSTRAP={bootstrap} CTXSTREAM_TOPIC_PREFIX={prefix} "
         "ctxstream keys create TENANT",
@@ -303,8 +309,17 @@ async def _start(
     return _Running(settings, (projector, summarizer, server))
 
 
+def metrics_line(port: int, bind: str) -> str:
+    """The banner's line of the projector's metrics: their URL, or how to turn them on."""
+    if port == 0:
+        return "  metrics     off (CTXSTREAM_METRICS_PORT=<port> serves the projector's /metrics)"
+    return f"  metrics     http://{bind}:{port}/metrics   (the projector's)"
+
+
 async def _report(running: _Running, stop: asyncio.Event, out: TextIO) -> None:
-    """Print the status line every :data:`STATUS_EVERY_S` until a signal.
+    """Sample the status every :data:`STATUS_EVERY_S` until a signal; print it when it changed.
+
+    An unchanged line is printed again once a minute (:class:`StatusCadence`).
 
     Raises:
         ServiceExitedError: A process exited by itself.
@@ -316,7 +331,7 @@ async def _report(running: _Running, stop: asyncio.Event, out: TextIO) -> None:
         except KafkaError as exc:
             reason = str(exc) or type(exc).__name__
             raise ServiceStartError(service="the status reader", reason=reason) from exc
-        terminal = out.isatty()
+        terminal, cadence = out.isatty(), StatusCadence()
         while not stop.is_set():
             for child in running.children:
                 if child.process.returncode is not None:
@@ -327,11 +342,12 @@ async def _report(running: _Running, stop: asyncio.Event, out: TextIO) -> None:
                 line = (await asyncio.wait_for(reader.sample(), STATUS_EVERY_S * 3)).line()
             except (KafkaError, TimeoutError) as exc:
                 line = f"status: the broker did not answer ({type(exc).__name__})"
-            if terminal:  # one line rewritten in place
-                out.write(f"\r\x1b[2K{line}")
-                out.flush()
-            else:
-                _say(out, line)
+            if cadence.due(line, time.monotonic()):
+                if terminal:  # one line rewritten in place
+                    out.write(f"\r\x1b[2K{line}")
+                    out.flush()
+                else:
+                    _say(out, line)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), STATUS_EVERY_S)
         if terminal:
