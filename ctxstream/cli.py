@@ -10,12 +10,16 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Final
 
 from ctxstream.api.commands import add_api_commands
 from ctxstream.command_failure import fail
 from schemas.kafka_settings import KafkaSettings
 
 Command = Callable[[argparse.Namespace], int]
+
+#: Loggers ``tail`` quiets: its standard error carries its own failure line only.
+TAIL_QUIET_LOGGERS: Final = {"aiokafka": logging.CRITICAL, "ctxstream": logging.WARNING}
 
 
 def _topics_create(_: argparse.Namespace) -> int:
@@ -208,8 +212,9 @@ def _tail(args: argparse.Namespace) -> int:
     from schemas.errors import CtxstreamError
 
     # The command reports a broker it cannot use in one line of its own; aiokafka would
-    # log each failed attempt around it.
-    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    # log each failed attempt around it, and the subscription its start (INFO).
+    for name, level in TAIL_QUIET_LOGGERS.items():
+        logging.getLogger(name).setLevel(max(level, logging.getLogger().level))
     sessions: list[str] | None = args.session
     tenant: str | None = args.tenant
     if tenant is None:

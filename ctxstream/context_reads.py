@@ -68,6 +68,7 @@ from ctxstream.errors import (
     SummaryNotFoundError,
 )
 from schemas.codec import decode_projection_snapshot
+from schemas.counted import counted
 from schemas.errors import DecodeError, InvalidSessionKeyError
 from schemas.event import Content
 from schemas.kafka_settings import KafkaSettings
@@ -362,7 +363,7 @@ class ContextReads:
         raise NoPartitionOwnerError(
             session_key=session_key,
             partition=partition,
-            reason=f"{failure} ({attempts} attempts within {query.timeout_s} s)",
+            reason=f"{failure} ({counted(attempts, 'attempt')} within {query.timeout_s} s)",
         )
 
     async def _check_written(self, partition: int, query: ProjectionQuery, deadline: float) -> None:

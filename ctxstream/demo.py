@@ -8,7 +8,8 @@ subscriber of the pipeline sees: every committed summary event on `events`,
 and each session's projection snapshot on `projections` when its
 invocation count or compaction boundary moves. It ends once every session's
 projection has caught up with its last event and its first summary, then
-stops the workers and leaves the topics for inspection.
+stops the workers, leaves the topics for inspection and names them all as
+its last line (``topics     demo-<id>.{events,...}``).
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ from ctxstream.worker_processes import (
 )
 from schemas.codec import decode_envelope, decode_projection_snapshot
 from schemas.codec import encode as encode_record
+from schemas.counted import counted
 from schemas.envelope import Envelope
 from schemas.errors import DecodeError
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka_settings import TOPIC_ROLES, KafkaSettings
 from schemas.keys import SessionKey
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.topics import create_topics
@@ -137,7 +139,7 @@ async def run_demo(
         keys = [bench_key(n, tenant="demo") for n in range(sessions)]
         for number, envelopes in enumerate(workload_rounds(keys, invocations, stagger=2)):
             await _append(producer, deployment.topic("events"), envelopes, outcome)
-            say(f"round {number + 1}: appended {len(envelopes)} events")
+            say(f"round {number + 1}: appended {counted(len(envelopes), 'event')}")
             if watcher is None:  # from the beginning: it misses nothing by starting now
                 watcher = asyncio.create_task(_watch(deployment, outcome, say))
             await until(outcome.projected, "the round's projections")
@@ -153,10 +155,12 @@ async def run_demo(
     for key in sorted(outcome.appended):
         snapshot = outcome.snapshots[key]
         say(
-            f"settled    {key}: {outcome.summaries[key]} summaries, "
-            f"{snapshot.invocations_total} invocations, {snapshot.context_items} context items "
+            f"settled    {key}: {counted(outcome.summaries[key], 'summary', 'summaries')}, "
+            f"{counted(snapshot.invocations_total, 'invocation')}, "
+            f"{counted(snapshot.context_items, 'context item')} "
             f"(fingerprint {snapshot.context_fingerprint[:12]})"
         )
+    say(f"topics     {prefix}.{{{','.join(TOPIC_ROLES)}}}")
     return outcome
 
 
@@ -222,9 +226,10 @@ def _on_snapshot(snapshot: ProjectionSnapshot, outcome: DemoOutcome, say: Say) -
         f"{_clock(boundary.start_timestamp)}..{_clock(boundary.end_timestamp)}"
     )
     say(
-        f"projection {key} @{snapshot.last_offset}: {snapshot.invocations_total} invocations "
+        f"projection {key} @{snapshot.last_offset}: "
+        f"{counted(snapshot.invocations_total, 'invocation')} "
         f"({snapshot.invocations_since_compaction} since compaction), "
-        f"{snapshot.context_items} context items, {masked}"
+        f"{counted(snapshot.context_items, 'context item')}, {masked}"
     )
 
 

@@ -3,7 +3,8 @@
 ``replay TARGET_PREFIX [--from-offset N | --from-time T] [--session KEY ...]``
 runs :meth:`~ctxstream.Client.replay` on the deployment the ``CTXSTREAM_*``
 variables name (the projector's settings from the same variables), draws its
-progress on stderr as one line redrawn in place, and prints one summary line
+progress on stderr as one line redrawn in place (on a terminal; elsewhere one
+line at the end), and prints one summary line
 on stdout: sessions, records, where they went and how long it took.
 
 Each error is one line on stderr and a non-zero exit, as the read commands
@@ -24,6 +25,7 @@ from ctxstream.client import Client
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.read_commands import _reading
 from ctxstream.replay import ReplayProgress, ReplayReport
+from schemas.counted import counted
 from schemas.kafka_settings import KafkaSettings
 
 #: Cells of the bar.
@@ -107,10 +109,12 @@ def parse_time(text: str) -> datetime | float:
 def summary(report: ReplayReport) -> str:
     """The command's last line: what was rebuilt, where, how fast."""
     return (
-        f"replayed {report.sessions} sessions, {report.records} records into "
+        f"replayed {counted(report.sessions, 'session')}, "
+        f"{counted(report.records, 'record')} into "
         f"{report.target_prefix}.projections in {report.seconds:.2f} s "
-        f"({report.snapshots} snapshots, {report.requests} compaction requests, "
-        f"{report.dead_letters} dead letters)"
+        f"({counted(report.snapshots, 'snapshot')}, "
+        f"{counted(report.requests, 'compaction request')}, "
+        f"{counted(report.dead_letters, 'dead letter')})"
     )
 
 
@@ -118,10 +122,15 @@ class ProgressBar:
     """A replay's progress as one line of `out`, redrawn in place with a carriage return.
 
     Example: ``[###############---------------]  50%  1200/2400 offsets``.
+
+    Only a terminal sees it redrawn: into a file or a pipe, where a carriage
+    return is noise, the bar is written once, at the end.
     """
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, terminal: bool | None = None) -> None:
+        """A bar on `out`; `terminal` None: whether `out` is one (``isatty``)."""
         self._out = out
+        self._terminal = out.isatty() if terminal is None else terminal
         self._drawn_at = -math.inf
         self._drawn = False
 
@@ -129,15 +138,18 @@ class ProgressBar:
         """Redraw for `progress`; at most every :data:`REDRAW_S`, except at the end."""
         now = time.monotonic()
         done, total = progress.done, progress.total
-        if done < total and now - self._drawn_at < REDRAW_S:
+        if done < total and (not self._terminal or now - self._drawn_at < REDRAW_S):
             return
         self._drawn_at = now
         share = 1.0 if total == 0 else done / total
         filled = round(share * BAR_WIDTH)
         cells = "#" * filled + "-" * (BAR_WIDTH - filled)
-        self._out.write(f"\r[{cells}] {share:4.0%}  {done}/{total} offsets")
+        start = "\r" if self._terminal else ""
+        self._out.write(f"{start}[{cells}] {share:4.0%}  {done}/{total} offsets")
+        if not self._terminal:
+            self._out.write("\n")
         self._out.flush()
-        self._drawn = True
+        self._drawn = self._terminal
 
     def close(self) -> None:
         """End the bar's line, if one was drawn, so what follows starts on a line of its own."""

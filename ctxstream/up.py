@@ -10,15 +10,18 @@ PostgreSQL            ``deploy/postgres/start``, only with ``--postgres``: nothi
                       in the product reads it yet
 the topics            :func:`streams.topics.create_topics`, idempotently
 the projector         ``python -m ctxstream worker`` on the native engine; ready
-                      once it has claimed every `events` partition at its read
-                      address
+                      once this run's projector (a worker id no claim named
+                      before it started) has claimed every `events` partition
+                      at its read address, and a context read of a probe
+                      session with no records is answered through the read
+                      plane
 the summarizer        ``python -m summarizer_worker``
 the HTTP API          ``python -m ctxstream serve``; ready once ``/openapi.json``
                       answers
 ====================  ==========================================================
 
-then prints where each one is and a status line every few seconds
-(:mod:`ctxstream.up_status`). SIGINT or SIGTERM stops them in the reverse
+then prints where each one is, and a status line (:mod:`ctxstream.up_status`)
+whenever it changed, once a minute otherwise. SIGINT or SIGTERM stops them in the reverse
 order: each process gets SIGTERM and is waited for, the broker is stopped by
 ``deploy/kafka/stop``; the exit status is 0. A service that does not start,
 or a process that exits while the deployment runs, is one line on stderr, and
@@ -45,7 +48,7 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO, TypeVar
@@ -55,11 +58,16 @@ from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from ctxstream.api.settings import ServeSettings
-from ctxstream.up_status import StatusReader
+from ctxstream.context_reads import ContextReads
+from ctxstream.errors import ContextReadError
+from ctxstream.port_holder import holder, is_taken, port_taken, socket_inodes
+from ctxstream.up_status import StatusCadence, StatusReader
 from ctxstream.worker_processes import PROJECTOR, SUMMARIZER, stop_worker
 from schemas.errors import CtxstreamError
 from schemas.kafka_settings import TOPIC_ROLES
 from schemas.log_text import shown
+from schemas.masked_dsn import masked_dsn
+from streams.partition_claim import PartitionClaim
 from streams.partition_owners import PartitionOwners
 from streams.projector_settings import ProjectorSettings
 from streams.topics import create_topics
@@ -75,7 +83,12 @@ SCRIPT_STOP_S: Final = 60.0  # deploy/kafka/stop: SIGTERM, up to 30 s, then SIGK
 CLAIMED_S: Final = 120.0  # a cold projector: group join, restore, one claim per partition
 SERVING_S: Final = 60.0  # the server's imports, the api-keys topic, its producer
 READY_POLL_S: Final = 0.25
+#: The session whose context read shows the projector serves reads (it has no records).
+PROBE_SESSION: Final = "ctxstream/up/probe/ready"
+PROBE_READ_S: Final = 5.0
 STATUS_EVERY_S: Final = 3.0
+#: The broker's port variables (read by ``deploy/kafka/start``) and their defaults.
+BROKER_PORTS: Final = {"CTXSTREAM_KAFKA_PORT": "9092", "CTXSTREAM_KAFKA_CONTROLLER_PORT": "9093"}
 #: Bytes of a service's log (``<data>/logs/<service>.log``) before it moves to ``<service>.log.1``.
 LOG_MAX_BYTES: Final = 64 * 1024**2
 LOG_DRAIN_S: Final = 5.0  # a stopped service's pipe is read to its end for at most this long
@@ -224,6 +237,7 @@ async def _start(
         raise ServiceStartError(service="settings", reason=str(exc)) from exc
 
     kafka_env = {"CTXSTREAM_KAFKA_DATA": str(data / "kafka"), "CTXSTREAM_PYTHON": sys.executable}
+    _check_broker_ports(data / "kafka")
     _say(out, "starting kafka ...")
     stack.push_async_callback(_stop_script, "kafka/stop", kafka_env, logs)
     bootstrap = await _unless(stop, _start_script("kafka", kafka_env, logs, BROKER_START_S))
@@ -243,6 +257,8 @@ async def _start(
         raise ServiceStartError(service="topics", reason=str(exc) or type(exc).__name__) from exc
 
     query_port = settings.query_port or _free_port()
+    # Off unless asked for: the default port (6066) may be another deployment's.
+    metrics_port = base.metrics_port if "CTXSTREAM_METRICS_PORT" in os.environ else 0
     common = {"CTXSTREAM_KAFKA_BOOTSTRAP": bootstrap}
     projector_env = {
         **common,
@@ -250,11 +266,12 @@ async def _start(
         "CTXSTREAM_DATA_DIR": str(data / "projector"),
         "CTXSTREAM_QUERY_BIND": HOST,
         "CTXSTREAM_QUERY_PORT": str(query_port),
-        "CTXSTREAM_METRICS_PORT": os.environ.get("CTXSTREAM_METRICS_PORT", "0"),
+        "CTXSTREAM_METRICS_PORT": str(metrics_port),
     }
+    stale = await _unless(stop, _stale_workers(settings))
     _say(out, "starting the projector ...")
     projector = await _spawn("projector", PROJECTOR, projector_env, logs, stack)
-    await _unless(stop, _claimed(settings, f"{HOST}:{query_port}", projector))
+    await _unless(stop, _claimed(settings, f"{HOST}:{query_port}", stale, projector))
 
     _say(out, "starting the summarizer ...")
     summarizer = await _spawn("summarizer", SUMMARIZER, common, logs, stack)
@@ -278,7 +295,10 @@ async def _start(
         f"reads on {HOST}:{query_port}",
         f"  summarizer  pid {summarizer.process.pid}",
         f"  http api    {url}   (pid {server.process.pid}; OpenAPI pages at {url}/docs)",
-        f"  postgres    {dsn}" if dsn else "  postgres    not started: nothing reads it yet",
+        metrics_line(metrics_port, settings.metrics_bind),
+        f"  postgres    {masked_dsn(dsn)}   (password: the cluster folder's password file)"
+        if dsn
+        else "  postgres    not started: nothing reads it yet",
         "an API key:   "
         f"CTXSTREAM_KAFKA_BOOTSTRAP={bootstrap} CTXSTREAM_TOPIC_PREFIX={prefix} "
         "ctxstream keys create TENANT",
@@ -289,8 +309,17 @@ async def _start(
     return _Running(settings, (projector, summarizer, server))
 
 
+def metrics_line(port: int, bind: str) -> str:
+    """The banner's line of the projector's metrics: their URL, or how to turn them on."""
+    if port == 0:
+        return "  metrics     off (CTXSTREAM_METRICS_PORT=<port> serves the projector's /metrics)"
+    return f"  metrics     http://{bind}:{port}/metrics   (the projector's)"
+
+
 async def _report(running: _Running, stop: asyncio.Event, out: TextIO) -> None:
-    """Print the status line every :data:`STATUS_EVERY_S` until a signal.
+    """Sample the status every :data:`STATUS_EVERY_S` until a signal; print it when it changed.
+
+    An unchanged line is printed again once a minute (:class:`StatusCadence`).
 
     Raises:
         ServiceExitedError: A process exited by itself.
@@ -302,7 +331,7 @@ async def _report(running: _Running, stop: asyncio.Event, out: TextIO) -> None:
         except KafkaError as exc:
             reason = str(exc) or type(exc).__name__
             raise ServiceStartError(service="the status reader", reason=reason) from exc
-        terminal = out.isatty()
+        terminal, cadence = out.isatty(), StatusCadence()
         while not stop.is_set():
             for child in running.children:
                 if child.process.returncode is not None:
@@ -313,11 +342,12 @@ async def _report(running: _Running, stop: asyncio.Event, out: TextIO) -> None:
                 line = (await asyncio.wait_for(reader.sample(), STATUS_EVERY_S * 3)).line()
             except (KafkaError, TimeoutError) as exc:
                 line = f"status: the broker did not answer ({type(exc).__name__})"
-            if terminal:  # one line rewritten in place
-                out.write(f"\r\x1b[2K{line}")
-                out.flush()
-            else:
-                _say(out, line)
+            if cadence.due(line, time.monotonic()):
+                if terminal:  # one line rewritten in place
+                    out.write(f"\r\x1b[2K{line}")
+                    out.flush()
+                else:
+                    _say(out, line)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), STATUS_EVERY_S)
         if terminal:
@@ -451,25 +481,83 @@ async def _copied(copying: asyncio.Task[None]) -> None:
         await asyncio.wait_for(copying, LOG_DRAIN_S)
 
 
-async def _claimed(settings: ProjectorSettings, address: str, projector: _Child) -> None:
-    """Wait until `address` owns every `events` partition.
+async def _stale_workers(settings: ProjectorSettings) -> frozenset[str]:
+    """The worker ids of the claims on `partition-owners` before this run's projector starts.
 
-    Raises:
-        ServiceStartError: The projector exited, or did not claim them in time.
+    A previous run's projector left its claims there, at the same address when
+    ``CTXSTREAM_QUERY_PORT`` is fixed: none of them may count as this run's.
     """
     owners = PartitionOwners(settings)
+    try:
+        await owners.refresh()
+        return frozenset(
+            claim.worker_id
+            for p in range(settings.events_partitions)
+            if (claim := owners.owner(p)) is not None
+        )
+    except KafkaError as exc:
+        reason = str(exc) or type(exc).__name__
+        raise ServiceStartError(service="projector", reason=f"claims unreadable: {reason}") from exc
+    finally:
+        await owners.close()
+
+
+def claims_ready(
+    claims: Sequence[PartitionClaim | None], address: str, stale: frozenset[str]
+) -> bool:
+    """Whether one projector of this run, reachable at `address`, has claimed every partition.
+
+    Every claim must name `address` and one worker id, and that id must not be
+    among the `stale` ones (the claims read before this run's projector
+    started): worker ids are unique per engine run, so such a claim is this
+    run's.
+    """
+    workers = {claim.worker_id for claim in claims if claim is not None}
+    return (
+        all(claim is not None and claim.address == address for claim in claims)
+        and len(workers) == 1
+        and workers.isdisjoint(stale)
+    )
+
+
+async def _claimed(
+    settings: ProjectorSettings, address: str, stale: frozenset[str], projector: _Child
+) -> None:
+    """Wait until this run's projector owns every `events` partition and answers a read.
+
+    Raises:
+        ServiceStartError: The projector exited, or was not ready in time.
+    """
+    owners = PartitionOwners(settings)
+    reads = ContextReads(settings)
 
     async def claimed() -> bool:
         await owners.refresh()
-        return all(
-            (claim := owners.owner(p)) is not None and claim.address == address
-            for p in range(settings.events_partitions)
-        )
+        claims = [owners.owner(p) for p in range(settings.events_partitions)]
+        return claims_ready(claims, address, stale)
+
+    async def answering() -> bool:
+        try:
+            await reads.context(
+                PROBE_SESSION,
+                agent=None,
+                branch=None,
+                include_contents="none",
+                min_offset=None,
+                timeout_s=PROBE_READ_S,
+            )
+        except LookupError:
+            pass  # a session with no records, said so: the read plane answered
+        except ContextReadError:
+            return False
+        return True
 
     try:
         await _ready("projector", claimed, projector, CLAIMED_S)
+        await _ready("projector", answering, projector, SERVING_S)
     finally:
         await owners.close()
+        await reads.close()
 
 
 async def _answering(url: str, server: _Child) -> None:
@@ -512,12 +600,41 @@ async def _ready(
 
 def _check_free(port: int) -> None:
     """Raise :class:`ServiceStartError` unless `port` can be bound on 127.0.0.1 now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((HOST, port))
-        except OSError as exc:
-            reason = f"port {port} on {HOST} is taken ({exc.strerror}); choose another: --http-port"
-            raise ServiceStartError(service="the HTTP API", reason=reason) from exc
+    if is_taken(port):
+        reason = port_taken(port, "--http-port <another port> (or CTXSTREAM_HTTP_PORT)")
+        raise ServiceStartError(service="the HTTP API", reason=reason)
+
+
+def _check_broker_ports(kafka_data: Path) -> None:
+    """Refuse a broker port another process holds, naming it and the variable that moves it.
+
+    The broker of `kafka_data` itself (left running by a run that did not
+    stop it) may hold them: ``deploy/kafka/start`` then only prints its address.
+
+    Raises:
+        ServiceStartError: A port is taken by another process.
+    """
+    ours = _pid_in(kafka_data / "kafka.pid")
+    for variable, default in BROKER_PORTS.items():
+        text = os.environ.get(variable, default)
+        if not text.isdigit() or not 0 < int(text) < 65_536:
+            continue  # deploy/kafka/start refuses it, naming the variable
+        port = int(text)
+        if not is_taken(port):
+            continue
+        held = holder(socket_inodes(port))
+        if ours is not None and held is not None and held[0] == ours:
+            continue
+        reason = port_taken(port, f"{variable}=<another port>")
+        raise ServiceStartError(service="kafka", reason=reason)
+
+
+def _pid_in(pid_file: Path) -> int | None:
+    try:
+        text = pid_file.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
 
 
 def _free_port() -> int:

@@ -11,6 +11,9 @@ whoever wrote it:
 * sessions: the sessions the `projections` topic holds a snapshot of;
 * compactions: the summaries those snapshots applied, each counted once
   (``(session, summary event id)`` of every boundary seen).
+
+The line is sampled every few seconds and printed when it changed, and
+once a minute otherwise (:class:`StatusCadence`).
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from schemas.codec import decode_projection_snapshot
+from schemas.counted import counted
 from schemas.errors import DecodeError
 from schemas.kafka_settings import KafkaSettings, TopicRole
 from streams.topics import topic_specs
 
 #: How long one fetch of `projections` waits for more (the sample reads to the end).
 FETCH_MS: Final = 200
+#: An unchanged status line is printed again after this long, so a quiet log shows it is alive.
+QUIET_REPEAT_S: Final = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +54,34 @@ class Status:
     compactions: int
 
     def line(self) -> str:
-        """The status line, e.g. ``status: 12.5 events/s, lag 0, 3 sessions, 1 compactions``."""
+        """The status line, e.g. ``status: 12.5 events/s, lag 0, 3 sessions, 1 compaction``."""
         return (
             f"status: {self.events_per_s:.1f} events/s, lag {self.lag}, "
-            f"{self.sessions} sessions, {self.compactions} compactions"
+            f"{counted(self.sessions, 'session')}, {counted(self.compactions, 'compaction')}"
         )
+
+
+@dataclass
+class StatusCadence:
+    """When ``up`` prints the status line: when it changed, else once every `quiet_s`.
+
+    Pure: the caller passes the time. A deployment nobody uses then writes a
+    line a minute, not one per sample.
+
+    Attributes:
+        quiet_s: Seconds between two prints of the same line.
+    """
+
+    quiet_s: float = QUIET_REPEAT_S
+    _printed: str | None = None
+    _printed_at: float = 0.0
+
+    def due(self, line: str, now: float) -> bool:
+        """Whether to print `line` at `now` (monotonic seconds); if so, it counts as printed."""
+        if line == self._printed and now - self._printed_at < self.quiet_s:
+            return False
+        self._printed, self._printed_at = line, now
+        return True
 
 
 @dataclass

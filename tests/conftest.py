@@ -29,7 +29,6 @@ from the loaded one):
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -40,6 +39,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from schemas.masked_dsn import masked_dsn
 
 REPO = Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"
@@ -210,5 +211,5 @@ def pytest_report_header() -> list[str]:
         "CTXSTREAM_POSTGRES_DSN", "started per session by deploy/postgres/start"
     )
     # A DSN may carry a password: the header (a CI log) shows it masked.
-    postgres = re.sub(r"^(postgresql://[^:/@]*:)[^@]*@", r"\1***@", postgres)
+    postgres = masked_dsn(postgres)
     return [f"ctxstream: kafka {kafka}; postgres {postgres}"]

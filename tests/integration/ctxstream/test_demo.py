@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from ctxstream.demo import COMPACTION, run_demo
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka_settings import TOPIC_ROLES, KafkaSettings
 from streams.projector_settings import ProjectorSettings
 from tests.support.kafka import clean_fold, expected_snapshots, read_log
 
@@ -42,3 +43,6 @@ async def test_the_demo_shows_sessions_compacted_by_the_running_workers(
     summaries_shown = [line for line in lines if line.startswith("summary ")]
     assert len(summaries_shown) == sum(outcome.summaries.values())
     assert any(line.startswith("projection ") and "masks" in line for line in lines)
+    # Its last line names every topic of its own deployment; counts agree with their nouns.
+    assert lines[-1] == f"topics     {outcome.prefix}.{{{','.join(TOPIC_ROLES)}}}"
+    assert not re.search(r"\b1 (summaries|invocations|context items|events)\b", "\n".join(lines))

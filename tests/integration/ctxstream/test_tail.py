@@ -84,6 +84,7 @@ async def test_tail_prints_the_tenants_snapshots_as_json_lines_until_ctrl_c(
     assert sorted(lines, key=lambda p: p[:2]) == expected
     assert status == 0
     assert "Traceback" not in stderr
+    assert " INFO " not in stderr, stderr  # the fixture's bad records are warned about, no more
 
 
 async def test_tail_with_sessions_prints_those_sessions_only(projections: Projections) -> None:

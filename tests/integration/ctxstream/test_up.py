@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
@@ -36,6 +37,8 @@ from tests.support.kafka import read_log
 
 pytestmark = pytest.mark.integration
 
+PARTITIONS: Final = 12  # the `events` partitions of a default deployment
+CLAIMED: Final = re.compile(r"partition claimed partition=(\d+) address=\S+ worker=(\S+)")
 UP_TIMEOUT_S: Final = 300.0  # a cold broker, a cold projector's claims, the server's imports
 STOP_TIMEOUT_S: Final = 120.0  # SIGTERM to three processes (30 s each at most), the broker's stop
 READ_TIMEOUT_S: Final = 30.0  # one batch of a projector sharing two cores with the test
@@ -90,14 +93,18 @@ def own_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("CTXSTREAM_")}
 
 
-def start_up(data: Path, http_port: int) -> Up:
-    """``python -m ctxstream up --data <data> --http-port <http_port>`` on a broker of its own."""
+def start_up(data: Path, http_port: int, settings: Mapping[str, str] | None = None) -> Up:
+    """``python -m ctxstream up --data <data> --http-port <http_port>`` on a broker of its own.
+
+    `settings` (``CTXSTREAM_*`` variables) go over the broker's ports it picks.
+    """
     kafka_port, controller_port = free_ports(2)
     env = own_env() | {
         "CTXSTREAM_KAFKA_PORT": str(kafka_port),
         "CTXSTREAM_KAFKA_CONTROLLER_PORT": str(controller_port),
         "CTXSTREAM_KAFKA_FAST": "1",
         "CTXSTREAM_PYTHON": sys.executable,
+        **(settings or {}),
     }
     process = subprocess.Popen(
         [
@@ -213,12 +220,76 @@ def test_up_with_its_http_port_taken_says_so_in_one_line_and_leaves_nothing_runn
 ) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
         taken.bind(("127.0.0.1", 0))
+        taken.listen()
         up = start_up(data, taken.getsockname()[1])
         status = up.wait(UP_TIMEOUT_S + STOP_TIMEOUT_S)
 
     assert status == 1
     assert len(up.err) == 1, up.err
     assert up.err[0].startswith("ctxstream up: the HTTP API did not start: port ")
-    assert "is taken" in up.err[0]
+    assert f"is taken by pid {os.getpid()} (" in up.err[0]
+    assert up.err[0].endswith("; move it: --http-port <another port> (or CTXSTREAM_HTTP_PORT)")
     assert not [line for line in up.out + up.err if "Traceback" in line]
+    assert processes_naming(data) == []
+
+
+def claims_logged(data: Path) -> dict[str, set[int]]:
+    """The partitions each projector worker id claimed, as ``<data>/logs/projector.log`` says."""
+    claimed: dict[str, set[int]] = {}
+    log = (data / "logs" / "projector.log").read_text(errors="replace")
+    for partition, worker in CLAIMED.findall(log):
+        claimed.setdefault(worker, set()).add(int(partition))
+    return claimed
+
+
+def test_up_restarted_on_a_fixed_read_port_is_ready_only_once_its_projector_claimed(
+    data: Path,
+) -> None:
+    """The previous run's claims name the same address: they must not make the restart ready."""
+    http_port, query_port = free_ports(2)
+    fixed = {"CTXSTREAM_QUERY_PORT": str(query_port)}
+    first = start_up(data, http_port, fixed)
+    try:
+        first.wait_for_line("status: ", UP_TIMEOUT_S)
+    finally:
+        first.process.send_signal(signal.SIGINT)
+        assert first.wait() == 0, first.err
+    before = claims_logged(data)
+    assert [set(range(PARTITIONS))] == list(before.values())  # one worker claimed them all
+
+    again = start_up(data, http_port, fixed)
+    try:
+        again.wait_for_line("ctxstream is up", UP_TIMEOUT_S)
+        claimed_when_ready = {
+            worker: partitions
+            for worker, partitions in claims_logged(data).items()
+            if worker not in before
+        }
+        again.wait_for_line("status: ", UP_TIMEOUT_S)
+    finally:
+        again.process.send_signal(signal.SIGINT)
+        status = again.wait()
+
+    assert status == 0, again.err
+    assert list(claimed_when_ready.values()) == [set(range(PARTITIONS))], claimed_when_ready
+    assert processes_naming(data) == []
+
+
+def test_up_with_its_broker_port_taken_names_the_holder_and_the_variable_that_moves_it(
+    data: Path,
+) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        up = start_up(data, free_ports(1)[0], {"CTXSTREAM_KAFKA_PORT": str(port)})
+        status = up.wait(UP_TIMEOUT_S + STOP_TIMEOUT_S)
+
+    assert status == 1
+    assert len(up.err) == 1, up.err
+    assert up.err[0].startswith(
+        f"ctxstream up: kafka did not start: port {port} on 127.0.0.1 is taken by "
+        f"pid {os.getpid()} ("
+    )
+    assert up.err[0].endswith("; move it: CTXSTREAM_KAFKA_PORT=<another port>")
     assert processes_naming(data) == []

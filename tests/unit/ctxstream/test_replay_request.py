@@ -61,7 +61,7 @@ def test_each_refusal_names_its_argument(arguments: dict[str, Any], pattern: str
 
 def test_the_bar_draws_in_place_skips_redraws_too_close_and_always_draws_the_end() -> None:
     out = io.StringIO()
-    bar = ProgressBar(out)
+    bar = ProgressBar(out, terminal=True)
 
     def at(*positions: int) -> ReplayProgress:
         return ReplayProgress({n: PartitionProgress(0, 10, p) for n, p in enumerate(positions)})
@@ -75,6 +75,21 @@ def test_the_bar_draws_in_place_skips_redraws_too_close_and_always_draws_the_end
     assert out.getvalue() == f"\r[{empty}]   0%  0/20 offsets\r[{full}] 100%  20/20 offsets\n"
 
 
+def test_off_a_terminal_the_bar_is_one_line_at_the_end_without_carriage_returns() -> None:
+    out = io.StringIO()  # not a terminal
+    bar = ProgressBar(out)
+
+    def at(*positions: int) -> ReplayProgress:
+        return ReplayProgress({n: PartitionProgress(0, 10, p) for n, p in enumerate(positions)})
+
+    bar.draw(at(0, 0))
+    bar.draw(at(5, 5))
+    bar.draw(at(10, 10))
+    bar.close()
+
+    assert out.getvalue() == f"[{'#' * BAR_WIDTH}] 100%  20/20 offsets\n"
+
+
 def test_a_bar_never_drawn_ends_no_line() -> None:
     out = io.StringIO()
     ProgressBar(out).close()
@@ -85,7 +100,12 @@ def test_the_summary_line_and_the_time_argument() -> None:
     report = ReplayReport("rebuilt", 3, 120, 130, 9, 2, 1, 1.234)
     assert summary(report) == (
         "replayed 3 sessions, 120 records into rebuilt.projections in 1.23 s "
-        "(9 snapshots, 2 compaction requests, 1 dead letters)"
+        "(9 snapshots, 2 compaction requests, 1 dead letter)"
+    )
+    one = ReplayReport("rebuilt", 1, 1, 1, 1, 1, 0, 0.5)
+    assert summary(one) == (
+        "replayed 1 session, 1 record into rebuilt.projections in 0.50 s "
+        "(1 snapshot, 1 compaction request, 0 dead letters)"
     )
     assert parse_time("1738324800.5") == 1738324800.5
     assert parse_time("2025-01-31T12:00:00+00:00") == datetime(2025, 1, 31, 12, tzinfo=UTC)
