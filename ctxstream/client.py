@@ -187,7 +187,11 @@ class Client:
             enable_idempotence=True,
             linger_ms=5,
         )
-        await producer.start()
+        try:
+            await producer.start()
+        except BaseException:
+            await producer.stop()  # what start opened before it failed
+            raise
         self._producer = producer
 
     async def stop(self) -> None:
