@@ -310,6 +310,12 @@ def _parser() -> argparse.ArgumentParser:
 
     add_read_commands(commands)
 
+    from ctxstream.append_command import add_append_command
+    from ctxstream.sessions_command import add_sessions_command
+
+    add_append_command(commands)
+    add_sessions_command(commands)
+
     from ctxstream.replay_command import add_replay_command
 
     add_replay_command(commands)

@@ -462,7 +462,9 @@ class ContextReads:
                 )
             case "busy":
                 raise OverBudgetError(
-                    refusal.retry_after_s or 1, f"read of session {session_key!r}: {refusal.reason}"
+                    refusal.retry_after_s or 1,
+                    f"read of session {session_key!r}: {refusal.reason}",
+                    budget="projector-reads",
                 )
             case "unauthorized":
                 logger.error("read credential refused worker=%s", shown(address))

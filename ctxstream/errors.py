@@ -135,9 +135,14 @@ class OverBudgetError(CtxstreamError):
 
     retriable: ClassVar[bool] = True
 
-    def __init__(self, retry_after_s: float, reason: str) -> None:
+    def __init__(self, retry_after_s: float, reason: str, *, budget: str = "") -> None:
+        """Refused for `reason`; retry after `retry_after_s`.
+
+        `budget` names the budget for counting: the setting that sets it
+        (``HTTP_TENANT_MAX_READS``), or ``projector-reads`` for a projector's reads.
+        """
         super().__init__(reason)
-        self.retry_after_s, self.reason = retry_after_s, reason
+        self.retry_after_s, self.reason, self.budget = retry_after_s, reason, budget
 
 
 class SessionOverSizeCapError(CtxstreamError):

@@ -11,6 +11,8 @@ route                                                      what it does
 ``POST /v1/sessions/{session_key}/rewind``                 annul an invocation -> offset
 ``POST /v1/sessions/{session_key}/fork``                   start a fork of the session -> offset
 ``GET  /v1/tenants/{tenant}/projections:subscribe``        snapshots as server-sent events
+``GET  /healthz``                                          200 while it can serve, else 503
+``GET  /metrics``                                          Prometheus metrics
 =========================================================  ===============================
 
 A session key is ``tenant/app/user/session``, in the path as it is (four
@@ -18,9 +20,11 @@ segments) or percent-encoded as one (``acme%2Fsupport%2Fu1%2Fs1``): both
 arrive decoded as the same key, which is validated as every key is
 (:func:`schemas.keys.parse_session_key`), so ``..``, empty parts, white
 space or control characters (``%0A``) are answered 422 naming the problem. A
-path with a trailing slash is no route's: 404 ``not-found``, never a redirect. Every route needs
+path with a trailing slash is no route's: 404 ``not-found``, never a redirect.
+Every ``/v1`` route needs
 ``Authorization: Bearer <key>`` of the session's tenant
-(:mod:`ctxstream.api.auth`); every error is one JSON body
+(:mod:`ctxstream.api.auth`); ``/healthz`` and ``/metrics`` need none
+(:mod:`ctxstream.api.operations`); every error is one JSON body
 (:mod:`ctxstream.api.errors`). The OpenAPI document is at ``/openapi.json``,
 its pages at ``/docs``.
 """
@@ -39,10 +43,12 @@ from pydantic import BaseModel
 from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.types import Receive, Scope, Send
 
+from ctxstream.api import operations
 from ctxstream.api.auth import Caller, session_of
 from ctxstream.api.bodies import body_bytes, json_object, parsed, validated
 from ctxstream.api.concurrency_budget import Lease
 from ctxstream.api.errors import ApiError, install_error_handlers
+from ctxstream.api.metrics import RequestMetrics
 from ctxstream.api.models import (
     APPEND_RESPONSES,
     EXPAND_RESPONSES,
@@ -142,6 +148,7 @@ async def append(
     raw = await _append_body(request, services, key)
     services.budgets.spend_append(caller.tenant, 1, len(raw))
     offset = await services.client.append(key, json_object(parsed(raw), name="body"))
+    services.metrics.events_appended.inc()
     return _json(Appended(offset=offset))
 
 
@@ -167,6 +174,7 @@ async def append_many(
     for index, event in enumerate(events):
         json_object(event, name=f"events[{index}]")
     offsets = await services.client.append_many(key, events)
+    services.metrics.events_appended.inc(len(offsets))
     return _json(AppendedMany(offsets=offsets))
 
 
@@ -421,8 +429,9 @@ def build_app(services: ApiServices) -> FastAPI:
         title="ctxstream",
         version="1",
         description="Append agent sessions' events, read their context with read-your-writes, "
-        "rewind them and follow their projections. Every route takes "
-        "'Authorization: Bearer <key>' (ctxstream keys create TENANT).",
+        "rewind them and follow their projections. Every /v1 route takes "
+        "'Authorization: Bearer <key>' (ctxstream keys create TENANT); /healthz and /metrics "
+        "take none.",
         docs_url="/docs",
         redoc_url=None,
         # A trailing slash is no route's (404 in the error shape), not a bodiless redirect.
@@ -431,6 +440,8 @@ def build_app(services: ApiServices) -> FastAPI:
     app.state.services = services
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(operations.router)
+    app.add_middleware(RequestMetrics, metrics=services.metrics)
     # FastAPI's documented way to extend the schema is to replace the method.
     app.openapi = documented(app, [Event, EventBatch, ForkRequest, RewindRequest])  # type: ignore[method-assign]
     return app

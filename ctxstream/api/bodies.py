@@ -41,14 +41,17 @@ async def body_bytes(
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise ApiError(
-            "too-large", f"the body has {declared} bytes, at most {max_bytes} ({setting})"
+            "too-large",
+            f"the body has {declared} bytes, at most {max_bytes} ({setting})",
+            budget=setting,
         )
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > max_bytes:
-            raise ApiError("too-large", f"the body is over {max_bytes} bytes ({setting})")
+            reason = f"the body is over {max_bytes} bytes ({setting})"
+            raise ApiError("too-large", reason, budget=setting)
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -79,12 +79,14 @@ class ConcurrencyBudget:
                 RETRY_AFTER_S,
                 f"tenant {tenant!r} has {self._tenant_limit} {self.name} open, "
                 f"its limit ({self._tenant_setting})",
+                budget=self._tenant_setting,
             )
         if self._total >= self._server_limit:
             raise OverBudgetError(
                 RETRY_AFTER_S,
                 f"the server has {self._server_limit} {self.name} open, "
                 f"its limit ({self._server_setting})",
+                budget=self._server_setting,
             )
         self._held[tenant] += 1
         self._total += 1

@@ -112,6 +112,8 @@ ERROR_STATUS: Final[Mapping[ErrorCode, int]] = {
 #: Characters of a reason kept before escaping (it may quote the caller's input).
 MAX_REASON_CHARS: Final = 1_000
 _BEARER: Final = {"WWW-Authenticate": "Bearer"}
+#: The request state's attribute naming the budget that refused the request, when one did.
+REFUSED_BY: Final = "refused_by_budget"
 
 
 class ErrorBody(BaseModel):
@@ -126,10 +128,18 @@ class ErrorBody(BaseModel):
 class ApiError(Exception):
     """An error answer to send: its code (and so its status) and its reason."""
 
-    def __init__(self, code: ErrorCode, reason: str, *, retry_after_s: float | None = None) -> None:
+    def __init__(
+        self,
+        code: ErrorCode,
+        reason: str,
+        *,
+        retry_after_s: float | None = None,
+        budget: str | None = None,
+    ) -> None:
+        """An answer `code` saying `reason`; `budget`: the limit that refused it, if one did."""
         super().__init__(f"{code}: {reason}")
         self.code, self.reason = code, shown(reason, MAX_REASON_CHARS)
-        self.retry_after_s = retry_after_s
+        self.retry_after_s, self.budget = retry_after_s, budget
 
     @property
     def body(self) -> ErrorBody:
@@ -160,7 +170,12 @@ def api_error_of(exc: CtxstreamError | KafkaError) -> ApiError:
         case InvalidArgumentError():
             return ApiError("invalid-argument", str(exc))
         case OverBudgetError():
-            return ApiError("over-budget", exc.reason, retry_after_s=exc.retry_after_s)
+            return ApiError(
+                "over-budget",
+                exc.reason,
+                retry_after_s=exc.retry_after_s,
+                budget=exc.budget or None,
+            )
         case SessionOverSizeCapError():
             return ApiError("session-over-size-cap", str(exc))
         case ReadTimeoutError():
@@ -191,13 +206,13 @@ def api_error_of(exc: CtxstreamError | KafkaError) -> ApiError:
 def install_error_handlers(app: FastAPI) -> None:
     """Answer every error of `app` with an :class:`ErrorBody`."""
 
-    async def api_error(_: Request, exc: Exception) -> Response:
+    async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)  # noqa: S101 (registered for ApiError only)
-        return exc.response()
+        return _answered(request, exc)
 
-    async def client_error(_: Request, exc: Exception) -> Response:
+    async def client_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, CtxstreamError | KafkaError)  # noqa: S101 (registered for these)
-        return api_error_of(exc).response()
+        return _answered(request, api_error_of(exc))
 
     async def invalid_request(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)  # noqa: S101 (registered for it only)
@@ -222,6 +237,13 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(Exception, bug)
+
+
+def _answered(request: Request, error: ApiError) -> Response:
+    """`error`'s answer; a refusal by a budget is noted on the request for the metrics."""
+    if error.budget is not None:
+        setattr(request.state, REFUSED_BY, error.budget)
+    return error.response()
 
 
 def request_error(exc: RequestValidationError) -> ApiError:

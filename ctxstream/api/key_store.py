@@ -117,18 +117,24 @@ class KeyDirectory:
             KeyDirectoryUnavailableError: The follower stopped, or has not heard
                 from the broker for ``max_staleness_s``: a revocation may be unseen.
         """
+        problem = self.problem()
+        if problem is not None:
+            raise KeyDirectoryUnavailableError(problem)
+        return self._records.get(key_id)
+
+    def problem(self) -> str | None:
+        """Why the live keys cannot be known now (None: they can); no I/O."""
         follower, consumer = self._follower, self._consumer
         if follower is None or consumer is None:
-            raise KeyDirectoryUnavailableError("the directory is not following the topic")
+            return "the directory is not following the topic"
         if follower.done():
-            raise KeyDirectoryUnavailableError("the topic's reader stopped")
+            return "the topic's reader stopped"
         polled_ms = consumer.last_poll_timestamp(self._tp)
         if polled_ms is not None:
             silent_s = time.time() - polled_ms / 1000
             if silent_s > self._max_staleness_s:
-                reason = f"no answer from the broker for {silent_s:.0f} s"
-                raise KeyDirectoryUnavailableError(reason)
-        return self._records.get(key_id)
+                return f"no answer from the broker for {silent_s:.0f} s"
+        return None
 
     async def catch_up(self) -> None:
         """Read every record committed up to the topic's end as of now."""

@@ -103,6 +103,7 @@ class RateBudget:
             wait_s,
             f"tenant {tenant!r} is over its {self.name} budget "
             f"({self._rate_per_s:g}/s, bursts of {self._burst:g}; {self.setting})",
+            budget=self.setting,
         )
 
     def _bucket(self, tenant: str) -> TokenBucket:

@@ -29,7 +29,9 @@ from collections.abc import AsyncIterator, Iterator
 import uvicorn
 
 from ctxstream.api.auth import Authenticator
+from ctxstream.api.health import BrokerHealth
 from ctxstream.api.key_store import KeyDirectory, ensure_keys_topic
+from ctxstream.api.metrics import ApiMetrics
 from ctxstream.api.oversized_sessions import OversizedSessions
 from ctxstream.api.services import ApiServices
 from ctxstream.api.settings import ServeSettings
@@ -65,8 +67,28 @@ async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices
             refusal_delay_s=settings.http_refused_key_delay_s,
         )
         budgets = TenantBudgets(settings, time.monotonic)
-        async with oversized.following():
-            yield ApiServices(settings, client, keys, auth, asyncio.Event(), budgets, oversized)
+        metrics = ApiMetrics(budgets)
+        health = BrokerHealth(
+            settings,
+            fresh_s=settings.http_health_cache_s,
+            clock=time.monotonic,
+            on_probe=metrics.broker_probed,
+        )
+        try:
+            async with oversized.following():
+                yield ApiServices(
+                    settings,
+                    client,
+                    keys,
+                    auth,
+                    asyncio.Event(),
+                    budgets,
+                    oversized,
+                    metrics,
+                    health,
+                )
+        finally:
+            await health.close()
     finally:
         try:
             await client.stop()

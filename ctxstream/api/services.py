@@ -10,7 +10,9 @@ import asyncio
 from dataclasses import dataclass
 
 from ctxstream.api.auth import Authenticator
+from ctxstream.api.health import BrokerHealth
 from ctxstream.api.key_store import KeyDirectory
+from ctxstream.api.metrics import ApiMetrics
 from ctxstream.api.oversized_sessions import OversizedSessions
 from ctxstream.api.settings import ServeSettings
 from ctxstream.api.tenant_budgets import TenantBudgets
@@ -19,7 +21,7 @@ from ctxstream.client import Client
 
 @dataclass(frozen=True, slots=True)
 class ApiServices:
-    """What the routes use: the settings, client, live keys, key check and budgets."""
+    """What the routes use: the settings, client, live keys, key check, budgets and metrics."""
 
     settings: ServeSettings
     client: Client
@@ -30,3 +32,7 @@ class ApiServices:
     budgets: TenantBudgets
     oversized: OversizedSessions
     """Sessions over their size cap, whose appends are refused."""
+    metrics: ApiMetrics
+    """The app's Prometheus metrics (``GET /metrics``)."""
+    health: BrokerHealth
+    """The look at the broker ``GET /healthz`` answers from."""

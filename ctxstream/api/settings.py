@@ -74,3 +74,6 @@ class ServeSettings(KafkaSettings):
     it; a read that answered more delays the tenant's next one until it is paid back."""
     http_max_oversized_sessions: int = Field(default=10_000, ge=1, le=10_000_000)
     """Sessions over their size cap the server remembers (the newest), to refuse appends 409."""
+    http_health_cache_s: float = Field(default=2.0, gt=0, le=3_600)
+    """How long ``/healthz`` answers from its last look at the broker before it looks
+    again: however often it is polled, the broker gets one small request a period."""

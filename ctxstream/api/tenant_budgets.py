@@ -116,6 +116,7 @@ class TenantBudgets:
                 "too-large",
                 f"the batch has {events} events, at most {self.max_batch_events} "
                 "(HTTP_MAX_BATCH_EVENTS)",
+                budget="HTTP_MAX_BATCH_EVENTS",
             )
 
     def spend_append(self, tenant: str, events: int, body_bytes: int) -> None:

@@ -107,7 +107,7 @@ class Running:
         return "\n".join(self.out)
 
     def until(self, promise: Promise, timeout_s: float) -> None:
-        """Wait until the output keeps `promise`; fail if the process ends or time runs out first."""
+        """Wait until the output keeps `promise`; fail if the process ends or time runs out."""
         deadline = time.monotonic() + timeout_s
         while promise.missing(self.text):
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -199,10 +199,12 @@ def test_the_tour_names_no_broker_address_and_promises_something_of_every_block(
     blocks = tour_blocks((REPO / "README.md").read_text())
 
     assert len(blocks) == len(PROMISES), [block.code.splitlines()[0] for block in blocks]
-    assert blocks[0].language == "sh" and blocks[0].code.startswith("ctxstream up ")
+    assert blocks[0].language == "sh"
+    assert blocks[0].code.startswith("ctxstream up ")
     assert blocks[0].follows
     for block in blocks:
-        assert "9092" not in block.code and "bootstrap=" not in block.code, block.code
+        assert "9092" not in block.code, block.code
+        assert "bootstrap=" not in block.code, block.code
         assert "CTXSTREAM_KAFKA_BOOTSTRAP" not in block.code, block.code
 
 
