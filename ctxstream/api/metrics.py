@@ -21,7 +21,7 @@ metric                                       type       what
 ===========================================  =========  =======================================
 
 Every label has a bounded set of values: ``route`` is the route's template
-(``/v1/sessions/{session_key:path}/events``, or ``unmatched`` for a path no
+(``/v1/sessions/{session_key:anykey}/events``, or ``unmatched`` for a path no
 route has), never the path asked for, and ``method`` is one of the HTTP
 methods or ``other``. No metric names a tenant, a session or a key, so the
 page is served without an API key (:mod:`ctxstream.api.operations`).

@@ -21,7 +21,8 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ConfigDict
 
-from ctxstream.api.errors import ApiError, ErrorBody
+from ctxstream.api.errors import ApiError
+from ctxstream.api.responses import error_responses
 from ctxstream.api.services import ApiServices
 from schemas.codec import encode
 
@@ -56,7 +57,7 @@ def _services(request: Request) -> ApiServices:
 @router.get(
     "/healthz",
     response_model=Health,
-    responses={503: {"model": ErrorBody, "description": "the reason the server cannot serve"}},
+    responses=error_responses(["unavailable"]),
     summary="Whether the server can serve: the broker answers and the API keys are current",
 )
 async def healthz(request: Request) -> Response:

@@ -40,7 +40,7 @@ from tests.support.kafka import create_deployment_topics, projector_settings, st
 pytestmark = pytest.mark.integration
 
 TENANT: Final = "acme"
-APPEND_ROUTE: Final = "/v1/sessions/{session_key:path}/events"
+APPEND_ROUTE: Final = "/v1/sessions/{session_key:anykey}/events"
 #: One event a tenant may append, then one every 1,000 s: the second append is refused.
 BUDGETS: Final = {
     "http_max_batch_events": "1",
