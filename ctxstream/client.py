@@ -375,8 +375,9 @@ class Client:
         """The contents a model request of the session would carry, as the core assembles them.
 
         Answered by the projector that owns the session's partition, from its
-        memory (:mod:`ctxstream.context_reads`). `agent` None: the agent the
-        session's snapshots describe; `branch`: the invocation branch;
+        memory (:mod:`ctxstream.context_reads`). `agent` None: the agent ADK's
+        router would run next (the last to reply, else the app's root agent);
+        `branch`: the invocation branch;
         `include_contents` ``none``: the current turn only. With `min_offset`
         (an offset :meth:`append` returned for this session) the answer
         includes that record: read-your-writes. `timeout_s` bounds the call.

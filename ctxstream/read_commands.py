@@ -56,7 +56,9 @@ def add_read_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         metavar="OFFSET",
         help="the context right after the record at OFFSET of the session's partition",
     )
-    context.add_argument("--agent", help="the agent it is for (default: the session's view agent)")
+    context.add_argument(
+        "--agent", help="the agent it is for (default: the agent ADK would run next)"
+    )
     context.add_argument("--branch", help="the invocation branch (default: none)")
     context.add_argument("--json", action="store_true", help="print the contents as JSON")
     _timeout_argument(context)

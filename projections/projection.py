@@ -18,9 +18,16 @@ part                   what                                         memory per s
 ``refused_requests``   ids of the requests the pipeline refused     O(refusals)
 ``gate_memo``          why no compaction window can pass the size   O(1)
                        gate yet (set by the decision, optional)
-``view``               the incremental context view                 O(visible + covered
-                                                                    tool events)
+``next_agent``         what ADK's router reads to pick the agent    O(calls)
+                       a read without ``agent`` is for
+``view``               the incremental context view, for that       O(visible + covered
+                       agent                                        tool events)
 =====================  ===========================================  ==================
+
+The view follows the agent ADK would run next (:mod:`projections.next_agent`):
+when an event changes that agent (the first reply of a session, a transfer,
+an answer routed to another agent), the view is rebuilt for the new agent
+from the live list, O(events); a session of one agent rebuilds at most once.
 
 The log is retained because a rewind can bring back events an earlier rewind
 annulled (reference §3.1, §16) and because compaction selection reads the
@@ -71,6 +78,7 @@ from projections.in_flight import InFlightRequest
 from projections.invocations import InvocationCounts, count_invocations
 from projections.invocations import note_live_event as note_invocation
 from projections.masking import is_summary
+from projections.next_agent import NextAgentTrail, agent_to_run, note_event, trail_of
 from projections.release_guard import released_name
 from projections.retained_vector import NeedsHistory
 from projections.scoped_state import ScopedState, apply_state_delta
@@ -111,7 +119,9 @@ class SessionProjection:
             of them is ever asked for again.
         gate_memo: Why no compaction window can pass the size gate yet, when
             the decision found out (None: not known, select again).
-        view: The incremental context view.
+        next_agent: What picks the agent a read without one is for: the
+            agent ADK's router would run next, else the configured root.
+        view: The incremental context view, for that agent.
         forked_at: The offset of the session's fork record, when it is a
             fork (:mod:`projections.fork`).
     """
@@ -126,6 +136,7 @@ class SessionProjection:
     in_flight: InFlightRequest | None = None
     refused_requests: PSet[str] = field(default_factory=pset)
     gate_memo: GateMemo | None = None
+    next_agent: NextAgentTrail = field(default_factory=NextAgentTrail)
     view: ContextView = field(default_factory=ContextView)
     forked_at: Offset | None = None
 
@@ -135,10 +146,29 @@ def empty_projection(
 ) -> SessionProjection:
     """The projection of a session without events, its view serving `view_request`.
 
+    ``view_request.agent_name`` is the app's root agent as configured: the
+    agent a read without one is for until an agent replies.
+
     Raises:
         ValueError: `view_request` is not in default mode.
     """
-    return SessionProjection(session_key, view=empty_view(view_request or ContentsRequest()))
+    request = view_request or ContentsRequest()
+    return SessionProjection(
+        session_key, next_agent=NextAgentTrail(request.agent_name), view=empty_view(request)
+    )
+
+
+def configured_view_request(projection: SessionProjection) -> ContentsRequest:
+    """The request `projection` was created with (:func:`empty_projection`): the root's view."""
+    return replace(projection.view.request, agent_name=projection.next_agent.root)
+
+
+def default_agent(projection: SessionProjection) -> str:
+    """The agent a read without one is for: the one ADK's router runs next (O(1)).
+
+    The view serves exactly this agent.
+    """
+    return agent_to_run(projection.next_agent)
 
 
 def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjection:
@@ -200,6 +230,7 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         if in_flight is not None and summary_request_id(event) == in_flight.request_id:
             in_flight = None
     invocations = note_invocation(projection.invocations, event)
+    next_agent = note_event(projection.next_agent, event)
     return SessionProjection(
         session_key=projection.session_key,
         last_offset=record.offset,
@@ -218,7 +249,8 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
             invocations,
             projection.log.first_positions,
         ),
-        view=note_live_event(projection.view, record, log.live),
+        next_agent=next_agent,
+        view=_followed(projection.view, next_agent, record, log),
         forked_at=projection.forked_at,
     )
 
@@ -263,6 +295,8 @@ def _recomputed(
 ) -> SessionProjection:
     """The projection after a rewind: every part read from the live list is recomputed."""
     live = [record.envelope.event for record in log.live]
+    next_agent = trail_of(projection.next_agent.root, live)
+    request = replace(projection.view.request, agent_name=agent_to_run(next_agent))
     return SessionProjection(
         session_key=projection.session_key,
         last_offset=offset,
@@ -274,9 +308,24 @@ def _recomputed(
         in_flight=projection.in_flight,
         refused_requests=projection.refused_requests,
         gate_memo=None,
-        view=rebuild_view(projection.view.request, log.live),
+        next_agent=next_agent,
+        view=rebuild_view(request, log.live),
         forked_at=projection.forked_at,
     )
+
+
+def _followed(
+    view: ContextView, next_agent: NextAgentTrail, record: LoggedEvent, log: SessionLog
+) -> ContextView:
+    """`view` after the live event `record`, serving the agent `next_agent` picks.
+
+    The same agent: the event is noted, O(log n). Another agent: the view is
+    rebuilt for it from the live list (which holds `record`), O(n).
+    """
+    agent = agent_to_run(next_agent)
+    if agent == view.request.agent_name:
+        return note_live_event(view, record, log.live)
+    return rebuild_view(replace(view.request, agent_name=agent), log.live)
 
 
 def project(

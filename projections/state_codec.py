@@ -33,18 +33,20 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 import orjson
 from pyrsistent import PMap, PVector, pmap, pset, pvector
 
 from projections.contents import ContentsRequest
-from projections.context_view import ContextView
+from projections.context_view import ContextView, rebuild_view
 from projections.gate_memo import GateBound, GateMemo
 from projections.in_flight import InFlightRequest
 from projections.invocations import InvocationCounts
 from projections.live_order import LiveOrder
 from projections.masking import Coverage
+from projections.next_agent import NextAgentTrail, agent_to_run, trail_of
 from projections.projection import SessionProjection
 from projections.released_ids import ReleasedIds
 from projections.retained_vector import RetainedVector
@@ -89,6 +91,7 @@ def encode_state(projection: SessionProjection) -> bytes:
         "in_flight": _in_flight(projection.in_flight),
         "refused": sorted(projection.refused_requests),
         "gate_memo": _gate_memo(projection.gate_memo),
+        "next_agent": _next_agent(projection.next_agent),
         "view": _view(projection.view, records),
     }
     origins = {
@@ -213,6 +216,16 @@ def _gate_memo(memo: GateMemo | None) -> Json | None:
     }
 
 
+def _next_agent(trail: NextAgentTrail) -> Json:
+    return {
+        "root": trail.root,
+        "calls": dict(trail.call_authors),
+        "answered": trail.answered,
+        "replier": trail.replier,
+        "sealed": trail.sealed,
+    }
+
+
 def _view(view: ContextView, records: dict[int, LoggedEvent]) -> Json:
     request = view.request
     return {
@@ -273,7 +286,7 @@ def _projection(
     invocations = document["invocations"]
     app, user, session = document["state"]
     held_records = _held(log["records"]["items"], records)
-    return SessionProjection(
+    projection = SessionProjection(
         session_key=SessionKey(document["session_key"]),
         last_offset=Offset(document["last_offset"]),
         log=SessionLog(
@@ -318,6 +331,32 @@ def _projection(
         view=_view_of(document["view"], records, released),
         forked_at=None if document.get("forked_at") is None else Offset(document["forked_at"]),
     )
+    trail = document.get("next_agent")
+    if trail is None:  # written before the view followed the next agent
+        return _following_next_agent(projection)
+    return replace(projection, next_agent=_next_agent_of(trail))
+
+
+def _next_agent_of(data: Json) -> NextAgentTrail:
+    return NextAgentTrail(
+        data["root"], pmap(data["calls"]), data["answered"], data["replier"], data["sealed"]
+    )
+
+
+def _following_next_agent(projection: SessionProjection) -> SessionProjection:
+    """A projection stored with a view for the configured root, its view now for the next agent.
+
+    Raises:
+        NeedsHistory: The live records it needs were released (rebuild from the log).
+    """
+    live = projection.log.live
+    request = projection.view.request
+    trail = trail_of(request.agent_name, (record.envelope.event for record in live))
+    agent = agent_to_run(trail)
+    view = projection.view
+    if agent != request.agent_name:
+        view = rebuild_view(replace(request, agent_name=agent), live)
+    return replace(projection, next_agent=trail, view=view)
 
 
 def _in_flight_of(data: Json | None) -> InFlightRequest | None:

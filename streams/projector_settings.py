@@ -64,7 +64,10 @@ class ProjectorSettings(KafkaSettings):
     compaction: CompactionConfig = _DEFAULT_COMPACTION
     compaction_overrides: dict[str, CompactionConfig] = Field(default_factory=dict)
     view_agent_names: dict[str, str] = Field(
-        default_factory=dict, description="tenant/app -> agent whose context snapshots describe"
+        default_factory=dict,
+        description="tenant/app -> the app's root agent: whom a context read without `agent` "
+        "(and the snapshots) is for until an agent of the session replies; after that, the "
+        "agent ADK's router would run next (projections.next_agent); unset: ''",
     )
     compaction_request_timeout_s: float = Field(default=300.0, gt=0)
     request_check_interval_s: float = Field(default=5.0, gt=0)
@@ -273,7 +276,11 @@ class ProjectorSettings(KafkaSettings):
         )
 
     def view_request_for(self, session_key: SessionKey) -> ContentsRequest:
-        """The contents request the session's snapshots fingerprint."""
+        """The request a session's projection starts with: its view for the app's root agent.
+
+        The view then follows the agent ADK's router would run next
+        (:mod:`projections.next_agent`).
+        """
         parts = parse_session_key(session_key)
         return ContentsRequest(
             agent_name=self.view_agent_names.get(f"{parts.tenant}/{parts.app}", "")

@@ -121,7 +121,7 @@ class ContextQuery(ProjectionQuery):
     """The query parameters of a context read: whom the contents are for, and the wait."""
 
     agent: str | None = Field(default=None, max_length=1_000)
-    """The agent the contents are for; None: the agent the session's snapshots describe."""
+    """The agent the contents are for; None: the one ADK's router runs next (next_agent)."""
     branch: str | None = Field(default=None, max_length=1_000)
     """The invocation branch (dot-separated); None: none."""
     include_contents: Literal["default", "none"] = "default"

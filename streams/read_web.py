@@ -27,7 +27,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 from pydantic import BaseModel, ValidationError
 
-from projections.projection import NO_OFFSET, SessionProjection, context_contents
+from projections.projection import NO_OFFSET, SessionProjection, context_contents, default_agent
 from projections.snapshot import to_snapshot
 from projections.state import InvocationNotFoundError, rewind_state_delta
 from schemas.codec import encode
@@ -171,7 +171,7 @@ def authenticated(keys: ReadKeys) -> Middleware:
     return middleware
 
 
-def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -> web.Application:
+def read_app(reads: SessionReads, keys: ReadKeys) -> web.Application:
     """The aiohttp application of the read routes, each requiring the credential of `keys`."""
 
     async def respond(
@@ -195,13 +195,6 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
         return _answer(outcome, query)
 
     def contents_of(session_key: SessionKey, query: ContextQuery) -> Answer[BaseModel]:
-        view = settings.view_request_for(session_key)
-        request = replace(
-            view,
-            agent_name=view.agent_name if query.agent is None else query.agent,
-            current_branch=query.branch,
-            include_contents=query.include_contents,
-        )
         as_of = query.as_of
 
         def contents(projection: SessionProjection, stop: StopCheck) -> BaseModel:
@@ -211,6 +204,13 @@ def read_app(settings: ProjectorSettings, reads: SessionReads, keys: ReadKeys) -
                 projection = projection_as_of(projection, as_of, stop)
                 if (unknown := _no_records(projection, as_of=as_of)) is not None:
                     return unknown
+            # Without `agent`: the agent ADK's router runs next, whom the view serves.
+            request = replace(
+                projection.view.request,
+                agent_name=default_agent(projection) if query.agent is None else query.agent,
+                current_branch=query.branch,
+                include_contents=query.include_contents,
+            )
             return ContextAnswer(
                 session_key=session_key,
                 last_offset=projection.last_offset,
@@ -363,9 +363,7 @@ async def serving_reads(
     await ensure_owners_topic(settings)
     owners = PartitionOwners(settings)
     heavy = HeavyReads(settings.heavy_reads)
-    app = read_app(
-        settings, SessionReads(gate, sessions, owners, worker_id=worker_id, heavy=heavy), keys
-    )
+    app = read_app(SessionReads(gate, sessions, owners, worker_id=worker_id, heavy=heavy), keys)
     try:
         # A client that goes away cancels its read's handler, which stops a heavy read's thread.
         async with listening(

@@ -36,7 +36,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TypeVar
 
-from projections.projection import SessionProjection, empty_projection, inheriting, project
+from projections.projection import (
+    SessionProjection,
+    configured_view_request,
+    empty_projection,
+    inheriting,
+    project,
+)
 
 T = TypeVar("T")
 
@@ -76,7 +82,7 @@ def projection_as_of(
     """
     if offset >= projection.last_offset:
         return projection
-    start = empty_projection(projection.session_key, projection.view.request)
+    start = empty_projection(projection.session_key, configured_view_request(projection))
     forked_at = projection.forked_at
     if forked_at is not None:
         if offset < forked_at:

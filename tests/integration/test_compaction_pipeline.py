@@ -55,6 +55,7 @@ from tests.support.kafka import (
     summaries_by_request,
     worker_env,
 )
+from tests.support.next_agent_oracle import expected_view_request
 
 pytestmark = pytest.mark.integration
 
@@ -176,7 +177,8 @@ async def test_pipeline_compacts_every_session_exactly_once_through_20_kills(
     snapshots = await latest_snapshots(kafka_bootstrap, names["projections"])
     assert snapshots == expected_snapshots(folded)
     for key, records in log.items():
-        rebuilt = rebuild_contents(records, settings.view_request_for(key))
+        view = expected_view_request(records, settings.view_request_for(key))
+        rebuilt = rebuild_contents(records, view)
         assert snapshots[key].context_fingerprint == context_fingerprint(rebuilt)
         assert snapshots[key].in_flight_request_id is None
 

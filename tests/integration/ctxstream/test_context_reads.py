@@ -34,7 +34,7 @@ from schemas.read_secret import read_keys
 from streams.projector_settings import ProjectorSettings
 from streams.read_protocol import ReadRefusal
 from tests.conftest import unique_topic
-from tests.support.events import logged_event, text_event
+from tests.support.events import call, event, logged_event, resp, text_event
 from tests.support.kafka import (
     create_deployment_topics,
     latest_snapshots,
@@ -42,6 +42,7 @@ from tests.support.kafka import (
     running_projector,
     wait_for,
 )
+from tests.support.next_agent_oracle import expected_view_request
 from tests.support.read_worker import CLAIMED_TIMEOUT_S, VIEW_AGENT, claims
 from tests.support.strategies import sessions
 
@@ -73,12 +74,13 @@ def test_every_append_is_read_back_as_the_rebuild_of_the_log_so_far(
     client: SyncClient, log: list[LoggedEvent]
 ) -> None:
     key = _session_key()
-    view = ContentsRequest(agent_name=VIEW_AGENT)
+    root = ContentsRequest(agent_name=VIEW_AGENT)
     appended: list[LoggedEvent] = []
     for generated in log:
         offset = client.append(key, generated.envelope.event)
         appended.append(logged_event(key, generated.envelope.event, offset))
-        expected = rebuild_contents(appended, view)
+        # For the agent ADK's router runs next; the app's root until an agent replies.
+        expected = rebuild_contents(appended, expected_view_request(appended, root))
 
         contents = client.context(key, min_offset=offset, timeout_s=READ_TIMEOUT_S)
         assert contents == expected, f"after offset {offset}"
@@ -108,6 +110,38 @@ def test_reads_for_other_agents_branches_and_none_mode_equal_the_rebuild(
             timeout_s=READ_TIMEOUT_S,
         )
         assert contents == rebuild_contents(appended, request), request
+
+
+def test_a_tool_using_agents_session_read_without_agent_is_its_own(client: SyncClient) -> None:
+    # No root agent is configured for acme/shop: the trial's default settings.
+    key = SessionKey(f"acme/shop/{unique_topic('u')}/s")
+    agent = "shop_agent"
+    events = [
+        event("e0", "user", 0.0, [{"text": "where is order 42?"}], inv="i1"),
+        event("e1", agent, 1.0, [call("c1", "lookup_order", {"id": 42})], inv="i1"),
+        event("e2", agent, 2.0, [resp("c1", "lookup_order")], role="user", inv="i1"),
+        event("e3", agent, 3.0, [{"text": "order 42 shipped"}], inv="i1"),
+        event("e4", "user", 4.0, [{"text": "thanks"}], inv="i2"),
+    ]
+    offsets = client.append_many(key, events)
+    contents = client.context(key, min_offset=offsets[-1], timeout_s=READ_TIMEOUT_S)
+    parts = [part for content in contents for part in content.parts or []]
+    assert [
+        (c.role, p.function_call.name) for c in contents for p in c.parts or [] if p.function_call
+    ] == [("model", "lookup_order")]
+    assert [p.function_response.name for p in parts if p.function_response] == ["lookup_order"]
+    assert not any(p.text and "For context" in p.text for p in parts)
+    appended = [logged_event(key, e, o) for e, o in zip(events, offsets, strict=True)]
+    assert contents == rebuild_contents(appended, ContentsRequest(agent_name=agent))
+    snapshot = client.projection(key, offsets[-1], timeout_s=READ_TIMEOUT_S)
+    assert (snapshot.context_items, snapshot.context_fingerprint) == (
+        len(contents),
+        context_fingerprint(contents),
+    )
+    # An explicit agent still wins: for another agent the same calls are quoted.
+    quoted = client.context(key, agent="billing_agent", timeout_s=READ_TIMEOUT_S)
+    assert quoted == rebuild_contents(appended, ContentsRequest(agent_name="billing_agent"))
+    assert not any(p.function_call for c in quoted for p in c.parts or [])
 
 
 async def ask_the_worker(
@@ -216,7 +250,9 @@ def test_a_long_sessions_read_for_another_agent_is_answered_from_its_history(
     events = [record.envelope.event for record in bench_session(600)]
     offsets = client.append_many(key, events)
     appended = [logged_event(key, e, o) for e, o in zip(events, offsets, strict=True)]
-    view = ContentsRequest(agent_name=VIEW_AGENT)
+    # The bench's replies are its agent's, who runs next: the view is for it, not the root.
+    view = expected_view_request(appended, ContentsRequest(agent_name=VIEW_AGENT))
+    assert view.agent_name == "agent"
     contents = client.context(key, min_offset=offsets[-1], timeout_s=READ_TIMEOUT_S)
     assert contents == rebuild_contents(appended, view)
     other = ContentsRequest(agent_name="someone-else")

@@ -70,7 +70,9 @@ def test_visible_context_stays_bounded_and_matches_a_rebuild() -> None:
         records = bench_session(size)
         projection = project(BENCH_SESSION, records)
         contents = context_contents(projection)
-        assert contents == rebuild_contents(records, ContentsRequest())
+        # The bench's model turns are its agent's: the view is for it, who runs next.
+        assert projection.view.request == ContentsRequest(agent_name="agent")
+        assert contents == rebuild_contents(records, ContentsRequest(agent_name="agent"))
         # A summary and at most five invocations of ~12 events.
         assert len(contents) <= 60
         assert len(projection.view.raw) <= 60

@@ -27,13 +27,19 @@ from projections.snapshot import snapshot_with_digest, to_snapshot
 from schemas.event import Content, Event, content_to_json
 from schemas.logged_event import LoggedEvent
 from tests.support.events import SESSION, logged
+from tests.support.next_agent_oracle import expected_view_request
 from tests.support.strategies import core_sessions, view_requests
 
 VIEW: Final = ContentsRequest()
 
 
-def _whole(records: Sequence[LoggedEvent], request: ContentsRequest) -> tuple[int, str]:
-    """Items and fingerprint of the session's context, assembled and hashed in one piece."""
+def _whole(records: Sequence[LoggedEvent], root: ContentsRequest) -> tuple[int, str]:
+    """Items and fingerprint of the session's context, assembled and hashed in one piece.
+
+    For the agent ADK's router would run next (`root`'s agent until one replies), as the
+    snapshot describes it.
+    """
+    request = expected_view_request(records, root)
     contents = [content_to_json(content) for content in rebuild_contents(records, request)]
     canonical = json.dumps(contents, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return len(contents), hashlib.sha256(canonical.encode()).hexdigest()
@@ -109,10 +115,15 @@ def test_a_digest_of_other_events_is_not_used() -> None:
         first = apply(first, record)
     stale = digest_context(first.view).digest
     assert stale is not None
-    # Another session at the same offsets, whose model turns are other agents' replies.
+    # Another session at the same offsets, whose model turns but the last are another
+    # agent's replies: the last one's agent runs next and quotes them.
     events = [record.envelope.event for record in records[:15]]
+    last = max(index for index, e in enumerate(events) if e.author == "agent")
     other = logged(
-        [e.model_copy(update={"author": "helper"}) if e.author == "agent" else e for e in events],
+        [
+            e.model_copy(update={"author": "helper"}) if e.author == "agent" and i < last else e
+            for i, e in enumerate(events)
+        ],
         [record.offset for record in records[:15]],
     )
     projection = empty_projection(SESSION, ContentsRequest(agent_name="agent"))

@@ -37,6 +37,7 @@ from schemas.envelope import Envelope
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
 from tests.support.events import SESSION, envelope, exchange, logged, summary_event
+from tests.support.next_agent_oracle import expected_view_request
 from tests.support.ordered import compaction_configs
 from tests.support.strategies import sessions
 
@@ -109,7 +110,9 @@ def test_a_fork_folds_as_its_source_up_to_the_cut_then_its_own(
 
     assert forked.forked_at == fork_offset
     assert forked.last_offset == fork_offset + len(own)
-    assert context_contents(forked) == rebuild_contents(whole, ContentsRequest())
+    view = expected_view_request(whole, ContentsRequest())
+    assert forked.view.request == view
+    assert context_contents(forked) == rebuild_contents(whole, view)
     assert forked.state == oracle.state
     assert forked.invocations == oracle.invocations
     assert forked.tokens == oracle.tokens

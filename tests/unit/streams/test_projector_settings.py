@@ -19,7 +19,6 @@ import pytest
 
 from projections.compaction_config import CompactionConfig
 from projections.contents_request import ContentsRequest
-from projections.other_agents import OTHER_AGENT_PREAMBLE
 from schemas.codec import encode
 from schemas.envelope import Envelope
 from schemas.event import Event
@@ -184,11 +183,6 @@ def _fingerprint(canonical: str) -> str:
 HI: Final = '{"parts":[{"text":"hi"}],"role":"user"}'
 BYE: Final = '{"parts":[{"text":"bye"}],"role":"user"}'
 AS_OWN_TURN: Final = _fingerprint(f'[{HI},{{"parts":[{{"text":"hello"}}],"role":"model"}},{BYE}]')
-AS_QUOTE: Final = _fingerprint(
-    f'[{HI},{{"parts":[{{"text":"{OTHER_AGENT_PREAMBLE}"}},'
-    '{"text":"[support_agent] said:\\n<<<BEGIN_QUOTED_AGENT_CONTENT>>>\\nhello\\n'
-    f'<<<END_QUOTED_AGENT_CONTENT>>>"}}],"role":"user"}},{BYE}]'
-)
 
 
 @pytest.mark.parametrize(
@@ -196,12 +190,13 @@ AS_QUOTE: Final = _fingerprint(
     [
         ({}, AS_OWN_TURN),
         ({"acme/support": "support_agent"}, AS_OWN_TURN),
-        ({"acme/support": "billing_agent"}, AS_QUOTE),
+        # The root did not reply: support_agent did, and ADK's router runs it next.
+        ({"acme/support": "billing_agent"}, AS_OWN_TURN),
         ({"acme/other": "billing_agent"}, AS_OWN_TURN),
     ],
-    ids=["no-view", "the-replying-agent", "another-agent", "another-app"],
+    ids=["no-root", "the-replying-root", "a-root-that-did-not-reply", "another-app"],
 )
-def test_the_snapshot_describes_the_context_of_the_apps_view_agent(
+def test_the_snapshot_describes_the_context_of_the_agent_that_runs_next(
     view_agent_names: dict[str, str], fingerprint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _clean_env(monkeypatch)
