@@ -72,6 +72,10 @@ PROMISES: Final = (
     Promise("4. subscribe", (r"^\d+ \d+ acme/support/u1/s1 \d+$",)),
     Promise("5. compaction", (r"^summary \S+ at offset \d+ - \d+ items$",)),
     Promise(
+        "5. from the command line",
+        (r"^acme/support/u1/s1: last offset \d+, \d+ invocations, 1 compaction$", r"Answer 10\."),
+    ),
+    Promise(
         "6. time travel and expand",
         (r"^\d+ contents before the summary, \d+ after$", r"^the summary stands in for \[.*'e1'"),
     ),
