@@ -106,6 +106,8 @@ class StatusReader:
         self._consumer = AIOKafkaConsumer(
             bootstrap_servers=settings.kafka_bootstrap,
             enable_auto_commit=False,
+            # Not "latest": a reset racing the seek to the beginning would skip what is there.
+            auto_offset_reset="earliest",
             isolation_level="read_committed",
             fetch_max_wait_ms=FETCH_MS,
         )
