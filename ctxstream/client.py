@@ -4,7 +4,10 @@ Each event is checked the way the projector will read it, before anything is sen
 record is built and decoded by the very decoder the projector runs
 (:func:`schemas.codec.decode_envelope`, with the record key), so what the client accepts
 the pipeline folds, and what it refuses raises :class:`InvalidEventError` (a
-``ValueError``) naming the field, with nothing sent. Records go out on an idempotent
+``ValueError``) naming the field, with nothing sent. The client is stricter than the
+decoder in one way: a field that no model knows, at any depth (a misspelt
+``invocationID``), is refused, naming each by its path
+(:mod:`schemas.unknown_fields`), where the topic's decoder keeps it. Records go out on an idempotent
 producer with ``acks=all``, keyed by the session (Kafka's default partitioner, the
 projector's :func:`schemas.partitioning.session_partition`), so a session's events keep
 their order; :meth:`Client.append` returns the offset the broker gave the record once every
@@ -59,6 +62,7 @@ from schemas.event import Content, Event, event_to_json
 from schemas.kafka_settings import KafkaSettings
 from schemas.keys import Offset, parse_session_key
 from schemas.projection_snapshot import ProjectionSnapshot
+from schemas.unknown_fields import unknown_fields, unknown_fields_refusal
 from streams.projector_settings import ProjectorSettings
 from streams.read_protocol import (
     DEFAULT_PAGE_SIZE,
@@ -120,6 +124,8 @@ def event_record(
         envelope = decode_envelope(value, record_key=key)
     except DecodeError as exc:
         raise InvalidEventError(str(exc)) from exc
+    if unknown := unknown_fields(envelope.event):
+        raise InvalidEventError(unknown_fields_refusal(unknown))
     if not pipeline and (refusal := bookkeeping_refusal(envelope.event)) is not None:
         raise InvalidEventError(f"event: {refusal}")
     return key, value

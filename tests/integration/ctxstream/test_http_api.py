@@ -740,6 +740,33 @@ async def _flood(
     return answered, fresh_done, fresh_status
 
 
+async def test_a_misspelt_field_is_refused_with_422_naming_it_and_nothing_is_written(
+    api: Api,
+) -> None:
+    key = _key()
+    misspelt = {
+        "id": "m1",
+        "invocationID": "inv1",
+        "author": "user",
+        "timestamp": 1.0,
+        "content": {"role": "user", "parts": [{"txt": "hi"}]},
+    }
+    good = event_to_json(text_event("g1", "inv1", 1.0, "hi"))
+    for path, body in (
+        ("events", misspelt),
+        ("events:batch", {"events": [good, misspelt]}),
+    ):
+        status, answer = await call(api, "POST", f"/v1/sessions/{key}/{path}", body=body)
+        assert (status, answer["error"]) == (422, "invalid-argument"), answer
+        where = "events[1]" if path == "events:batch" else "events[0]"
+        assert answer["reason"] == (
+            f"{where}: unknown field(s) invocationID (did you mean invocationId?), "
+            "content.parts[0].txt (did you mean text?)"
+        )
+    log = await read_log(api.settings.kafka_bootstrap, api.settings.topic("events"))
+    assert key not in log
+
+
 async def test_an_offset_not_written_is_refused_with_422_at_once(api: Api) -> None:
     key = _key()
     status, answer = await call(
