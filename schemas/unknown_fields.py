@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import typing
 from collections.abc import Iterator
 from typing import Final
 
@@ -55,19 +56,40 @@ def unknown_fields_refusal(unknown: list[str]) -> str:
 
 def _unknown(model: AdkModel, path: str) -> Iterator[str]:
     kind = type(model)
-    known = _known_names(kind)
-    for name in model.__pydantic_extra__ or {}:
-        if name not in known:
-            yield _described(kind, f"{path}{shown(name, MAX_SHOWN_NAME)}", name)
-    for name, info in kind.model_fields.items():
-        value = getattr(model, name)
-        where = f"{path}{info.alias or name}"
+    extra = model.__pydantic_extra__
+    if extra:
+        known = _known_names(kind)
+        for name in extra:
+            if name not in known:
+                yield _described(kind, f"{path}{shown(name, MAX_SHOWN_NAME)}", name)
+    given = model.__pydantic_fields_set__  # an unset field holds its default: nothing unknown
+    for name, alias in _nested_fields(kind).items():
+        if name not in given:
+            continue
+        value = model.__dict__[name]
         if isinstance(value, AdkModel):
-            yield from _unknown(value, f"{where}.")
+            yield from _unknown(value, f"{path}{alias}.")
         elif isinstance(value, list | tuple):
             for index, item in enumerate(value):
                 if isinstance(item, AdkModel):
-                    yield from _unknown(item, f"{where}[{index}].")
+                    yield from _unknown(item, f"{path}{alias}[{index}].")
+
+
+@functools.cache
+def _nested_fields(kind: type[AdkModel]) -> dict[str, str]:
+    """The fields of `kind` that may hold models (name -> camelCase alias): those walked."""
+    return {
+        name: info.alias or name
+        for name, info in kind.model_fields.items()
+        if _holds_models(info.annotation)
+    }
+
+
+def _holds_models(annotation: object) -> bool:
+    """Whether `annotation` names an :class:`AdkModel`, alone or inside a union or a list."""
+    if isinstance(annotation, type) and issubclass(annotation, AdkModel):
+        return True
+    return any(_holds_models(argument) for argument in typing.get_args(annotation))
 
 
 def _described(kind: type[AdkModel], where: str, name: str) -> str:
