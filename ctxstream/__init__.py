@@ -16,6 +16,7 @@ the architecture: `ctxstream` -> `streams`, `summarizer_worker` ->
 `projections` -> `schemas`; nothing below imports `ctxstream`.
 """
 
+from ctxstream.append_results import AppendResult
 from ctxstream.client import Client, SyncClient
 from ctxstream.errors import (
     BrokerUnavailableError,
@@ -35,6 +36,7 @@ from ctxstream.subscription import Subscribed
 from streams.read_protocol import ExpandedPage
 
 __all__ = [
+    "AppendResult",
     "BrokerUnavailableError",
     "Client",
     "ContextReadError",

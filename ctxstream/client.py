@@ -4,14 +4,19 @@ Each event is checked the way the projector will read it, before anything is sen
 record is built and decoded by the very decoder the projector runs
 (:func:`schemas.codec.decode_envelope`, with the record key), so what the client accepts
 the pipeline folds, and what it refuses raises :class:`InvalidEventError` (a
-``ValueError``) naming the field, with nothing sent. Records go out on an idempotent
+``ValueError``) naming the field, with nothing sent. The client is stricter than the
+decoder in one way: a field that no model knows, at any depth (a misspelt
+``invocationID``), is refused, naming each by its path
+(:mod:`schemas.unknown_fields`), where the topic's decoder keeps it. Records go out on an idempotent
 producer with ``acks=all``, keyed by the session (Kafka's default partitioner, the
 projector's :func:`schemas.partitioning.session_partition`), so a session's events keep
 their order; :meth:`Client.append` returns the offset the broker gave the record once every
 in-sync replica has it.
 
 The idempotency key of an event is ``<session key>/<event id>``; an event without an id
-gets a fresh one, so give events ids when a retry must not append twice.
+gets a fresh one, so give events ids when a retry must not append twice. An event the
+session has stored already, equal, is not written again: its answer is the stored offset,
+marked a duplicate (:meth:`Client.append_results`, :mod:`ctxstream.append_results`).
 
 Example::
 
@@ -45,6 +50,13 @@ import orjson
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError
 
+from ctxstream.append_results import (
+    AppendResult,
+    CheckedRecord,
+    lookup_digests,
+    merged,
+    unstored,
+)
 from ctxstream.broker_calls import unreachable
 from ctxstream.context_reads import ContextReads
 from ctxstream.errors import InvalidArgumentError, InvalidEventError
@@ -58,9 +70,11 @@ from ctxstream.subscription_request import OffsetArgument, TimeArgument, subscri
 from schemas.codec import MAX_RECORD_BYTES, decode_envelope
 from schemas.errors import DecodeError, InvalidSessionKeyError
 from schemas.event import Content, Event, event_to_json
+from schemas.event_digest import event_digest
 from schemas.kafka_settings import KafkaSettings
 from schemas.keys import Offset, parse_session_key
 from schemas.projection_snapshot import ProjectionSnapshot
+from schemas.unknown_fields import unknown_fields, unknown_fields_refusal
 from streams.projector_settings import ProjectorSettings
 from streams.read_protocol import (
     DEFAULT_PAGE_SIZE,
@@ -88,6 +102,23 @@ def event_record(
         InvalidEventError: The session key or the event is not one the pipeline accepts,
             or is the pipeline's own; the message says which field and why.
     """
+    record = checked_record(session_key, event, producer_id=producer_id, pipeline=pipeline)
+    return record.key, record.value
+
+
+def checked_record(
+    session_key: str,
+    event: EventInput,
+    *,
+    producer_id: str,
+    pipeline: bool = False,
+    digest: bool = False,
+) -> CheckedRecord:
+    """:func:`event_record`'s record, with the event's digest when `digest` and its id was given.
+
+    Raises:
+        InvalidEventError: As :func:`event_record`.
+    """
     try:
         tenant = parse_session_key(session_key).tenant
     except InvalidSessionKeyError as exc:
@@ -99,6 +130,7 @@ def event_record(
     else:
         raise InvalidEventError(f"event: expected an Event or a JSON object, got {type(event)}")
     event_id = fields.get("id")
+    given = bool(event_id)
     if not event_id:
         event_id = fields["id"] = uuid.uuid4().hex
     record = {
@@ -122,9 +154,12 @@ def event_record(
         envelope = decode_envelope(value, record_key=key)
     except DecodeError as exc:
         raise InvalidEventError(str(exc)) from exc
+    if unknown := unknown_fields(envelope.event):
+        raise InvalidEventError(unknown_fields_refusal(unknown))
     if not pipeline and (refusal := bookkeeping_refusal(envelope.event)) is not None:
         raise InvalidEventError(f"event: {refusal}")
-    return key, value
+    looked_up = event_digest(envelope.event) if digest and given else None
+    return CheckedRecord(key, value, envelope.event.id, looked_up)
 
 
 def event_records(
@@ -135,11 +170,30 @@ def event_records(
     Raises:
         InvalidEventError: An event or the key is refused; the message names its index.
     """
+    checked = checked_records(session_key, events, producer_id=producer_id, pipeline=pipeline)
+    return [(record.key, record.value) for record in checked]
+
+
+def checked_records(
+    session_key: str,
+    events: Sequence[EventInput],
+    *,
+    producer_id: str,
+    pipeline: bool = False,
+    digest: bool = False,
+) -> list[CheckedRecord]:
+    """The records of `events` (as :func:`checked_record`), every one checked.
+
+    Raises:
+        InvalidEventError: An event or the key is refused; the message names its index.
+    """
     records = []
     for index, event in enumerate(events):
         try:
             records.append(
-                event_record(session_key, event, producer_id=producer_id, pipeline=pipeline)
+                checked_record(
+                    session_key, event, producer_id=producer_id, pipeline=pipeline, digest=digest
+                )
             )
         except InvalidEventError as exc:
             raise InvalidEventError(f"events[{index}]: {exc}") from exc
@@ -226,19 +280,40 @@ class Client:
     async def append(self, session_key: str, event: EventInput) -> Offset:
         """Append one event; its offset once every in-sync replica has it.
 
+        An event the session has stored already (same id, every field equal)
+        is not written again: its offset is the stored one's
+        (:meth:`append_result` says whether it was a duplicate).
+
         Raises:
             InvalidEventError: The event or key is refused (nothing was sent).
             RuntimeError: The client is not started.
         """
-        return (await self.append_many(session_key, [event]))[0]
+        return (await self.append_result(session_key, event)).offset
+
+    async def append_result(self, session_key: str, event: EventInput) -> AppendResult:
+        """Append one event; its offset and whether it was a duplicate (:meth:`append_results`)."""
+        return (await self.append_results(session_key, [event]))[0]
 
     async def append_many(self, session_key: str, events: Sequence[EventInput]) -> list[Offset]:
-        """Append events of one session, in order; their offsets.
+        """Append events of one session, in order; their offsets (:meth:`append_results`)."""
+        return [result.offset for result in await self.append_results(session_key, events)]
+
+    async def append_results(
+        self, session_key: str, events: Sequence[EventInput]
+    ) -> list[AppendResult]:
+        """Append events of one session, in order; each one's offset and whether it was a duplicate.
 
         Every event is checked before any is sent, on a thread of its own (the
         event loop goes on meanwhile): one refused event sends none. The
         pipeline's own bookkeeping records (author ``ctxstream``, fork
         records) are refused: :meth:`fork` appends those.
+
+        Then the session's owner is asked which of the events whose id the
+        caller gave it has stored already, equal (``duplicate_lookup_timeout_s``;
+        :mod:`ctxstream.append_results`): those are not written, and answer
+        with the stored offset and ``duplicate`` true. With no owner to ask in
+        that time, every event is written, and the fold drops copies; so does
+        a copy sent before the first one was folded.
 
         Raises:
             InvalidEventError: An event or the key is refused; the message names its index.
@@ -247,18 +322,37 @@ class Client:
         return await self._append_many(session_key, events, pipeline=False)
 
     async def _append_many(
-        self, session_key: str, events: Sequence[EventInput], *, pipeline: bool
-    ) -> list[Offset]:
+        self,
+        session_key: str,
+        events: Sequence[EventInput],
+        *,
+        pipeline: bool,
+        lookup: bool = True,
+    ) -> list[AppendResult]:
         producer = self._started()
+        timeout_s = self._settings.duplicate_lookup_timeout_s
+        lookup = lookup and not pipeline and timeout_s > 0
         records = await asyncio.to_thread(
-            event_records, session_key, events, producer_id=self._producer_id, pipeline=pipeline
+            checked_records,
+            session_key,
+            events,
+            producer_id=self._producer_id,
+            pipeline=pipeline,
+            digest=lookup,
+        )
+        digests = lookup_digests(records)
+        stored = (
+            await self._reads.stored_offsets(session_key, digests, timeout_s=timeout_s)
+            if digests
+            else {}
         )
         deliveries = [
-            await producer.send(self._events, key=key, value=value) for key, value in records
+            await producer.send(self._events, key=record.key, value=record.value)
+            for record in unstored(records, stored)
         ]
         written = [await delivery for delivery in deliveries]
         self._reads.note_written((record.partition, record.offset) for record in written)
-        return [Offset(record.offset) for record in written]
+        return merged(records, stored, [Offset(record.offset) for record in written])
 
     async def rewind(
         self,
@@ -301,7 +395,9 @@ class Client:
             timestamp=time.time(),
             state_delta=state_delta,
         )
-        return await self.append(session_key, event)
+        # A fresh id: no stored copy to look up.
+        results = await self._append_many(session_key, [event], pipeline=False, lookup=False)
+        return results[0].offset
 
     async def fork(
         self,
@@ -360,7 +456,7 @@ class Client:
             event_id=uuid.uuid4().hex,
             timestamp=time.time(),
         )
-        return (await self._append_many(new_session_key, [event], pipeline=True))[0]
+        return (await self._append_many(new_session_key, [event], pipeline=True))[0].offset
 
     async def context(
         self,
@@ -657,6 +753,14 @@ class SyncClient:
     def append_many(self, session_key: str, events: Sequence[EventInput]) -> list[Offset]:
         """:meth:`Client.append_many`, blocking."""
         return self._run(self._client.append_many(session_key, events))
+
+    def append_result(self, session_key: str, event: EventInput) -> AppendResult:
+        """:meth:`Client.append_result`, blocking."""
+        return self._run(self._client.append_result(session_key, event))
+
+    def append_results(self, session_key: str, events: Sequence[EventInput]) -> list[AppendResult]:
+        """:meth:`Client.append_results`, blocking."""
+        return self._run(self._client.append_results(session_key, events))
 
     def rewind(
         self,

@@ -44,6 +44,7 @@ its offset the same way; ``expand`` pages through a summary's covered events.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Iterable, Mapping
@@ -81,6 +82,7 @@ from streams.partition_claim import is_read_address
 from streams.partition_owners import PartitionOwners
 from streams.read_protocol import (
     MAX_READ_WAIT_S,
+    MAX_STORED_EVENTS_ASKED,
     ContextAnswer,
     ContextQuery,
     ExpandedPage,
@@ -92,6 +94,8 @@ from streams.read_protocol import (
     RewindDelta,
     RewindQuery,
     SessionAnswer,
+    StoredEvents,
+    StoredEventsAsk,
     query_parameters,
     read_path,
 )
@@ -106,6 +110,11 @@ MAX_BACKOFF_S: Final = 1.0
 ANSWER_MARGIN_S: Final = 0.5
 #: The shortest wait a read asks of a worker.
 _MIN_WAIT_S: Final = 0.001
+#: How often duplicate lookups read the claims again, at most, after one found no owner to ask
+#: (they are skipped meanwhile).
+LOOKUP_REFRESH_S: Final = 5.0
+#: The longest a background read of the claims for duplicate lookups may take.
+CLAIMS_READ_S: Final = 10.0
 
 QueryT = TypeVar("QueryT", bound=ProjectionQuery)
 
@@ -126,11 +135,19 @@ class ContextReads:
         self._ends: dict[int, int] = {}
         self._end_reader: AIOKafkaConsumer | None = None
         self._end_turn = asyncio.Lock()
+        self._claims_read: asyncio.Task[None] | None = None
+        self._claims_read_at: float | None = None
+        self._lookup_stale = False
 
     async def close(self) -> None:
         """Close the HTTP session and the Kafka readers, if they were opened."""
         http, self._http = self._http, None
         end_reader, self._end_reader = self._end_reader, None
+        reading, self._claims_read = self._claims_read, None
+        if reading is not None and not reading.done():
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
         try:
             if http is not None:
                 await http.close()
@@ -289,6 +306,81 @@ class ContextReads:
         key = _checked_key(session_key)
         query = _checked(ProjectionQuery, min_offset=min_offset, timeout_s=timeout_s)
         return await self._answer(key, "history-start", query, HistoryStart, "a history start")
+
+    async def stored_offsets(
+        self, session_key: str, digests: Mapping[str, str], *, timeout_s: float
+    ) -> dict[str, int]:
+        """Of the events `digests` names (id -> digest), those the session stored equal, and where.
+
+        The append door's duplicate lookup: one request to the partition's
+        owner as the claims name it, no retry, within `timeout_s`; every
+        failure (no owner known, none answering, a refusal) answers ``{}``,
+        so an append never depends on a projector, nor waits for the claims
+        to be read (:meth:`_claims_unread`).
+
+        Raises:
+            InvalidArgumentError: The key is refused (nothing was sent).
+        """
+        key = _checked_key(session_key)
+        deadline = time.monotonic() + timeout_s
+        stored: dict[str, int] = {}
+        asked = dict(digests)
+        ids = list(asked)
+        for start in range(0, len(ids), MAX_STORED_EVENTS_ASKED):
+            part = {event_id: asked[event_id] for event_id in ids[start:][:MAX_STORED_EVENTS_ASKED]}
+            answer = await self._stored_part(key, part, deadline)
+            if answer is None:
+                break
+            stored.update((i, o) for i, o in answer.stored.items() if i in part)
+        return stored
+
+    async def _stored_part(
+        self, key: SessionKey, digests: dict[str, str], deadline: float
+    ) -> StoredEvents | None:
+        """One ``stored-events`` read of the owner; None when it was not answered."""
+        if self._claims_unread():
+            return None  # being read, in the background: no append waits for the claims
+        count = self._owners.events_partitions
+        claim = (
+            None if count is None else self._owners.owner(session_partition(key.encode(), count))
+        )
+        remaining = deadline - time.monotonic()
+        if claim is None or remaining <= 0:
+            self._lookup_stale = True
+            return None
+        wait = max(_MIN_WAIT_S, remaining - min(ANSWER_MARGIN_S, remaining / 5))
+        query = ProjectionQuery(timeout_s=min(wait, MAX_READ_WAIT_S))
+        body = orjson.dumps(StoredEventsAsk(digests=digests).model_dump())
+        answer = await self._ask(claim.address, key, "stored-events", query, remaining, body=body)
+        if not isinstance(answer, bytes):
+            self._lookup_stale = True  # a stopped owner, or one that lost the partition
+            logger.info("duplicate lookup not answered session=%s", shown(key))
+            return None
+        try:
+            found = StoredEvents.model_validate_json(answer)
+        except ValidationError:
+            logger.warning("duplicate lookup answer refused session=%s", shown(key))
+            return None
+        return found if found.session_key == key else None
+
+    def _claims_unread(self) -> bool:
+        """Whether a duplicate lookup goes without the claims: unread yet, or paused.
+
+        Starts reading them in the background at the first lookup, and again
+        :data:`LOOKUP_REFRESH_S` after a read that named no owner (or named one
+        that did not answer); lookups go without meanwhile.
+        """
+        reading = self._claims_read
+        if reading is not None and not reading.done():
+            return True
+        tried = self._claims_read_at
+        if tried is not None and not self._lookup_stale:
+            return False
+        if tried is not None and time.monotonic() - tried < LOOKUP_REFRESH_S:
+            return True
+        self._claims_read_at, self._lookup_stale = time.monotonic(), False
+        self._claims_read = asyncio.create_task(self._refresh(time.monotonic() + CLAIMS_READ_S))
+        return True
 
     async def _answer(
         self,
@@ -487,10 +579,13 @@ class ContextReads:
         kind: ReadKind,
         query: ProjectionQuery,
         remaining: float,
+        *,
+        body: bytes | None = None,
     ) -> bytes | ReadRefusal | str:
         """One request: the answer's body, the refusal, or why no answer came (a string).
 
-        The exchange, a wait for a connection included, ends when `remaining` runs out.
+        A read with a `body` is a POST of it as JSON. The exchange, a wait for a
+        connection included, ends when `remaining` runs out.
         """
         http = self._http
         if http is None:
@@ -498,10 +593,14 @@ class ContextReads:
         url = URL(f"http://{address}{read_path(session_key, kind)}", encoded=True)
         timeout = aiohttp.ClientTimeout(total=remaining)
         try:
-            async with http.get(
-                url.with_query(query_parameters(query)), timeout=timeout
+            async with http.request(
+                "GET" if body is None else "POST",
+                url.with_query(query_parameters(query)),
+                data=body,
+                headers=None if body is None else {"Content-Type": "application/json"},
+                timeout=timeout,
             ) as response:
-                body = await response.read()
+                answered = await response.read()
                 status = response.status
         except (aiohttp.ClientError, TimeoutError) as exc:
             logger.info(
@@ -512,9 +611,9 @@ class ContextReads:
             )
             return f"the partition's owner did not answer ({type(exc).__name__})"
         if status == 200:
-            return body
+            return answered
         try:
-            return ReadRefusal.model_validate_json(body)
+            return ReadRefusal.model_validate_json(answered)
         except ValidationError:
             logger.info("read answered status=%d worker=%s", status, shown(address))
             return f"the partition's owner answered {status} with no refusal of a read"

@@ -23,7 +23,7 @@ measuring its own event.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pyrsistent import PMap, pmap
@@ -34,6 +34,7 @@ from projections.retained_vector import RetainedVector, retained_vector
 from projections.rewind import drop_rewound
 from projections.size_gate import event_json_size
 from schemas.event import Event
+from schemas.event_digest import event_digest
 from schemas.logged_event import LoggedEvent
 
 
@@ -49,8 +50,9 @@ class SessionLog:
         first_positions: Invocation id -> position in `records` of its first
             event, over every record (rewind events included), as
             :func:`~projections.rewind.drop_rewound` computes it.
-        stored_by_id: Event id -> the latest applied event with that id (ids
-            that are empty are not indexed): what :func:`is_stored` compares.
+        stored_by_id: Event id -> the latest applied record with that id (ids
+            that are empty are not indexed): what :func:`is_stored` compares,
+            and where :func:`stored_offsets` finds a stored event's offset.
         sizes: The size-gate size of each record of `records`, same positions.
         live_sizes: The size-gate size of each record of `live`, same positions.
         order: The order facts of `live` (:mod:`projections.live_order`): where
@@ -63,7 +65,7 @@ class SessionLog:
     records: RetainedVector[LoggedEvent] = field(default_factory=RetainedVector)
     live: RetainedVector[LoggedEvent] = field(default_factory=RetainedVector)
     first_positions: PMap[str, int] = field(default_factory=pmap)
-    stored_by_id: PMap[str, Event] = field(default_factory=pmap)
+    stored_by_id: PMap[str, LoggedEvent] = field(default_factory=pmap)
     sizes: RetainedVector[int] = field(default_factory=RetainedVector)
     live_sizes: RetainedVector[int] = field(default_factory=RetainedVector)
     order: LiveOrder = field(default_factory=LiveOrder)
@@ -78,16 +80,40 @@ def is_stored(log: SessionLog, event: Event) -> bool:
     """
     stored = log.stored_by_id
     # A membership test first: most ids are new, and a missed lookup raises inside the map.
-    return bool(event.id) and event.id in stored and stored[event.id] == event
+    return bool(event.id) and event.id in stored and stored[event.id].envelope.event == event
 
 
-def stored_events(records: Iterable[LoggedEvent]) -> PMap[str, Event]:
-    """The :attr:`SessionLog.stored_by_id` of `records`: each id's latest record's event."""
-    stored: dict[str, Event] = {}
+def stored_offsets(log: SessionLog, digests: Mapping[str, str]) -> dict[str, int]:
+    """Of the ids in `digests`, those whose stored event has that digest, and its offset.
+
+    What the append door asks before it writes (:func:`schemas.event_digest.event_digest`
+    is the digest): an event listed here is one :func:`is_stored` finds, which
+    the fold would drop. A record a fork inherited is not listed (its offset
+    is another session's), nor one retention released (its id is no longer
+    indexed): those copies are written and the fold decides.
+
+    Example: ``{"e1": digest(e1)}`` with e1 stored at offset 7 -> ``{"e1": 7}``;
+    ``{"e1": digest(other)}`` -> ``{}``.
+    """
+    stored = log.stored_by_id
+    found: dict[str, int] = {}
+    for event_id, digest in digests.items():
+        record = stored[event_id] if event_id and event_id in stored else None
+        if (
+            record is not None
+            and record.origin_offset is None
+            and event_digest(record.envelope.event) == digest
+        ):
+            found[event_id] = record.offset
+    return found
+
+
+def stored_events(records: Iterable[LoggedEvent]) -> PMap[str, LoggedEvent]:
+    """The :attr:`SessionLog.stored_by_id` of `records`: each id's latest record."""
+    stored: dict[str, LoggedEvent] = {}
     for record in records:
-        event = record.envelope.event
-        if event.id:
-            stored[event.id] = event
+        if record.envelope.event.id:
+            stored[record.envelope.event.id] = record
     return pmap(stored)
 
 
@@ -111,7 +137,7 @@ def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, boo
     first_positions = log.first_positions
     if event.invocation_id not in first_positions:
         first_positions = first_positions.set(event.invocation_id, position)
-    stored = log.stored_by_id.set(event.id, event) if event.id else log.stored_by_id
+    stored = log.stored_by_id.set(event.id, record) if event.id else log.stored_by_id
     target = event.actions.rewind_before_invocation_id
     if not target:
         live, live_sizes = log.live.append(record), log.live_sizes.append(size)

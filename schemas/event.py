@@ -5,7 +5,14 @@ by_alias=True, exclude_none=True)``) as it is and write it back equal as a JSON
 value: :func:`event_to_json` dumps only the fields that were set, so defaults
 that the producer left out are not invented on the way back. Fields that ADK
 carries but context management never reads (grounding metadata, log
-probabilities, ...) are kept as extra fields and written back unchanged.
+probabilities, ...) are named in each model's :attr:`AdkModel.adk_fields`
+and kept as extra fields, written back unchanged.
+
+Decoding is lenient: a field no model knows is kept as an extra too, so
+records already on the topic, or written by a newer producer, still fold.
+The append door is strict: :func:`schemas.unknown_fields.unknown_fields`
+lists the fields that are neither modelled nor ADK's, and the client
+refuses an event that has any (ADK 2.13's models, genai's types).
 
 Numbers and booleans are strict (:mod:`schemas.numbers`): ``"timestamp":
 "inf"``, a digit string for a token count or ``"partial": "yes"`` is refused,
@@ -14,7 +21,7 @@ not coerced, so what decodes is what ADK wrote and can be written again.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from pydantic.alias_generators import to_camel
@@ -39,9 +46,15 @@ class AdkModel(BaseModel):
         coerce_numbers_to_str=False,
     )
 
+    #: ADK's (or genai's) fields of this model that context management keeps as
+    #: given without reading them (snake_case; the camelCase alias is known too).
+    adk_fields: ClassVar[frozenset[str]] = frozenset()
+
 
 class FunctionCall(AdkModel):
     """A tool call the model asked for."""
+
+    adk_fields = frozenset({"partial_args", "will_continue"})
 
     id: str | None = None
     name: str | None = None
@@ -50,6 +63,8 @@ class FunctionCall(AdkModel):
 
 class FunctionResponse(AdkModel):
     """The result of a tool call, matched to its call by ``id``."""
+
+    adk_fields = frozenset({"will_continue", "scheduling", "parts"})
 
     id: str | None = None
     name: str | None = None
@@ -75,6 +90,17 @@ class FileData(AdkModel):
 class Part(AdkModel):
     """One part of a content: text, a thought, a call, a response or media."""
 
+    adk_fields = frozenset(
+        {
+            "media_resolution",
+            "video_metadata",
+            "part_metadata",
+            "audio_transcription",
+            "media_processing",
+            "speech_metadata",
+        }
+    )
+
     text: str | None = None
     thought: StrictBool | None = None
     # Opaque bytes the model wants back; base64 text on the wire, kept verbatim.
@@ -99,12 +125,29 @@ class Content(AdkModel):
 class Transcription(AdkModel):
     """A live-audio transcript carried by an event without content."""
 
+    adk_fields = frozenset(
+        {"language_code", "speaker_label", "words", "start_offset", "end_offset"}
+    )
+
     text: str | None = None
     finished: StrictBool | None = None
 
 
 class UsageMetadata(AdkModel):
     """Token usage the model reported for the call that produced the event."""
+
+    adk_fields = frozenset(
+        {
+            "cache_tokens_details",
+            "cached_content_token_count",
+            "candidates_tokens_details",
+            "prompt_tokens_details",
+            "thoughts_token_count",
+            "tool_use_prompt_token_count",
+            "tool_use_prompt_tokens_details",
+            "traffic_type",
+        }
+    )
 
     prompt_token_count: TokenCount | None = None
     candidates_token_count: TokenCount | None = None
@@ -113,6 +156,8 @@ class UsageMetadata(AdkModel):
 
 class NodeInfo(AdkModel):
     """Where in a workflow the event was produced (``""`` outside workflows)."""
+
+    adk_fields = frozenset({"output_for", "message_as_output"})
 
     path: str = ""
 
@@ -127,6 +172,8 @@ class EventCompaction(AdkModel):
 
 class EventActions(AdkModel):
     """What an event does besides carrying content."""
+
+    adk_fields = frozenset({"route", "render_ui_widgets", "set_model_response"})
 
     skip_summarization: StrictBool | None = None
     state_delta: JsonObject = Field(default_factory=dict)
@@ -145,6 +192,25 @@ class EventActions(AdkModel):
 
 class Event(AdkModel):
     """One ADK session event: an LLM-response-shaped record plus bookkeeping."""
+
+    adk_fields = frozenset(
+        {
+            "output",
+            "model_version",
+            "grounding_metadata",
+            "turn_complete_reason",
+            "interaction_status",
+            "finish_reason",
+            "live_session_resumption_update",
+            "go_away",
+            "voice_activity",
+            "avg_logprobs",
+            "logprobs_result",
+            "citation_metadata",
+            "interaction_id",
+            "environment_id",
+        }
+    )
 
     # Ids are uuids in ADK; the bound keeps a compaction request (which lists
     # its window's event ids) far below the topic's message limit.

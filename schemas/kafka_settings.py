@@ -89,6 +89,10 @@ class KafkaSettings(BaseSettings):
     """The client's connections to the projectors' read endpoints, at most, all together;
     more than the HTTP API's per-server cap of concurrent reads, so a read never waits for
     one while the API admits it."""
+    duplicate_lookup_timeout_s: float = Field(default=1.0, ge=0, le=60)
+    """How long an append waits for the session's owner to say which of its events it stored
+    already (those are answered with their first offset and not written again); past it, or
+    with no owner to ask, the events are written and the fold drops copies. 0: never ask."""
 
     def topic(self, role: TopicRole) -> str:
         """The deployment's name of a topic: ``<prefix>.<role>``, e.g. ``ctxstream.events``."""

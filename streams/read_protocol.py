@@ -9,6 +9,7 @@ The routes of a native worker's read endpoint (:mod:`streams.read_web`)::
                                       &min_offset=N&timeout_s=S
     GET /sessions/{session_key}/rewind-delta?before_invocation_id=&min_offset=N&timeout_s=S
     GET /sessions/{session_key}/history-start?min_offset=N&timeout_s=S
+    POST /sessions/{session_key}/stored-events?timeout_s=S   body: {"digests": {id: digest}}
 
 The session key is one path segment, percent-encoded as :func:`read_path`
 writes it (``acme%2Fsupport%2Fu1%2Fs1``); it is validated as every key is
@@ -21,11 +22,14 @@ folded it. ``expand`` pages through the raw events a summary event covers
 (:class:`ExpandedPage`; ``page_token`` is the previous page's
 ``next_page_token``). ``history-start`` says where the session's history
 lies on its partition (:class:`HistoryStart`), from its stored header: what
-a fork of it names (``Client.fork``).
+a fork of it names (``Client.fork``). ``stored-events`` says which of the
+events an append is about to write the session has stored already, equal
+(:class:`StoredEventsAsk`, answered with :class:`StoredEvents`): the
+append door's duplicate lookup.
 
 A read is answered with 200 and a :class:`ContextAnswer`, a
 ``ProjectionSnapshot``, an :class:`ExpandedPage`, a :class:`RewindDelta` or
-a :class:`HistoryStart`, or refused with the
+a :class:`HistoryStart` (or a :class:`StoredEvents`), or refused with the
 status of its :data:`RefusalKind` and a :class:`ReadRefusal` saying why.
 Every route requires ``Authorization: Bearer <credential>``, the credential
 derived from the deployment's read secret (:mod:`schemas.read_secret`).
@@ -34,7 +38,7 @@ derived from the deployment's read secret (:mod:`schemas.read_secret`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, Self
+from typing import Annotated, Any, Final, Literal, Self
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -42,9 +46,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from schemas.event import MAX_ID_CHARS, Content, Event
 from schemas.json_bounds import INT64_MAX
 
-ReadKind = Literal["context", "projection", "expand", "rewind-delta", "history-start"]
+ReadKind = Literal[
+    "context", "projection", "expand", "rewind-delta", "history-start", "stored-events"
+]
 """What a read asks for: the assembled contents, the projection's snapshot, a summary's events,
-the state delta a rewind carries, where the session's history lies on its partition."""
+the state delta a rewind carries, where the session's history lies on its partition, which
+events it stored already."""
 
 RefusalKind = Literal[
     "not-owner",
@@ -100,6 +107,8 @@ DEFAULT_READ_WAIT_S: Final = 10.0
 #: The most events one ``expand`` page holds, and how many it holds when the read does not say.
 MAX_PAGE_SIZE: Final = 1_000
 DEFAULT_PAGE_SIZE: Final = 100
+#: The most events one ``stored-events`` read asks about (~330 KB of ids and digests at most).
+MAX_STORED_EVENTS_ASKED: Final = 1_000
 
 
 class ProjectionQuery(BaseModel):
@@ -204,6 +213,26 @@ class ExpandedPage(SessionAnswer):
     """The session's live raw events the summary covers, stream order."""
     next_page_token: str | None = None
     """Pass it as ``page_token`` for the next page; None: this is the last page."""
+
+
+class StoredEventsAsk(BaseModel):
+    """The body of a ``stored-events`` read: the events an append is about to write."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    digests: dict[Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)], str] = Field(
+        max_length=MAX_STORED_EVENTS_ASKED
+    )
+    """Event id -> :func:`schemas.event_digest.event_digest` of the event about to be written."""
+
+
+class StoredEvents(SessionAnswer):
+    """The asked events the session has stored already, equal: the fold would drop a copy."""
+
+    last_offset: int
+    """The offset of the last record the projection applied (``-1``: none)."""
+    stored: dict[str, int]
+    """Event id -> the offset of the stored record, for the asked ids whose event is equal."""
 
 
 class ReadRefusal(BaseModel):

@@ -1,5 +1,8 @@
 """The native worker's read endpoint: context, projection, expand, rewind, history-start reads.
 
+And the append door's duplicate lookup (``stored-events``), the one read
+with a body.
+
 Served on ``query_bind:query_port`` (port 0: one the OS picks) while the
 engine runs, with the routes of :mod:`streams.read_protocol`; answers come
 from :class:`~streams.session_reads.SessionReads`. Once it listens, its
@@ -28,6 +31,7 @@ from aiohttp.typedefs import Handler, Middleware
 from pydantic import BaseModel, ValidationError
 
 from projections.projection import NO_OFFSET, SessionProjection, context_contents, default_agent
+from projections.session_log import stored_offsets
 from projections.snapshot import to_snapshot
 from projections.state import InvocationNotFoundError, rewind_state_delta
 from schemas.codec import encode
@@ -52,6 +56,8 @@ from streams.read_protocol import (
     RefusalKind,
     RewindDelta,
     RewindQuery,
+    StoredEvents,
+    StoredEventsAsk,
     page_token,
     page_token_offset,
 )
@@ -179,6 +185,8 @@ def read_app(reads: SessionReads, keys: ReadKeys) -> web.Application:
         model: type[QueryT],
         answer: Callable[[SessionKey, QueryT], Answer[BaseModel]],
         heavy: Callable[[QueryT], bool] = lambda query: False,
+        *,
+        grows_with_view: bool = True,
     ) -> web.Response:
         parsed = _parsed(request, model)
         if isinstance(parsed, web.Response):
@@ -191,6 +199,7 @@ def read_app(reads: SessionReads, keys: ReadKeys) -> web.Application:
             heavy=heavy(query),
             min_offset=None if awaited is None else awaited[1],
             timeout_s=query.timeout_s,
+            grows_with_view=grows_with_view,
         )
         return _answer(outcome, query)
 
@@ -244,6 +253,16 @@ def read_app(reads: SessionReads, keys: ReadKeys) -> web.Application:
     async def history_start_page(request: web.Request) -> web.Response:
         return await respond(request, ProjectionQuery, start_of)
 
+    async def stored_events_page(request: web.Request) -> web.Response:
+        try:
+            asked = StoredEventsAsk.model_validate_json(await request.read())
+        except ValidationError as exc:
+            reason = f"body: {shown(str(exc), 300)}"
+            return refusal("invalid-parameter", reason)
+        return await respond(
+            request, ProjectionQuery, _stored_events_of(asked), grows_with_view=False
+        )
+
     app = web.Application(middlewares=[authenticated(keys)])
     # One segment, percent-encoded, as read_path writes it; an unencoded key matches too.
     app.router.add_get("/sessions/{session_key:.+}/context", context_page)
@@ -251,6 +270,7 @@ def read_app(reads: SessionReads, keys: ReadKeys) -> web.Application:
     app.router.add_get("/sessions/{session_key:.+}/expand", expand_page)
     app.router.add_get("/sessions/{session_key:.+}/rewind-delta", rewind_page)
     app.router.add_get("/sessions/{session_key:.+}/history-start", history_start_page)
+    app.router.add_post("/sessions/{session_key:.+}/stored-events", stored_events_page)
     return app
 
 
@@ -352,6 +372,21 @@ def _rewind_delta_of(session_key: SessionKey, query: RewindQuery) -> Answer[Base
         )
 
     return delta
+
+
+def _stored_events_of(
+    asked: StoredEventsAsk,
+) -> Callable[[SessionKey, ProjectionQuery], Answer[BaseModel]]:
+    """The answer saying which of `asked`'s events the session stored already, and where."""
+
+    def of_session(session_key: SessionKey, query: ProjectionQuery) -> Answer[BaseModel]:
+        return lambda projection, stop: StoredEvents(
+            session_key=session_key,
+            last_offset=projection.last_offset,
+            stored=stored_offsets(projection.log, asked.digests),
+        )
+
+    return of_session
 
 
 @contextlib.asynccontextmanager

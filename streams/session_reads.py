@@ -188,6 +188,7 @@ class SessionReads:
         heavy: bool = False,
         min_offset: int | None,
         timeout_s: float,
+        grows_with_view: bool = True,
     ) -> ReadOutcome[T]:
         """`answer` of the session's committed projection, once its partition is past `min_offset`.
 
@@ -195,7 +196,9 @@ class SessionReads:
         only. An ordinary `answer` runs right then, on the loop; a `heavy`
         one (and one that needs the session's history) runs in a thread of
         the heavy-read budget, waiting for a slot within `timeout_s`
-        (:class:`Busy` after). An exception `answer` raises makes the read
+        (:class:`Busy` after). An answer that `grows_with_view` is heavy too
+        when the session's view is long; one that does not (a duplicate
+        lookup) stays on the loop. An exception `answer` raises makes the read
         :class:`Unreadable`.
         """
         partition = self._sessions.partition_of(session_key)
@@ -212,7 +215,8 @@ class SessionReads:
                 try:
                     projection: SessionProjection | None
                     projection = self._sessions.committed_projection(partition, session_key)
-                    if not heavy and visible_items(projection.view) > LARGE_VIEW_ITEMS:
+                    long = grows_with_view and visible_items(projection.view) > LARGE_VIEW_ITEMS
+                    if not heavy and long:
                         heavy = True  # a session no summary keeps short: its contents are long
                     if not heavy:
                         try:

@@ -3,7 +3,7 @@
 =========================================================  ===============================
 route                                                      what it does
 =========================================================  ===============================
-``POST /v1/sessions/{session_key}/events``                 append one event -> its offset
+``POST /v1/sessions/{session_key}/events``                 append one event -> offset, duplicate
 ``POST /v1/sessions/{session_key}/events:batch``           append many, all or none
 ``GET  /v1/sessions/{session_key}/context``                the assembled contents (or as of)
 ``GET  /v1/sessions/{session_key}/projection``             the projection snapshot
@@ -58,6 +58,7 @@ from ctxstream.api.models import (
     SUBSCRIBE_RESPONSE,
     SUBSCRIBE_RESPONSES,
     Appended,
+    AppendedEvent,
     AppendedMany,
     ContextAnswer,
     EventBatch,
@@ -135,21 +136,26 @@ router = APIRouter()
 
 @router.post(
     f"{_SESSION}/events",
-    response_model=Appended,
+    response_model=AppendedEvent,
     responses=APPEND_RESPONSES,
     openapi_extra=json_body_of(Event),
-    summary="Append one event (ADK's camelCase JSON); its offset",
+    summary="Append one event (ADK's camelCase JSON); its offset, or the stored copy's",
 )
 async def append(
     session_key: SessionPath, request: Request, services: Services, caller: Authenticated
 ) -> Response:
-    """Append one event to the session; its offset, once every in-sync replica has it."""
+    """Append one event to the session; its offset, once every in-sync replica has it.
+
+    An event the session stored already, equal, is not written again: the answer
+    is the stored record's offset with ``duplicate`` true.
+    """
     key = session_of(caller, session_key)
     raw = await _append_body(request, services, key)
     services.budgets.spend_append(caller.tenant, 1, len(raw))
-    offset = await services.client.append(key, json_object(parsed(raw), name="body"))
-    services.metrics.events_appended.inc()
-    return _json(Appended(offset=offset))
+    result = await services.client.append_result(key, json_object(parsed(raw), name="body"))
+    if not result.duplicate:
+        services.metrics.events_appended.inc()
+    return _json(AppendedEvent(offset=result.offset, duplicate=result.duplicate))
 
 
 @router.post(
@@ -158,6 +164,8 @@ async def append(
     responses=APPEND_RESPONSES,
     openapi_extra=json_body_of(EventBatch),
     summary="Append events of one session in order, all or none; their offsets",
+    description="A duplicate (an event the session stored already, equal) is not written "
+    "again: its offset is the stored one's, and its entry of duplicates is true.",
 )
 async def append_many(
     session_key: SessionPath, request: Request, services: Services, caller: Authenticated
@@ -173,9 +181,14 @@ async def append_many(
     services.budgets.spend_append(caller.tenant, len(events), len(raw))
     for index, event in enumerate(events):
         json_object(event, name=f"events[{index}]")
-    offsets = await services.client.append_many(key, events)
-    services.metrics.events_appended.inc(len(offsets))
-    return _json(AppendedMany(offsets=offsets))
+    results = await services.client.append_results(key, events)
+    services.metrics.events_appended.inc(sum(not result.duplicate for result in results))
+    return _json(
+        AppendedMany(
+            offsets=[result.offset for result in results],
+            duplicates=[result.duplicate for result in results],
+        )
+    )
 
 
 @router.get(

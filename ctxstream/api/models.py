@@ -42,12 +42,23 @@ class Appended(BaseModel):
     """Pass it as ``min_offset`` to read the session with this event in it."""
 
 
+class AppendedEvent(Appended):
+    """The answer of an append of one event: its offset, and whether it was a duplicate."""
+
+    duplicate: bool
+    """The session had stored this event already (same id, every field equal): nothing was
+    written, and `offset` is the stored record's. A copy sent before the first was folded is
+    written (false, a new offset) and dropped by the fold."""
+
+
 class AppendedMany(BaseModel):
     """The offsets of the records a batch's events were appended as, in order."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     offsets: list[int]
+    duplicates: list[bool]
+    """For each event, in order: :attr:`AppendedEvent.duplicate`."""
 
 
 class EventBatch(BaseModel):

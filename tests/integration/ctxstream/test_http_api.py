@@ -740,6 +740,57 @@ async def _flood(
     return answered, fresh_done, fresh_status
 
 
+async def test_a_misspelt_field_is_refused_with_422_naming_it_and_nothing_is_written(
+    api: Api,
+) -> None:
+    key = _key()
+    misspelt = {
+        "id": "m1",
+        "invocationID": "inv1",
+        "author": "user",
+        "timestamp": 1.0,
+        "content": {"role": "user", "parts": [{"txt": "hi"}]},
+    }
+    good = event_to_json(text_event("g1", "inv1", 1.0, "hi"))
+    for path, body in (
+        ("events", misspelt),
+        ("events:batch", {"events": [good, misspelt]}),
+    ):
+        status, answer = await call(api, "POST", f"/v1/sessions/{key}/{path}", body=body)
+        assert (status, answer["error"]) == (422, "invalid-argument"), answer
+        where = "events[1]" if path == "events:batch" else "events[0]"
+        assert answer["reason"] == (
+            f"{where}: unknown field(s) invocationID (did you mean invocationId?), "
+            "content.parts[0].txt (did you mean text?)"
+        )
+    log = await read_log(api.settings.kafka_bootstrap, api.settings.topic("events"))
+    assert key not in log
+
+
+async def test_a_duplicate_append_answers_the_original_offset_and_says_so(api: Api) -> None:
+    key = _key()
+    events = f"/v1/sessions/{key}/events"
+    first_event = event_to_json(text_event("d1", "inv1", 1.0, "hi"))
+    status, first = await call(api, "POST", events, body=first_event)
+    assert (status, first) == (200, {"offset": first["offset"], "duplicate": False}), first
+    wait = {"min_offset": str(first["offset"]), "timeout_s": str(READ_TIMEOUT_S)}
+    status, _ = await call(api, "GET", f"/v1/sessions/{key}/projection", params=wait)
+    assert status == 200
+
+    status, again = await call(api, "POST", events, body=first_event)
+    assert (status, again) == (200, {"offset": first["offset"], "duplicate": True})
+    second_event = event_to_json(text_event("d2", "inv1", 2.0, "more"))
+    status, batch = await call(
+        api, "POST", f"{events}:batch", body={"events": [first_event, second_event]}
+    )
+    assert status == 200, batch
+    assert batch["offsets"][0] == first["offset"]
+    assert batch["offsets"][1] > first["offset"]
+    assert batch["duplicates"] == [True, False]
+    log = await read_log(api.settings.kafka_bootstrap, api.settings.topic("events"))
+    assert [record.offset for record in log[key]] == [first["offset"], batch["offsets"][1]]
+
+
 async def test_an_offset_not_written_is_refused_with_422_at_once(api: Api) -> None:
     key = _key()
     status, answer = await call(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from projections.session_log import SessionLog, append_record
+from projections.session_log import SessionLog, append_record, is_stored, stored_offsets
 from projections.size_gate import event_json_size
+from schemas.event_digest import event_digest
 from tests.support.events import logged, rewind_event, text_event
 
 
@@ -39,7 +40,26 @@ def test_first_positions_and_the_id_index_follow_the_attributes_description() ->
     assert dict(log.first_positions) == {"a": 0, "b": 2}
     # Empty ids are not indexed; an id maps to the latest event applied with it.
     assert set(log.stored_by_id) == {"a1", "b1"}
-    assert log.stored_by_id["a1"] is events[3]
+    assert log.stored_by_id["a1"].envelope.event is events[3]
+    assert log.stored_by_id["a1"].offset == 3
+
+
+def test_stored_offsets_names_the_ids_whose_stored_event_is_equal() -> None:
+    first = text_event("a1", "a", 100.0)
+    changed = text_event("a1", "a", 100.0, "a1 with other text")
+    log = SessionLog()
+    for record in logged([first, text_event("b1", "b", 102.0)], [40, 41]):
+        log, _ = append_record(log, record)
+    asked = {
+        "a1": event_digest(first),
+        "b1": event_digest(changed),  # same id, other fields: not a copy
+        "c1": event_digest(first),  # never stored
+        "": event_digest(first),
+    }
+    assert stored_offsets(log, asked) == {"a1": 40}
+    assert stored_offsets(log, {"a1": event_digest(changed)}) == {}
+    assert is_stored(log, first)
+    assert not is_stored(log, changed)
 
 
 def test_a_rewind_to_an_unknown_invocation_changes_nothing_live() -> None:
