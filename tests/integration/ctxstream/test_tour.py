@@ -62,10 +62,12 @@ PROMISES: Final = (
         "3. over HTTP",
         (
             r'"status":\s*"ok"',
-            r'^\{"offset":\s*(\d+),\s*"duplicate":\s*false\}$',
-            r'"duplicate":\s*true',
+            # The duplicate is answered with the first copy's offset.
+            r'^\{"offset":\s*(\d+),\s*"duplicate":\s*false\}$[\s\S]*'
+            r'^\{"offset":\s*\1,\s*"duplicate":\s*true\}$',
             r"It was order 42\.",
             r"Where is my order\?",
+            r'"error":\s*"invalid-argument".*invocationID',
         ),
     ),
     Promise("3. server-sent events", (r"^event: snapshot$", r"acme/support/u1/s1")),
