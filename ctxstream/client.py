@@ -74,7 +74,7 @@ from schemas.event_digest import event_digest
 from schemas.kafka_settings import KafkaSettings
 from schemas.keys import Offset, parse_session_key
 from schemas.projection_snapshot import ProjectionSnapshot
-from schemas.unknown_fields import unknown_fields, unknown_fields_refusal
+from schemas.unknown_fields import unknown_fields, unknown_fields_refusal, unknown_top_fields
 from streams.projector_settings import ProjectorSettings
 from streams.read_protocol import (
     DEFAULT_PAGE_SIZE,
@@ -153,7 +153,9 @@ def checked_record(
     try:
         envelope = decode_envelope(value, record_key=key)
     except DecodeError as exc:
-        raise InvalidEventError(str(exc)) from exc
+        unknown = unknown_top_fields(Event, fields)
+        also = f"; {unknown_fields_refusal(unknown)}" if unknown else ""
+        raise InvalidEventError(f"{exc}{also}") from exc
     if unknown := unknown_fields(envelope.event):
         raise InvalidEventError(unknown_fields_refusal(unknown))
     if not pipeline and (refusal := bookkeeping_refusal(envelope.event)) is not None:

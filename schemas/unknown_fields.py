@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Final
 
 from pydantic.alias_generators import to_camel
@@ -41,6 +41,22 @@ def unknown_fields(model: AdkModel) -> list[str]:
     ``customMetadata``, ADK's unmodelled fields) are not looked into.
     """
     return list(_unknown(model, ""))
+
+
+def unknown_top_fields(kind: type[AdkModel], fields: Mapping[str, object]) -> list[str]:
+    """The names of `fields` (an object `kind` did not validate) that `kind` does not know.
+
+    For a refusal that has other reasons too: a misspelt required field
+    (``timestmp``) is then named beside the one reported missing. Only the
+    top level, as the object's inner values may not be objects at all.
+    """
+    modelled = {name for name, _ in kind.model_fields.items()}
+    modelled |= {info.alias for info in kind.model_fields.values() if info.alias}
+    return [
+        _described(kind, shown(name, MAX_SHOWN_NAME), name)
+        for name in fields
+        if name not in modelled and name not in _known_names(kind)
+    ]
 
 
 def unknown_fields_refusal(unknown: list[str]) -> str:

@@ -134,3 +134,21 @@ def test_a_long_list_of_unknown_fields_is_cut() -> None:
 
 def _unknown_of(event: dict[str, Any]) -> list[str]:
     return unknown_fields(Event.model_validate(event))
+
+
+def test_a_misspelt_required_field_is_named_beside_the_one_reported_missing() -> None:
+    misspelt = {"id": "e1", "author": "user", "timestmp": 1.0, "invocationId": "inv1"}
+
+    with pytest.raises(InvalidEventError) as refused:
+        event_record(KEY, misspelt, producer_id="p")
+
+    reason = str(refused.value)
+    assert reason.startswith("invalid envelope: event.timestamp: Field required")
+    assert reason.endswith("; unknown field(s) timestmp (did you mean timestamp?)")
+
+
+def test_a_refused_event_with_only_known_fields_names_no_unknown_one() -> None:
+    with pytest.raises(InvalidEventError) as refused:
+        event_record(KEY, {"id": "e1", "author": "user"}, producer_id="p")
+
+    assert "unknown" not in str(refused.value)
