@@ -82,7 +82,8 @@ PROMISES: Final = (
         (r"^\d+ contents before the summary, \d+ after$", r"^the summary stands in for \[.*'e1'"),
     ),
     Promise("7. replay", (r"^1 \d+ \d+(\.\d+)?",)),
-    Promise("8. fork", (r"^user \['Where is my order\?'\]$",)),
+    # The fork inherits the source up to its summary: the summary, then what followed it.
+    Promise("8. fork", (r"^model \['.*- Where is my order\?", r"^user \['Question 11\?'\]$")),
 )
 
 
