@@ -30,6 +30,7 @@ from tests.conftest import unique_topic
 from tests.support.events import logged_event, text_event
 from tests.support.http_api import ctxstream_command
 from tests.support.kafka import read_log
+from tests.support.next_agent_oracle import expected_view_request
 from tests.support.read_worker import VIEW_AGENT, WORKER_LOG
 
 pytestmark = pytest.mark.integration
@@ -111,7 +112,8 @@ def test_a_rewind_behind_what_a_long_session_holds_is_computed_from_its_history(
     state = project(key, appended).state.read_state()
     rewind = _logged(deployment, key)[-1]
     assert rewind.envelope.event.actions.state_delta == rewind_state_delta(events, state, "inv5")
-    assert contents == rebuild_contents([*appended, rewind], VIEW)
+    records = [*appended, rewind]
+    assert contents == rebuild_contents(records, expected_view_request(records, VIEW))
     log = (deployment.data_dir / WORKER_LOG).read_text()
     assert f"session={key} history read: 600 records" in log
 
