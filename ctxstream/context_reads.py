@@ -338,7 +338,7 @@ class ContextReads:
         self, key: SessionKey, digests: dict[str, str], deadline: float
     ) -> StoredEvents | None:
         """One ``stored-events`` read of the owner; None when it was not answered."""
-        if self._claims_unread():
+        if self._claims_unread() and not await self._first_claims_read(deadline):
             return None  # being read, in the background: no append waits for the claims
         count = self._owners.events_partitions
         claim = (
@@ -362,6 +362,19 @@ class ContextReads:
             logger.warning("duplicate lookup answer refused session=%s", shown(key))
             return None
         return found if found.session_key == key else None
+
+    async def _first_claims_read(self, deadline: float) -> bool:
+        """Whether the client's first read of the claims ended, waited for until `deadline`.
+
+        Only the first: a client that appends once (a command, a script) would
+        otherwise never ask, while later refreshes run beside the appends.
+        """
+        reading = self._claims_read
+        remaining = deadline - time.monotonic()
+        if self._directory_read or reading is None or remaining <= 0:
+            return False
+        done, _ = await asyncio.wait({reading}, timeout=remaining)
+        return bool(done) and not reading.cancelled() and reading.exception() is None
 
     def _claims_unread(self) -> bool:
         """Whether a duplicate lookup goes without the claims: unread yet, or paused.

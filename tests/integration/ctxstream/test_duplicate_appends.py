@@ -60,6 +60,22 @@ async def _session_offsets(settings: KafkaSettings, key: str) -> list[int]:
     return [record.offset for record in log.get(SessionKey(key), [])]
 
 
+async def test_a_fresh_clients_first_append_is_looked_up_too(
+    deployment: ProjectorSettings,
+) -> None:
+    """A command or a script appends once per client: its one append asks the owner as well."""
+    key = _key()
+    async with Client(settings=deployment) as client:
+        first = await _stored(client, key)
+    # A generous lookup time: what is checked is that it asks, not how fast (a busy machine).
+    patient = deployment.model_copy(update={"duplicate_lookup_timeout_s": 10.0})
+    async with Client(settings=patient) as retry:
+        again = await retry.append_result(key, _event("e1"))
+
+    assert again == AppendResult(first, duplicate=True)
+    assert await _session_offsets(deployment, key) == [first]
+
+
 async def test_a_stored_event_sent_again_answers_its_offset_and_is_not_written(
     deployment: ProjectorSettings,
 ) -> None:
