@@ -20,7 +20,7 @@ from ctxstream import AppendResult, Client, SyncClient
 from schemas.event import Event
 from schemas.event_digest import event_digest
 from schemas.kafka_settings import KafkaSettings
-from schemas.keys import SessionKey
+from schemas.keys import Offset, SessionKey
 from schemas.partitioning import session_partition
 from schemas.read_secret import read_keys
 from streams.projector_settings import ProjectorSettings
@@ -72,7 +72,7 @@ async def test_a_fresh_clients_first_append_is_looked_up_too(
     async with Client(settings=patient) as retry:
         again = await retry.append_result(key, _event("e1"))
 
-    assert again == AppendResult(first, duplicate=True)
+    assert again == AppendResult(Offset(first), duplicate=True)
     assert await _session_offsets(deployment, key) == [first]
 
 
