@@ -22,6 +22,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "KAFKA_BOOTSTRAP",
+        "KAFKA_PORT",  # the default bootstrap follows it
     ):
         monkeypatch.delenv(f"CTXSTREAM_{name}", raising=False)
 
