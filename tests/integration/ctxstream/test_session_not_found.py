@@ -77,6 +77,8 @@ def test_as_of_before_a_sessions_first_record_is_not_found_and_after_it_is_read(
     later = _neighbour(first, deployment.events_partitions)
     offset = client.append(later, text_event("e1", "inv1", 2.0, "question"))
     assert offset > before
+    # Folded first: the session has records now, none of them up to `before`.
+    client.context(later, min_offset=offset, timeout_s=READ_TIMEOUT_S)
     with pytest.raises(SessionNotFoundError, match=f"no records up to offset {before}"):
         client.context_as_of(later, before, timeout_s=READ_TIMEOUT_S)
     assert len(client.context_as_of(later, offset, timeout_s=READ_TIMEOUT_S)) == 1
