@@ -27,8 +27,10 @@ from ctxstream.broker_calls import broker_calls
 from ctxstream.errors import TopicMissingError
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 from schemas.codec import decode_projection_snapshot
+from schemas.counted import counted
 from schemas.errors import DecodeError
 from schemas.kafka_settings import KafkaSettings
+from schemas.keys import parse_session_key
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.topics import partition_count
 
@@ -48,8 +50,8 @@ class SessionEntry:
         snapshot = self.snapshot
         return (
             f"{snapshot.session_key}: last offset {snapshot.last_offset}, "
-            f"{_counted(snapshot.invocations_total, 'invocation')}, "
-            f"{_counted(self.compactions, 'compaction')}"
+            f"{counted(snapshot.invocations_total, 'invocation')}, "
+            f"{counted(self.compactions, 'compaction')}"
         )
 
     def json_line(self) -> bytes:
@@ -69,10 +71,6 @@ class SessionEntry:
             )
             + b"\n"
         )
-
-
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 @dataclass
@@ -100,8 +98,8 @@ class _Seen:
 
 
 def _wanted(session_key: str, tenant: str | None, app: str | None) -> bool:
-    parts = session_key.split("/")
-    return (tenant is None or parts[0] == tenant) and (app is None or parts[1] == app)
+    parts = parse_session_key(session_key)
+    return (tenant is None or parts.tenant == tenant) and (app is None or parts.app == app)
 
 
 async def list_sessions(
