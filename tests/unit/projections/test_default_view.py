@@ -94,3 +94,34 @@ def test_state_stored_before_the_trail_decodes_with_the_view_for_the_next_agent(
 def _length(raw: bytes) -> int:
     (length,) = struct.unpack_from(">I", raw, len(MARK))
     return int(length)
+
+
+def _legacy(projection_raw: bytes) -> bytes:
+    """`projection_raw` as an older ctxstream stored it: no trail, the view as it is."""
+    document = orjson.loads(projection_raw[len(MARK) + 4 : len(MARK) + 4 + _length(projection_raw)])
+    del document["next_agent"]
+    body = orjson.dumps(document)
+    rest = projection_raw[len(MARK) + 4 + _length(projection_raw) :]
+    return MARK + struct.pack(">I", len(body)) + body + rest
+
+
+def test_state_stored_before_the_trail_keeps_its_view_when_the_next_agent_is_its_own() -> None:
+    # No agent replied yet: the next agent is the configured root, whom the stored view serves.
+    records = _tool_session()[:1]
+    projection = project(SESSION, records, empty_projection(SESSION, ContentsRequest("router")))
+    assert default_agent(projection) == "router"
+
+    decoded = decode_state(_legacy(encode_state(projection)))
+
+    assert decoded == projection
+    assert decoded.view == projection.view
+
+
+def test_a_sealed_trail_is_stored_and_read_back_sealed() -> None:
+    aborted = event("e1", AGENT, 1.0, [{"text": "stopped"}], inv="i1")
+    aborted = aborted.model_copy(update={"error_code": "INVOCATION_ABORTED"})
+    records = logged([*_live(_tool_session()[:1]), aborted], range(2))
+    projection = project(SESSION, records, empty_projection(SESSION, ContentsRequest()))
+    assert projection.next_agent.sealed
+
+    assert decode_state(encode_state(projection)).next_agent == projection.next_agent

@@ -113,6 +113,13 @@ def test_the_users_answer_goes_back_to_the_caller() -> None:
     assert _agent(asked, _text(2, "a"), own) == "b"
 
 
+def test_an_answer_to_a_call_nobody_made_answers_no_one() -> None:
+    # The trail holds "" (no agent), not a missing value, so stored trails compare equal.
+    trail = trail_of("", [_text(1, "a"), event("e2", "user", 2.0, [resp("unknown")])])
+    assert trail == NextAgentTrail("", answered="", replier="a")
+    assert agent_to_run(trail) == "a"
+
+
 def test_a_transfer_hands_over_until_the_target_replies() -> None:
     handed = event("e1", "a", 1.0, [resp("t1")], role="user", actions={"transferToAgent": "b"})
     assert _agent(_text(0, "user"), handed) == "b"
