@@ -12,8 +12,14 @@ import pytest
 from ctxstream.client import event_record, event_records
 from ctxstream.errors import InvalidEventError
 from schemas.codec import decode_envelope
-from schemas.event import Event
-from schemas.unknown_fields import unknown_fields
+from schemas.event import Content, Event, Part
+from schemas.unknown_fields import (
+    MAX_SHOWN_NAME,
+    _holds_models,
+    unknown_fields,
+    unknown_fields_refusal,
+    unknown_top_fields,
+)
 from tests.unit.schemas.test_event import RECORDED
 
 KEY = "acme/support/u1/s1"
@@ -152,3 +158,31 @@ def test_a_refused_event_with_only_known_fields_names_no_unknown_one() -> None:
         event_record(KEY, {"id": "e1", "author": "user"}, producer_id="p")
 
     assert "unknown" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("count", "ending"), [(10, "zz9"), (11, "zz9, and 1 more")])
+def test_a_refusal_names_ten_fields_and_counts_the_rest(count: int, ending: str) -> None:
+    unknown = [f"zz{n}" for n in range(count)]
+    assert unknown_fields_refusal(unknown).endswith(ending)
+
+
+def test_a_long_unknown_name_is_cut_in_the_reason() -> None:
+    long = "q" * 200  # no longer than a log line's own limit: only the reason's cuts it
+    cut = f"{'q' * MAX_SHOWN_NAME}..."
+    assert _unknown_of(_event(**{long: 1})) == [cut]
+    assert unknown_top_fields(Event, {"author": "user", long: 1}) == [cut]
+
+
+def test_a_refused_event_does_not_take_its_snake_case_names_for_unknown() -> None:
+    # Refused for the missing timestamp; invocation_id is ADK's population by name.
+    assert unknown_top_fields(Event, {"id": "e1", "invocation_id": "i", "author": "u"}) == []
+
+
+@pytest.mark.parametrize(
+    ("annotation", "holds"),
+    [(Part, True), (list[Part] | None, True), (Content | None, True), (str | None, False)],
+)
+def test_the_walk_goes_into_exactly_the_fields_that_hold_models(
+    annotation: object, holds: bool
+) -> None:
+    assert _holds_models(annotation) is holds
