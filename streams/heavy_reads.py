@@ -13,7 +13,10 @@ for a slot within its own time, then is refused as ``busy``. A read whose
 client goes away (the read server cancels its handler) tells its thread to
 stop: the computation asks a :data:`~streams.time_travel.StopCheck` between
 records and ends with :class:`~streams.time_travel.ReadStopped`, which is
-logged (``heavy read stopped``); its slot is free once the thread ended.
+logged (``heavy read stopped``); its slot is free once the thread ended. A
+read whose time runs out before its computation ended (it waited for its
+slot, or for its turn, most of that time) stops the same way and ends with
+:class:`OutOfTime`, so its worker answers before its client gives up.
 
 Threads share the GIL with the loop, so a heavy computation is also paced
 (:class:`Pacer`): the heavy threads compute one at a time, and the one
@@ -47,6 +50,10 @@ WORK_SLICE_S: Final = 0.005
 PAUSE_S: Final = 0.005
 
 
+class OutOfTime(Exception):
+    """A heavy read's computation did not end before its read's deadline; it was stopped."""
+
+
 class Pacer:
     """One heavy computation at a time, pausing after each slice of work."""
 
@@ -56,9 +63,18 @@ class Pacer:
         self._work_s = work_s
         self._pause_s = pause_s
 
-    def paced(self, compute: Callable[[StopCheck], T], stop: StopCheck) -> T:
-        """`compute` in its turn, its checks between records pausing it after each slice."""
-        with self._turn:
+    def paced(
+        self, compute: Callable[[StopCheck], T], stop: StopCheck, *, deadline: float | None = None
+    ) -> T:
+        """`compute` in its turn, its checks between records pausing it after each slice.
+
+        Raises:
+            ReadStopped: Its turn had not come by `deadline` (monotonic); nothing was computed.
+        """
+        wait_s = -1.0 if deadline is None else max(deadline - time.monotonic(), 0.0)
+        if not self._turn.acquire(timeout=wait_s):
+            raise ReadStopped("stopped: its turn did not come before its deadline")
+        try:
             slice_end = time.monotonic() + self._work_s
 
             def check() -> bool:
@@ -73,6 +89,8 @@ class Pacer:
                 return stop()
 
             return compute(check)
+        finally:
+            self._turn.release()
 
 
 class HeavyRead:
@@ -89,27 +107,34 @@ class HeavyRead:
         """Tell the running computation to stop at its next check."""
         self._stop.set()
 
-    async def run(self, compute: Callable[[StopCheck], T]) -> T:
-        """`compute` in a thread, asked to stop once this read is abandoned.
+    async def run(self, compute: Callable[[StopCheck], T], *, deadline: float) -> T:
+        """`compute` in a thread, asked to stop once this read is abandoned or at `deadline`.
 
         Raises:
+            OutOfTime: `deadline` (monotonic) came before `compute` ended.
             Exception: What `compute` raised.
         """
         started = time.monotonic()
         label = self._label
+        abandoned = self._stop.is_set
 
-        def guarded(stop: StopCheck) -> T:
+        def stop() -> bool:
+            return abandoned() or time.monotonic() >= deadline
+
+        def guarded() -> T:
             try:
-                return self._pacer.paced(compute, stop)
-            except ReadStopped:
-                logger.info(
-                    "heavy read stopped: its client went away %s after %.3f s",
-                    label,
-                    time.monotonic() - started,
-                )
-                raise
+                return self._pacer.paced(compute, stop, deadline=deadline)
+            except ReadStopped as exc:
+                ran = time.monotonic() - started
+                if abandoned():
+                    logger.info(
+                        "heavy read stopped: its client went away %s after %.3f s", label, ran
+                    )
+                    raise
+                logger.info("heavy read stopped: out of time %s after %.3f s", label, ran)
+                raise OutOfTime(f"stopped after {ran:.3g} s") from exc
 
-        future = self._executor.submit(guarded, self._stop.is_set)
+        future = self._executor.submit(guarded)
         self.running = future
         return await asyncio.wrap_future(future)
 

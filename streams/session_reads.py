@@ -22,7 +22,8 @@ that worker's memory, once the partition's committed state has folded
    session's history on `events`, ``whole_projection``), are O(session):
    they are computed in a thread off the folding loop, at most
    ``heavy_reads`` at once (:mod:`streams.heavy_reads`); one more waits for
-   a slot within its own ``timeout_s``, then is refused (:class:`Busy`).
+   a slot within its own ``timeout_s``, then is refused (:class:`Busy`), and
+   one whose time runs out while it is computed is stopped and refused so.
 
 A read never takes the engine's lock and never writes the engine's state:
 the gate tells it when the cache and the store hold committed state only,
@@ -43,7 +44,7 @@ from projections.projection import SessionProjection
 from projections.retained_vector import NeedsHistory
 from schemas.keys import SessionKey
 from schemas.log_text import shown
-from streams.heavy_reads import HeavyReads
+from streams.heavy_reads import HeavyReads, OutOfTime
 from streams.partition_owners import PartitionOwners
 from streams.project_batch import SessionCache, TableReader, rebuild_session
 from streams.projector_settings import ProjectorSettings
@@ -261,24 +262,35 @@ class SessionReads:
         deadline: float,
     ) -> Answered[T] | Busy:
         """`answer` in a thread of the budget: of `projection`, else of the session's history."""
-        wait_s = deadline - time.monotonic()
+        started = time.monotonic()
+        wait_s = deadline - started
         label = f"session={session_key} partition={partition}"
+        slots = (
+            f"the worker's {self._heavy.budget} heavy-read slots (as_of, rewind-delta, "
+            "history reads; CTXSTREAM_HEAVY_READS)"
+        )
         async with self._heavy.admitted(wait_s, label) as slot:
             if slot is None:
+                return Busy(partition, f"{slots} stayed busy for the read's {max(wait_s, 0):.3g} s")
+            waited_s = time.monotonic() - started
+            try:
+                if projection is not None:
+                    taken = projection
+                    try:
+                        return Answered(
+                            await slot.run(lambda stop: answer(taken, stop), deadline=deadline)
+                        )
+                    except NeedsHistory:
+                        pass  # what the projection released is needed: from the history
+                whole = await self._sessions.whole_projection(partition, session_key)
+                return Answered(await slot.run(lambda stop: answer(whole, stop), deadline=deadline))
+            except OutOfTime:
                 return Busy(
                     partition,
-                    f"the worker's {self._heavy.budget} heavy-read slots (as_of, rewind-delta, "
-                    f"history reads; CTXSTREAM_HEAVY_READS) stayed busy for the read's "
-                    f"{max(wait_s, 0):.3g} s",
+                    f"the read did not end within its {max(wait_s, 0):.3g} s: it waited "
+                    f"{waited_s:.3g} s for one of {slots}, which take turns; "
+                    "ask again, or with a longer timeout_s",
                 )
-            if projection is not None:
-                taken = projection
-                try:
-                    return Answered(await slot.run(lambda stop: answer(taken, stop)))
-                except NeedsHistory:
-                    pass  # what the projection released is needed: from the history
-            whole = await self._sessions.whole_projection(partition, session_key)
-            return Answered(await slot.run(lambda stop: answer(whole, stop)))
 
     async def _other_owner(self, partition: int) -> str | None:
         """The address of the partition's newest claimant when it is another worker."""
