@@ -8,7 +8,7 @@ for with :meth:`Client.expand`; services follow a tenant's projection snapshots 
 :meth:`Client.subscribe` (:mod:`ctxstream.subscription`); :meth:`Client.replay`
 rebuilds projections from the log into another namespace (:mod:`ctxstream.replay`).
 
-The command (:mod:`ctxstream.cli`, also ``python -m ctxstream``) starts every
+The command (:mod:`ctxstream.cli.main`, also ``python -m ctxstream``) starts every
 process of the pipeline (the projector from :mod:`streams`, the summarizer from
 :mod:`summarizer_worker`) and runs the tools around it: topic creation, the
 conformance report, the live demo and the benchmarks. The import graph shows
@@ -33,7 +33,7 @@ from ctxstream.errors import (
 )
 from ctxstream.replay import PartitionProgress, ReplayProgress, ReplayReport
 from ctxstream.subscription import Subscribed
-from streams.read_protocol import ExpandedPage
+from schemas.read_protocol import ExpandedPage
 
 __all__ = [
     "AppendResult",

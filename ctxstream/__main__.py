@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from ctxstream.cli import main
+from ctxstream.cli.main import main
 
 sys.exit(main())

@@ -9,7 +9,7 @@ decoder in one way: a field that no model knows, at any depth (a misspelt
 ``invocationID``), is refused, naming each by its path
 (:mod:`schemas.unknown_fields`), where the topic's decoder keeps it. Records go out on an idempotent
 producer with ``acks=all``, keyed by the session (Kafka's default partitioner, the
-projector's :func:`schemas.partitioning.session_partition`), so a session's events keep
+projector's :func:`schemas.kafka.partitioning.session_partition`), so a session's events keep
 their order; :meth:`Client.append` returns the offset the broker gave the record once every
 in-sync replica has it.
 
@@ -71,17 +71,17 @@ from schemas.codec import MAX_RECORD_BYTES, decode_envelope
 from schemas.errors import DecodeError, InvalidSessionKeyError
 from schemas.event import Content, Event, event_to_json
 from schemas.event_digest import event_digest
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset, parse_session_key
 from schemas.projection_snapshot import ProjectionSnapshot
-from schemas.unknown_fields import unknown_fields, unknown_fields_refusal, unknown_top_fields
-from streams.projector_settings import ProjectorSettings
-from streams.read_protocol import (
+from schemas.read_protocol import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_READ_WAIT_S,
     ExpandedPage,
     HistoryStart,
 )
+from schemas.unknown_fields import unknown_fields, unknown_fields_refusal, unknown_top_fields
+from streams.projector_settings import ProjectorSettings
 
 EventInput = Event | Mapping[str, Any]
 """An event as an ADK ``Event`` or its JSON (camelCase or snake_case field names)."""
@@ -205,7 +205,7 @@ def checked_records(
 class Client:
     """Appends events to the deployment's `events` topic and follows its projections. Async.
 
-    Constructed from the ``CTXSTREAM_*`` settings (:class:`schemas.kafka_settings.KafkaSettings`)
+    Constructed from the ``CTXSTREAM_*`` settings (:class:`schemas.kafka.settings.KafkaSettings`)
     or the arguments, which win. Use it as an async context manager, or call
     :meth:`start` and :meth:`stop`: they start and stop its one producer.
     Each subscription has a reader of its own.
@@ -414,7 +414,7 @@ class Client:
 
         The new session's history is the source's records at offsets up to
         `at_offset` (an offset :meth:`append` returned for the source), then
-        its own: one fork record names the source (:mod:`projections.fork`),
+        its own: one fork record names the source (:mod:`projections.fold.fork`),
         nothing is copied. Its context, state, counters and compaction go on
         from the source's as they were at `at_offset`; the two diverge after.
         Before appending, the source's owner is asked to have folded

@@ -2,9 +2,9 @@
 
 Interactive queries: a session's state lives in the memory of the native
 worker that owns its `events` partition, and that worker answers
-(:mod:`streams.read_web`). The client finds it on the deployment's
+(:mod:`streams.reads.web`). The client finds it on the deployment's
 `partition-owners` topic, where each worker claims the partitions it
-restored (:mod:`streams.partition_owners`): the newest claim of the
+restored (:mod:`streams.reads.owners`): the newest claim of the
 session's partition names the address to ask.
 
 The claims are read at the first read and again only when routing fails,
@@ -15,7 +15,7 @@ once, or reads the claims again and retries after a backoff (50 ms,
 doubling up to 1 s), until the read's ``timeout_s`` runs out; then it raises
 :class:`~ctxstream.errors.NoPartitionOwnerError` with the last failure.
 ``timeout_s`` bounds the whole call, routing, retries, a wait for one of the
-:attr:`~schemas.kafka_settings.KafkaSettings.read_connections` connections
+:attr:`~schemas.kafka.settings.KafkaSettings.read_connections` connections
 and the answer included: each attempt asks the worker to wait for
 ``min_offset`` a little less than is left (:data:`ANSWER_MARGIN_S`), so its
 refusal arrives in time, and gives the HTTP exchange no more than is left.
@@ -72,15 +72,12 @@ from schemas.codec import decode_projection_snapshot
 from schemas.counted import counted
 from schemas.errors import DecodeError, InvalidSessionKeyError
 from schemas.event import Content
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.partitioning import session_partition
+from schemas.kafka.settings import KafkaSettings
 from schemas.keys import SessionKey, validate_session_key
 from schemas.log_text import shown
-from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
-from schemas.read_secret import ReadKeys, read_keys
-from streams.partition_claim import is_read_address
-from streams.partition_owners import PartitionOwners
-from streams.read_protocol import (
+from schemas.read_protocol import (
     MAX_READ_WAIT_S,
     MAX_STORED_EVENTS_ASKED,
     ContextAnswer,
@@ -99,6 +96,9 @@ from streams.read_protocol import (
     query_parameters,
     read_path,
 )
+from schemas.read_secret import ReadKeys, read_keys
+from streams.reads.claim import is_read_address
+from streams.reads.owners import PartitionOwners
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The fork record a new session starts with, checked before anything is sent. Pure.
 
 ``Client.fork(session_key, at_offset, new_session_key)`` appends one record
-to the new session (:mod:`projections.fork`): author ``ctxstream``, no
+to the new session (:mod:`projections.fold.fork`): author ``ctxstream``, no
 content, naming the source session and the offset. Both sessions must be
 of one tenant, and differ; the offset is one the source's partition holds
 (an offset ``append`` returned for the source, typically). The record also
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ctxstream.errors import InvalidArgumentError
-from projections.fork import ForkSource, fork_event
+from projections.fold.fork import ForkSource, fork_event
 from schemas.errors import InvalidSessionKeyError
 from schemas.event import Event
 from schemas.json_bounds import INT64_MAX

@@ -2,8 +2,8 @@
 
 The pipeline keeps its bookkeeping on `events` as events of author
 ``ctxstream`` whose custom metadata carries its own namespace
-(``customMetadata.ctxstream``): fork records (:mod:`projections.fork`) and
-refusals of compaction requests (:mod:`projections.summary_request`). The
+(``customMetadata.ctxstream``): fork records (:mod:`projections.fold.fork`) and
+refusals of compaction requests (:mod:`projections.compaction.summary_request`). The
 projector folds them as the pipeline's word, so a caller must not write them:
 a fork goes through ``Client.fork`` (which checks its source first), a
 refusal comes from the summarizer or the projector. The one entry a caller's
@@ -16,7 +16,11 @@ Example: ``{"author": "user", "customMetadata": {"ctxstream": {"fork_of": ...}}}
 
 from __future__ import annotations
 
-from projections.summary_request import METADATA_NAMESPACE, REFUSAL_AUTHOR, REQUEST_ID_KEY
+from projections.compaction.summary_request import (
+    METADATA_NAMESPACE,
+    REFUSAL_AUTHOR,
+    REQUEST_ID_KEY,
+)
 from schemas.event import Event
 
 

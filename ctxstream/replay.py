@@ -3,7 +3,7 @@
 A replay reads the deployment's `events` topic as the projector reads it
 (``read_committed``, so nothing of an aborted or open transaction) and folds
 it with the projector's own batch step
-(:class:`~streams.project_batch.BatchProjector`, with the projector's
+(:class:`~streams.batch.BatchProjector`, with the projector's
 settings: compaction configs, view agents, limits), but writes what the fold
 causes under another topic prefix, the *target*: snapshots to
 ``<target>.projections``, the compaction requests it decides to
@@ -70,10 +70,10 @@ from ctxstream.errors import (
 from ctxstream.replay_request import ReplayRequest
 from ctxstream.subscription import CONNECT_TIMEOUT_S, opened_reader
 from schemas.codec import encode
-from schemas.kafka_settings import KafkaSettings, TopicRole
+from schemas.kafka.partitioning import session_partition
+from schemas.kafka.settings import KafkaSettings, TopicRole
 from schemas.keys import SessionKey
-from schemas.partitioning import session_partition
-from streams.project_batch import (
+from streams.batch import (
     BatchOutcome,
     BatchProjector,
     SessionCache,

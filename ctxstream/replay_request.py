@@ -29,7 +29,7 @@ from ctxstream.subscription_request import (
     checked_sessions,
     start_at,
 )
-from schemas.kafka_settings import TOPIC_PREFIX_PATTERN
+from schemas.kafka.settings import TOPIC_PREFIX_PATTERN
 from schemas.keys import SessionKey
 
 _TOPIC_PREFIX: Final = re.compile(TOPIC_PREFIX_PATTERN)

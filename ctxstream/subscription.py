@@ -46,7 +46,7 @@ from ctxstream.subscription_request import (
 )
 from schemas.codec import decode_projection_snapshot, encode
 from schemas.errors import DecodeError
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset
 from schemas.log_text import shown
 from schemas.projection_snapshot import ProjectionSnapshot

@@ -13,7 +13,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-from schemas.kafka_settings import KafkaSettings, TopicRole
+from schemas.kafka.settings import KafkaSettings, TopicRole
 from streams.topics import topic_specs
 
 Fetched = dict[TopicPartition, list[ConsumerRecord[Any, Any]]]

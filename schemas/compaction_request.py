@@ -123,7 +123,7 @@ class CompactionRequest(BaseModel):
     window twice yields the same id and the projector can apply at most one
     summary per request.
 
-    A fork's window may hold events it inherited (:mod:`projections.fork`):
+    A fork's window may hold events it inherited (:mod:`projections.fold.fork`):
     their offsets are negative, `inherited` says where each is on the log,
     and `fork_offset` is the fork's own first record, from which the
     summarizer reads the fork's records.

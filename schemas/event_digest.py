@@ -1,7 +1,7 @@
 """A digest of an event that is equal for equal events: what a duplicate lookup compares. Pure.
 
 The fold drops an event equal to one the session stored (same id and every
-field, :func:`projections.session_log.is_stored`). To ask whether an event
+field, :func:`projections.fold.session_log.is_stored`). To ask whether an event
 about to be appended is such a copy, the client sends its digest rather
 than the event: SHA-256 of the event's every field (unset ones at their
 defaults, extras included) as JSON with sorted keys. Equal digests mean

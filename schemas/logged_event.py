@@ -15,7 +15,7 @@ class LoggedEvent:
     The offset orders a session's events (one session is one partition), and
     it makes redelivery detectable: a fold ignores offsets it has applied.
 
-    A record a fork inherited (:mod:`projections.fork`) belongs to an earlier
+    A record a fork inherited (:mod:`projections.fold.fork`) belongs to an earlier
     session of the fork's line, named by its envelope: its `offset` is then
     its place in the fork's inherited history, counted back from the fork
     (negative, below every offset of the fork's own records), and

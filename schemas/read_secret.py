@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from schemas.errors import CtxstreamError
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 
 #: The fewest characters a secret may have (the generated one has 64).
 MIN_SECRET_CHARS: Final = 32

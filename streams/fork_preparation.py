@@ -13,7 +13,7 @@ starts a new fork whose inheritance is not prepared, it folds only the
 records before it, seeks the partition back to the fork record and pauses
 it, and :meth:`ForkPreparations.start` reads the line (the same reads, with
 the same ``history_read_timeout_s`` and refusals, as the inline path) and
-folds it in a thread (paced, :class:`~streams.heavy_reads.Pacer`), without
+folds it in a thread (paced, :class:`~streams.reads.heavy.Pacer`), without
 the engine's lock. Once it is prepared (or refused) the partition resumes,
 the fork record comes again, and the batch step takes the prepared result
 instead of reading (:meth:`ForkPreparations.take`): what the batch commits
@@ -36,12 +36,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from projections.projection import NO_OFFSET
-from schemas.committed_range import RangeReadTimeout
+from projections.fold.projection import NO_OFFSET
+from projections.fold.time_travel import ReadStopped, StopCheck
+from schemas.kafka.committed_range import RangeReadTimeout
 from schemas.keys import SessionKey
-from streams.heavy_reads import Pacer
-from streams.project_batch import Inheritance, SourceRecord, TableReader, inherit, stored_header
+from streams.batch import Inheritance, SourceRecord, TableReader, inherit, stored_header
 from streams.projector_settings import ProjectorSettings
+from streams.reads.heavy import Pacer
 from streams.session_history import (
     FirstOffsets,
     ForkLineError,
@@ -50,7 +51,6 @@ from streams.session_history import (
     fork_of,
     inherited_line,
 )
-from streams.time_travel import ReadStopped, StopCheck
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ def paced_inheritance(
     line: list[SourceRecord],
     stop: threading.Event,
 ) -> Inheritance:
-    """`line` decoded and folded (:func:`~streams.project_batch.inherit`) in `pacer`'s turns.
+    """`line` decoded and folded (:func:`~streams.batch.inherit`) in `pacer`'s turns.
 
     For a thread off the loop: the records as :meth:`SessionHistory.line_records` read them.
 

@@ -11,10 +11,10 @@ from typing import Final, Literal, Self
 from pydantic import Field, model_validator
 from pydantic_settings import SettingsConfigDict
 
-from projections.compaction_config import CompactionConfig
-from projections.contents_request import ContentsRequest
+from projections.compaction.config import CompactionConfig
+from projections.contents.contents_request import ContentsRequest
 from schemas.codec import MAX_RECORD_BYTES
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from schemas.keys import SessionKey, parse_session_key
 
 _DEFAULT_COMPACTION = CompactionConfig(compaction_interval=10, overlap_size=1)
@@ -49,7 +49,7 @@ class ProjectorSettings(KafkaSettings):
     engine: Literal["native", "faust"] = Field(
         default="native",
         description="faust: the faust-streaming agent; native: aiokafka with one Kafka "
-        "transaction per partition and batch (streams.native_engine)",
+        "transaction per partition and batch (streams.native_engine.engine)",
     )
     store: Literal["auto", "rocksdb", "memory"] = Field(
         default="auto", description="table store; auto: rocksdb when rocksdict imports"
@@ -67,7 +67,7 @@ class ProjectorSettings(KafkaSettings):
         default_factory=dict,
         description="tenant/app -> the app's root agent: whom a context read without `agent` "
         "(and the snapshots) is for until an agent of the session replies; after that, the "
-        "agent ADK's router would run next (projections.next_agent); unset: ''",
+        "agent ADK's router would run next (projections.contents.next_agent); unset: ''",
     )
     compaction_request_timeout_s: float = Field(default=300.0, gt=0)
     request_check_interval_s: float = Field(default=5.0, gt=0)
@@ -279,7 +279,7 @@ class ProjectorSettings(KafkaSettings):
         """The request a session's projection starts with: its view for the app's root agent.
 
         The view then follows the agent ADK's router would run next
-        (:mod:`projections.next_agent`).
+        (:mod:`projections.contents.next_agent`).
         """
         parts = parse_session_key(session_key)
         return ContentsRequest(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from projections.summary_request import refusal_envelope
+from projections.compaction.summary_request import refusal_envelope
 from schemas.codec import decode_compaction_request
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope

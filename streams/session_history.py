@@ -1,14 +1,14 @@
 """Read sessions' histories from `events` for the batch step, when a projection released them.
 
 A projection keeps only what its next decisions and reads need
-(:mod:`projections.retention`); a record that needs more (a rewind behind
+(:mod:`projections.retention.log_retention`); a record that needs more (a rewind behind
 what it holds, a late answer to a call its compaction covered) makes the
 batch step list the session in ``BatchOutcome.history_needed``
-(:mod:`streams.project_batch`). Both engines then call :meth:`SessionHistory.complete`
+(:mod:`streams.batch`). Both engines then call :meth:`SessionHistory.complete`
 before they write the batch: it reads each listed session's records of
 ``[first_offset, end_offset)`` from its `events` partition (committed
 records, the session's key only) and hands them to
-:meth:`~streams.project_batch.BatchProjector.project_history`, which folds
+:meth:`~streams.batch.BatchProjector.project_history`, which folds
 the held-back records into the same outcome, so they commit with the rest
 of the batch.
 
@@ -18,7 +18,7 @@ session's own history, read once, after which the projection releases
 again). A range whose start the log's retention deleted is read from the log
 start; the batch step then quarantines the session, saying so.
 
-A fork (:mod:`projections.fork`) asks for its history when its fork record
+A fork (:mod:`projections.fold.fork`) asks for its history when its fork record
 is folded (or when it is restored without a checkpoint): the records it
 inherits are its source's up to the fork's offset, read from the source's
 partition from the source's first offset, and, when the source is a fork
@@ -35,7 +35,7 @@ once per reader; the timeout below bounds it).
 Every history read of one session (a fork's whole line included) has
 ``history_read_timeout_s``; past it that session alone is quarantined and its
 records of the batch dead-lettered
-(:meth:`~streams.project_batch.BatchProjector.refuse_history`), and the
+(:meth:`~streams.batch.BatchProjector.refuse_history`), and the
 batch, and the worker, go on.
 """
 
@@ -50,14 +50,14 @@ from typing import Any, Final
 
 from aiokafka import ConsumerRecord
 
-from projections.fork import ForkError, ForkSource, fork_source, inherited
-from projections.projection import NO_OFFSET
-from schemas.committed_range import CommittedRangeReader, RangeReadTimeout
+from projections.fold.fork import ForkError, ForkSource, fork_source, inherited
+from projections.fold.projection import NO_OFFSET
+from schemas.kafka.committed_range import CommittedRangeReader, RangeReadTimeout
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey
 from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
-from streams.project_batch import (
+from streams.batch import (
     BatchOutcome,
     BatchProjector,
     DecodedRecord,
@@ -207,7 +207,7 @@ class SessionHistory:
 
         Raises:
             ForkLineError: The fork's line is too long.
-            schemas.committed_range.RangeReadTimeout: The line was not read by
+            schemas.kafka.committed_range.RangeReadTimeout: The line was not read by
                 `deadline` (monotonic; None: ``history_read_timeout_s`` from now).
         """
         raw = await self.line_records(head, partitions, first_offsets, deadline=deadline)
@@ -228,7 +228,7 @@ class SessionHistory:
 
         Raises:
             ForkLineError: The fork's line is too long.
-            schemas.committed_range.RangeReadTimeout: The line was not read by `deadline`.
+            schemas.kafka.committed_range.RangeReadTimeout: The line was not read by `deadline`.
         """
         source = fork_of(head)
         if source is None:
@@ -294,7 +294,7 @@ class SessionHistory:
         Concurrent calls take turns.
 
         Raises:
-            schemas.committed_range.RangeReadTimeout: Not read by `deadline`
+            schemas.kafka.committed_range.RangeReadTimeout: Not read by `deadline`
                 (monotonic; None: ``history_read_timeout_s`` from now).
         """
         if deadline is None:

@@ -19,7 +19,7 @@ key                            value                                            
                                                                                  covers it
 ``k:<session_key>``            checkpoint: the session's projection after        when retention
                                chunks ``0 .. base-1``, released to what it       released events
-                               still needs (:mod:`projections.state_codec`)      (once per
+                               still needs (:mod:`projections.retention.state_codec`)      (once per
                                                                                  compaction or so)
 ``p:<partition>``              the next `events` offset the projector expects    once per partition
                                in that partition (decimal)                       per batch, last
@@ -40,7 +40,7 @@ The projection itself is a cache in the worker's memory: on first touch
 after a start or a rebalance it is decoded from the checkpoint (if any),
 the chunks ``base .. chunks-1`` are folded on and the stored request noted.
 Once a session's compaction lets its projection release events
-(:mod:`projections.retention`), what a session keeps in the table is
+(:mod:`projections.retention.log_retention`), what a session keeps in the table is
 bounded the same way: the checkpoint holds the released projection, and the
 chunks after it only the records since.
 """
@@ -54,7 +54,7 @@ from typing import Final
 
 import orjson
 
-from projections.projection import NO_OFFSET
+from projections.fold.projection import NO_OFFSET
 from schemas.keys import Offset, SessionKey
 
 _RECORD_HEAD: Final = struct.Struct(">qI")  # offset, length of the envelope bytes

@@ -11,7 +11,7 @@ from typing import Final
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from schemas.kafka_settings import KafkaSettings, TopicRole
+from schemas.kafka.settings import KafkaSettings, TopicRole
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def topic_specs(settings: KafkaSettings) -> tuple[TopicSpec, ...]:
       per partition (a session past its size cap makes one letter per append:
       a topic kept forever would fill the broker's disk for every tenant);
     - `partition-owners`: log-compacted, one partition: which projector serves
-      context reads of each `events` partition (:mod:`streams.partition_owners`);
+      context reads of each `events` partition (:mod:`streams.reads.owners`);
     - `api-keys`: log-compacted, one partition: the HTTP API's keys, each
       stored as a salted hash with its tenant (``ctxstream keys``).
     """

@@ -19,7 +19,7 @@ from typing import Final, NoReturn
 from faust.worker import Worker
 
 from streams.faust_engine.projector import build_projector
-from streams.native_engine import NativeProjector
+from streams.native_engine.engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
 
 logger = logging.getLogger(__name__)

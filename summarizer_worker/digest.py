@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from projections.render import AUTH_FUNCTION_NAME
+from projections.compaction.render import AUTH_FUNCTION_NAME
 from schemas.event import Event, Part
 from summarizer_worker.language import guess_language
 from summarizer_worker.summary_text import (

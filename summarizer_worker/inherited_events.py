@@ -1,6 +1,6 @@
 """The window events a fork inherited, found in their own sessions' slices. Pure: no I/O.
 
-A fork's compaction window may hold events of its source (:mod:`projections.fork`):
+A fork's compaction window may hold events of its source (:mod:`projections.fold.fork`):
 the request names them by their negative places in the fork's history and says
 where each is on `events` (``CompactionRequest.inherited``). The worker reads
 each named session from the first offset named in it and hands the slices

@@ -23,7 +23,7 @@ import httpx
 import orjson
 from pydantic import SecretStr
 
-from projections.render import DEFAULT_PROMPT_TEMPLATE, build_prompt
+from projections.compaction.render import DEFAULT_PROMPT_TEMPLATE, build_prompt
 from schemas.event import Event, UsageMetadata
 from summarizer_worker.endpoint import endpoint_problem, shown_endpoint
 from summarizer_worker.errors import (

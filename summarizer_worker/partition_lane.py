@@ -27,20 +27,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Final
 
-from aiokafka import AIOKafkaProducer, TopicPartition
+from aiokafka import TopicPartition
 from aiokafka.structs import RecordMetadata
 
+from schemas.kafka.transaction import partition_producer, transaction
 from summarizer_worker.offset_ledger import OffsetLedger
 from summarizer_worker.request_outcome import RequestOutcome
 from summarizer_worker.settings import SummarizerSettings
 from summarizer_worker.stage_pause import StagePause
 
 logger = logging.getLogger(__name__)
-
-#: Backoff before a lane's producer retries a request (see its use).
-TRANSACTION_RETRY_BACKOFF_MS: Final = 10
 
 
 @dataclass(slots=True)
@@ -49,11 +46,6 @@ class _Finished:
     outcome: RequestOutcome
     request_id: str
     written: asyncio.Future[list[RecordMetadata]]
-
-
-def transactional_id(group_id: str, tp: TopicPartition) -> str:
-    """The transactional id of the producer serving request partition `tp` for `group_id`."""
-    return f"{group_id}.{tp.topic}.{tp.partition}"
 
 
 class PartitionLane:
@@ -65,17 +57,12 @@ class PartitionLane:
         self.ledger = OffsetLedger()
         self._group_id = settings.summarizer_group_id
         self._pause = pause
-        self._producer = AIOKafkaProducer(
-            bootstrap_servers=settings.kafka_bootstrap,
-            transactional_id=transactional_id(settings.summarizer_group_id, tp),
-            enable_idempotence=True,
-            acks="all",
+        self._producer = partition_producer(
+            settings.kafka_bootstrap,
+            owner=settings.summarizer_group_id,
+            topic=tp.topic,
+            partition=tp.partition,
             transaction_timeout_ms=settings.summarizer_transaction_timeout_ms,
-            # The broker answers CONCURRENT_TRANSACTIONS to a transaction's first
-            # request while the previous one's markers are still being written;
-            # aiokafka retries AddOffsetsToTxn and EndTxn after this backoff (its
-            # default, 100 ms, was the summarizer's p99 in `bench compaction`).
-            retry_backoff_ms=TRANSACTION_RETRY_BACKOFF_MS,
         )
         self._finished: list[_Finished] = []
         self._wake = asyncio.Event()
@@ -163,16 +150,12 @@ class PartitionLane:
         records = [record for finished in batch for record in finished.outcome.records]
         placed: list[RecordMetadata] = []
         if records or offset is not None:
-            async with self._producer.transaction():
-                sent = [
-                    await self._producer.send(record.topic, key=record.key, value=record.value)
-                    for record in records
-                ]
-                if offset is not None:
-                    await self._producer.send_offsets_to_transaction(
-                        {self.tp: offset}, self._group_id
-                    )
-                placed = list(await asyncio.gather(*sent))
+            async with transaction(self._producer) as open_transaction:
+                for record in records:
+                    await open_transaction.send(record.topic, key=record.key, value=record.value)
+                if offset is not None:  # after every send was delivered
+                    await open_transaction.commit_offsets({self.tp: offset}, self._group_id)
+                placed = await open_transaction.delivered()
                 for finished in batch:
                     if finished.outcome.records:  # the summary is in the log, not yet committed
                         await self._pause("transaction", finished.request_id)

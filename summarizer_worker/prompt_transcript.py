@@ -1,6 +1,6 @@
 """The conversation history of a model prompt, bounded in characters. Pure: no I/O, no clock.
 
-ADK's rendering (:func:`projections.render.render_transcript`) keeps every
+ADK's rendering (:func:`projections.compaction.render.render_transcript`) keeps every
 text whole, so a window of large events would make a prompt of megabytes,
 sent again on every attempt (review M6). Here the window is rendered event by
 event, into exactly the lines ``render_transcript`` writes, and when the
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from projections.render import render_transcript
+from projections.compaction.render import render_transcript
 from schemas.event import Event
 from summarizer_worker.summary_text import clip
 

@@ -16,7 +16,7 @@ to the room its envelope leaves. Failures are sorted by whether a retry helps:
   in (:mod:`summarizer_worker.request_stage`), whatever it raised: a dead
   letter with the step and the reason, and, when the request names its
   session legitimately, a refusal event in that session
-  (:func:`projections.summary_request.refusal_envelope`) so the projector stops waiting.
+  (:func:`projections.compaction.summary_request.refusal_envelope`) so the projector stops waiting.
 
 A request waiting for its retry holds no read/summarize slot, so other
 sessions' requests go on meanwhile. Only a Kafka error of the readers (the
@@ -35,7 +35,7 @@ from typing import Final, assert_never
 from aiokafka.errors import KafkaError, OffsetOutOfRangeError
 from aiokafka.structs import ConsumerRecord
 
-from projections.summary_request import refusal_envelope
+from projections.compaction.summary_request import refusal_envelope
 from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import MAX_KEY_BYTES, build_dead_letter

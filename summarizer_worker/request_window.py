@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from projections.rolling_seed import rebuilt_seed_event
+from projections.compaction.rolling_seed import rebuilt_seed_event
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from schemas.keys import Offset

@@ -4,7 +4,7 @@ A session lives in the partition its key hashes to (Kafka's default
 partitioner, murmur2 of the key: the one aiokafka, faust and the Java client
 use), and partitions interleave sessions. A read assigns that one partition
 to a consumer of its own (no group, ``read_committed``: the range read of
-:class:`~schemas.committed_range.CommittedRangeReader`, which the projector's
+:class:`~schemas.kafka.committed_range.CommittedRangeReader`, which the projector's
 offset probe shares), seeks to the first requested offset and reads up to the
 partition's last stable offset (LSO) as it was when the read began, keeping
 the session's records only: its cost is the range plus what the partition
@@ -31,11 +31,11 @@ from aiokafka import ConsumerRecord
 from aiokafka.admin import AIOKafkaAdminClient
 
 from schemas.codec import decode_envelope
-from schemas.committed_range import CommittedRangeReader
+from schemas.kafka.committed_range import CommittedRangeReader
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset
 from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
 from summarizer_worker.errors import SliceTooLargeError
 
 logger = logging.getLogger(__name__)

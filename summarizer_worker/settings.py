@@ -7,7 +7,7 @@ from typing import Final, Literal, Self
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from summarizer_worker.endpoint import endpoint_problem
 from summarizer_worker.extractive import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
 

@@ -11,7 +11,7 @@ from schemas.event import Event, UsageMetadata
 
 @dataclass(frozen=True, slots=True)
 class SummaryResult:
-    """One summary of a window, ready for ``projections.render.summary_event``."""
+    """One summary of a window, ready for ``projections.compaction.render.summary_event``."""
 
     text: str
     """The summary; never empty (no summary at all is ``None`` instead)."""
@@ -24,7 +24,7 @@ class Summarizer(Protocol):
     """Summarizes a compaction window into the text of a summary event.
 
     Backends take the events, not a rendered transcript: a model backend
-    renders them with ``projections.render`` (reference §7.1), a deterministic
+    renders them with ``projections.compaction.render`` (reference §7.1), a deterministic
     one reads their structure (asks, calls, responses) directly.
     """
 

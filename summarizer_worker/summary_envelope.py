@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from projections.render import summary_event
-from projections.summary_request import with_summary_request_id
+from projections.compaction.render import summary_event
+from projections.compaction.summary_request import with_summary_request_id
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.event import Event, UsageMetadata

@@ -75,7 +75,7 @@ from schemas.codec import encode
 from schemas.event import MAX_ID_CHARS, Event
 from schemas.json_bounds import INT64_MAX
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams.read_protocol import (
+from schemas.read_protocol import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_READ_WAIT_S,
     MAX_PAGE_SIZE,

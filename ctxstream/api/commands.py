@@ -23,12 +23,12 @@ from pydantic import ValidationError
 from ctxstream.api.key_store import KeyDirectory, ensure_keys_topic, revoke_key, store_key
 from ctxstream.api.keys import ApiKeyRecord, IssuedKey, issue_key
 from ctxstream.broker_calls import broker_calls
-from ctxstream.command_failure import fail
+from ctxstream.cli.common import fail
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 from ctxstream.subscription_request import checked_tenant
 from schemas.errors import CtxstreamError
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from schemas.log_text import shown
 
 

@@ -27,7 +27,7 @@ from typing import Final
 from aiokafka.client import AIOKafkaClient
 from aiokafka.errors import KafkaError
 
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 
 logger = logging.getLogger(__name__)
 

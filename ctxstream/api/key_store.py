@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from ctxstream.api.keys import ApiKeyRecord, decode_key_record
 from schemas.codec import encode
 from schemas.errors import CtxstreamError
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from schemas.log_text import shown
 from streams.topics import TopicsCreated, ensure_topics, topic_specs
 

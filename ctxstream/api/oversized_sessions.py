@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from ctxstream.errors import SessionOverSizeCapError
 from ctxstream.topic_follower import follow
 from schemas.dead_letter import MAX_KEY_BYTES, DeadLetter
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from schemas.log_text import shown
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from ctxstream.broker_calls import broker_calls
 from ctxstream.closing import close_shielded, start_shielded
 from ctxstream.errors import TopicMissingError
 from ctxstream.partition_counts import known_partition_count
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 
 Offsets = dict[int, int]
 

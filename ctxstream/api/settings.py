@@ -6,7 +6,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from schemas.codec import MAX_RECORD_BYTES
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 
 
 class ServeSettings(KafkaSettings):

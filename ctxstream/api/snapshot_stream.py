@@ -35,7 +35,7 @@ from ctxstream.client import Client
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 from schemas.codec import encode
 from schemas.errors import CtxstreamError
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from schemas.keys import SessionKey, TenantId
 
 

@@ -33,7 +33,7 @@ from ctxstream.api.concurrency_budget import ConcurrencyBudget
 from ctxstream.api.errors import ApiError
 from ctxstream.api.rate_budget import Clock, RateBudget
 from ctxstream.api.settings import ServeSettings
-from streams.read_protocol import HistoryStart
+from schemas.read_protocol import HistoryStart
 
 #: What a heavy read costs at least, whatever its answer: its work is O(session).
 HEAVY_READ_MIN_COST: Final = 64 * 1024

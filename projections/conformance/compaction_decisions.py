@@ -6,12 +6,12 @@ left out), the texts its scripted summarizer answered with, and, as
 ``expected``, every compaction ADK made, in order.
 
 The replay folds the raw events as one session's records (offsets in stream
-order) with :func:`~projections.compaction_decision.step`, the step
-:func:`~projections.compaction_decision.replay_decisions` folds, and answers
+order) with :func:`~projections.compaction.decision.step`, the step
+:func:`~projections.compaction.decision.replay_decisions` folds, and answers
 each request the core decides the way the pipeline does: a summary
 event of ADK's shape over the request's range
-(:func:`~projections.render.summary_event`) naming the request
-(:func:`~projections.summary_request.with_summary_request_id`), carrying the
+(:func:`~projections.compaction.render.summary_event`) naming the request
+(:func:`~projections.compaction.summary_request.with_summary_request_id`), carrying the
 text and usage of the summary ADK made at the same place in the sequence,
 appended as the very next record. So nothing else is ever in flight, as in
 ADK, whose hooks summarize synchronously.
@@ -38,12 +38,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from projections.compaction_config import CompactionConfig
-from projections.compaction_decision import step
-from projections.masking import is_summary
-from projections.projection import SessionProjection
-from projections.render import summary_event
-from projections.summary_request import with_summary_request_id
+from projections.compaction.config import CompactionConfig
+from projections.compaction.decision import step
+from projections.compaction.masking import is_summary
+from projections.compaction.render import summary_event
+from projections.compaction.summary_request import with_summary_request_id
+from projections.fold.projection import SessionProjection
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.event import Event, UsageMetadata, content_to_json

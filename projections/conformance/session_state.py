@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from projections.state import (
+from projections.fold.state import (
     REWIND_INVOCATION_PREFIX,
     append_event,
     create_session,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from projections.compaction import select_post_invocation_window
-from projections.compaction_config import CompactionConfig
-from projections.compaction_window import CompactionWindow
-from projections.rewind import drop_rewound
-from projections.token_threshold import POST_INVOCATION, evaluate_token_threshold
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.token_threshold import POST_INVOCATION, evaluate_token_threshold
+from projections.compaction.window import CompactionWindow
+from projections.fold.rewind import drop_rewound
 from schemas.event import Event, content_to_json
 
 

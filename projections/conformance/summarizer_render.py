@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from projections.render import build_prompt, render_transcript, summary_event
+from projections.compaction.render import build_prompt, render_transcript, summary_event
 from schemas.event import Event, UsageMetadata
 
 #: The recording's summarizer was a fake LLM; its text is not recorded.

@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from projections.compaction_config import CompactionConfig
+from projections.compaction.config import CompactionConfig
+from projections.compaction.masking import mask_compacted
+from projections.compaction.render import summary_event
+from projections.compaction.token_threshold import (
+    POST_INVOCATION,
+    TokenHook,
+    evaluate_token_threshold,
+)
 from projections.conformance.sliding_window import range_json, seed_json
-from projections.masking import mask_compacted
-from projections.render import summary_event
-from projections.rewind import drop_rewound
-from projections.token_threshold import POST_INVOCATION, TokenHook, evaluate_token_threshold
+from projections.fold.rewind import drop_rewound
 from schemas.event import Event
 
 #: Id given to the new summary in ``visible_after``.

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from streams.batch import TableWrite
 from streams.faust_engine.internals import bound_to, changelog_sent_callback
-from streams.project_batch import TableWrite
 from streams.session_table import position_key
 
 

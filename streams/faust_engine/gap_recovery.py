@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from aiokafka.errors import KafkaError
 
+from streams.batch import SourceRecord
 from streams.faust_engine.offset_probe import OffsetProbe, ProbeTimeout
 from streams.faust_engine.partition_positions import (
     Admission,
@@ -31,7 +32,6 @@ from streams.faust_engine.partition_positions import (
     PositionReader,
     start_position,
 )
-from streams.project_batch import SourceRecord
 from streams.projector_metrics import ProjectorMetrics
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ tell the two apart: a ``read_committed`` read of the skipped range returns
 nothing for a gap of markers and aborted records, and the records faust
 dropped otherwise (:mod:`streams.faust_engine.partition_positions` folds them in place).
 
-One reader (:class:`~schemas.committed_range.CommittedRangeReader`, the range
+One reader (:class:`~schemas.kafka.committed_range.CommittedRangeReader`, the range
 read the summarizer's slices share: no consumer group, ``read_committed``),
 one read at a time (the projector's agent runs one batch at a time, and its
 timers' probes wait their turn). A read assigns the one partition, seeks to
@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from aiokafka import ConsumerRecord
 
-from schemas.committed_range import CommittedRangeReader, RangeReadTimeout
+from schemas.kafka.committed_range import CommittedRangeReader, RangeReadTimeout
 from streams.topics import partition_count
 
 logger = logging.getLogger(__name__)

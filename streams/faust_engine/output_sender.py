@@ -15,7 +15,7 @@ from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import DeadLetter
 from schemas.envelope import Envelope
-from streams.project_batch import BatchOutcome
+from streams.batch import BatchOutcome
 from streams.request_records import log_emission
 
 

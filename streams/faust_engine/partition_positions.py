@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from streams.project_batch import SourceRecord
+from streams.batch import SourceRecord
 
 MAX_STALL_PAUSE_S: Final = 60.0
 #: Where a partition's check starts when nothing was folded or committed yet.

@@ -3,7 +3,7 @@
 One agent, ``concurrency=1`` (faust-streaming/faust#606: with more, a crash
 can lose a record committed past an in-flight one), takes the `events` topic
 in batches (``stream.take_events``), hands each batch to
-:class:`~streams.project_batch.BatchProjector` and moves the outcome:
+:class:`~streams.batch.BatchProjector` and moves the outcome:
 dead letters to `dead-letters`, requests to `compaction-requests`, snapshots
 to `projections` (log-compacted, keyed by session), writes to the
 ``sessions`` table (layout in :mod:`streams.session_table`).
@@ -34,7 +34,7 @@ Delivery and crashes (at least once, made exact by offsets):
   ahead of the chunks and ``last_offset`` tells which records are already in;
   with RocksDB the local database may be ahead of its changelog, so the
   entries produced by redelivered records are written again
-  (:mod:`streams.project_batch`). Redelivered records are skipped by
+  (:mod:`streams.batch`). Redelivered records are skipped by
   ``last_offset`` (the core's own rule), their sessions' snapshots are sent
   again, and a request decided by one of them and lost with the crash is in
   the table (``r:``, written before the header): the ``request_retry_timer``
@@ -70,9 +70,10 @@ from typing import Any
 import faust
 from faust.types import TP
 
-from schemas.kafka_settings import TopicRole
+from schemas.kafka.settings import TopicRole
 from schemas.log_text import shown
 from streams import liveness
+from streams.batch import BatchProjector, SessionCache, SourceRecord
 from streams.faust_engine.batch_table import BatchTable
 from streams.faust_engine.gap_recovery import Committed, GapRecovery, Seek
 from streams.faust_engine.internals import committed_offset, reset_read_offset
@@ -80,7 +81,6 @@ from streams.faust_engine.offset_probe import OffsetProbe
 from streams.faust_engine.output_sender import OutputSender
 from streams.faust_engine.read_committed import ReadCommittedApp
 from streams.faust_engine.request_retries import RequestRetries
-from streams.project_batch import BatchProjector, SessionCache, SourceRecord
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
 from streams.session_history import SessionHistory

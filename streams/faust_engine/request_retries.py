@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from schemas.compaction_request import CompactionRequest
-from schemas.partitioning import session_partition
+from schemas.kafka.partitioning import session_partition
+from streams.batch import BatchOutcome
 from streams.faust_engine.output_sender import OutputSender
 from streams.pending_requests import PendingRequest, PendingRequests
-from streams.project_batch import BatchOutcome
 from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
 from streams.request_records import stored_request, timed_out_refusal

@@ -9,8 +9,8 @@ the ids of the events handed to the summarizer, the seed, the range, and
 
 :mod:`projections.conformance.compaction_decisions` folds the raw events as one
 session's records (offsets in stream order) with
-:func:`projections.compaction_decision.step`, the step
-:func:`~projections.compaction_decision.replay_decisions` folds, record by
+:func:`projections.compaction.decision.step`, the step
+:func:`~projections.compaction.decision.replay_decisions` folds, record by
 record, and answers every
 request the core decides as the pipeline does: a summary event of ADK's shape
 over the request's range, naming the request, with the text and usage of the
@@ -20,7 +20,7 @@ summary ADK made at the same place, appended as the very next record.
 events ``0..i``: the post-invocation hook after an invocation's last event,
 the pre-request token check before a model call. The core decides while
 folding a record ``j`` and says on which projection it chose the window
-(:attr:`~projections.compaction_decision.Step.chosen_before`): on the one
+(:attr:`~projections.compaction.decision.Step.chosen_before`): on the one
 *before* ``j`` (the post-invocation hook when ``j`` is the first event of a
 new invocation, or the check before the model call whose response ``j``
 is), position ``j - 1``; on the one *after* ``j`` (the check before the
@@ -41,7 +41,7 @@ lands after that record, and a rewind to that invocation removes it where
 ADK's (appended before the record) survives. ADK's summary of the
 invocation before a rewind is decided by the rewind record itself, and the
 pipeline's would land after the rewind that removes its events, where no
-rule of the fold removes it (:mod:`projections.compaction_decision`,
+rule of the fold removes it (:mod:`projections.compaction.decision`,
 "What a stream cannot reproduce").
 """
 

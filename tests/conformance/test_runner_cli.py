@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxstream.cli import main
+from ctxstream.cli.main import main
 from projections.conformance import KINDS
 from tests.support.vectors import CONFORMANCE_DIR, RECORDED_DIR
 

@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 from aiokafka.structs import ConsumerRecord
 
-from projections.rebuild import rebuild_contents
-from projections.snapshot import context_fingerprint
+from projections.contents.snapshot import context_fingerprint
+from projections.fold.rebuild import rebuild_contents
 from schemas.codec import decode_compaction_request, decode_envelope
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from projections.contents import ContentsRequest, build_contents
+from projections.contents.assembly import ContentsRequest, build_contents
 from schemas.event import Event, content_to_json
 from tests.support.events import Json
 

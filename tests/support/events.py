@@ -25,8 +25,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final
 
-from projections.compaction_window import CompactionWindow
-from projections.summary_request import refusal_event
+from projections.compaction.summary_request import refusal_event
+from projections.compaction.window import CompactionWindow
 from schemas.compaction_request import (
     CompactionRequest,
     CompactionTrigger,

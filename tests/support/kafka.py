@@ -35,14 +35,14 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 from aiokafka.structs import ConsumerRecord
 
-from projections.compaction import select_post_invocation_window
-from projections.compaction_config import CompactionConfig
-from projections.compaction_decision import replay_decisions
-from projections.projection import SessionProjection, empty_projection
-from projections.render import summary_event
-from projections.snapshot import to_snapshot
-from projections.state_codec import decode_state
-from projections.summary_request import summary_request_id
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.decision import replay_decisions
+from projections.compaction.render import summary_event
+from projections.compaction.summary_request import summary_request_id
+from projections.contents.snapshot import to_snapshot
+from projections.fold.projection import SessionProjection, empty_projection
+from projections.retention.state_codec import decode_state
 from schemas.codec import (
     decode_compaction_request,
     decode_dead_letter,
@@ -55,12 +55,12 @@ from schemas.dead_letter import DeadLetter
 from schemas.envelope import Envelope
 from schemas.errors import DecodeError
 from schemas.event import Event
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset, SessionKey, TenantId, parse_session_key
 from schemas.logged_event import LoggedEvent
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.faust_engine.projector import build_projector
-from streams.native_engine import NativeProjector
+from streams.native_engine.engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import decode_chunk, decode_header
 from streams.topics import create_topics

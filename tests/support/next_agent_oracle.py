@@ -3,7 +3,7 @@
 It walks the live list back as ADK's router does (``Runner._find_agent_to_run``,
 google-adk 2.13.0, an app that is not resumable), with every author but
 ``user`` taken for an agent of the app, and shares no code with
-:mod:`projections.next_agent`.
+:mod:`projections.contents.next_agent`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from projections.contents import ContentsRequest
-from projections.rebuild import effective_records
-from projections.rewind import drop_rewound
+from projections.contents.assembly import ContentsRequest
+from projections.fold.rebuild import effective_records
+from projections.fold.rewind import drop_rewound
 from schemas.event import Event, Part
 from schemas.logged_event import LoggedEvent
 

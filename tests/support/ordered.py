@@ -1,4 +1,4 @@
-"""Generated sessions kept in order (:mod:`projections.live_order`), mostly, and their configs.
+"""Generated sessions kept in order (:mod:`projections.compaction.live_order`), and configs.
 
 :class:`Orderer` re-times the events :func:`~tests.support.strategies.session_events`
 generates so the live list stays in order: rising timestamps, summaries whose
@@ -14,8 +14,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from projections.compaction_config import CompactionConfig
-from projections.summary_request import with_summary_request_id
+from projections.compaction.config import CompactionConfig
+from projections.compaction.summary_request import with_summary_request_id
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from tests.support.events import summary_event

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from streams.partition_owners import PartitionOwners
 from streams.projector_settings import ProjectorSettings
+from streams.reads.owners import PartitionOwners
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     create_deployment_topics,

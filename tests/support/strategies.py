@@ -31,8 +31,12 @@ from typing import Any, Final, Protocol, TypeVar
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from projections.contents import ContentsRequest
-from projections.summary_request import refusal_event, summary_request_id, with_summary_request_id
+from projections.compaction.summary_request import (
+    refusal_event,
+    summary_request_id,
+    with_summary_request_id,
+)
+from projections.contents.assembly import ContentsRequest
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import SessionKey

@@ -28,9 +28,9 @@ from aiokafka.structs import ConsumerRecord
 
 from ctxstream import Client, Subscribed
 from schemas.codec import decode_projection_snapshot
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.partitioning import session_partition
+from schemas.kafka.settings import KafkaSettings
 from schemas.keys import SessionKey
-from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
 from tests.conftest import unique_topic
 from tests.support.kafka import (

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
-from ctxstream.bench_append import AGENTS
+from ctxstream.bench.append import AGENTS
 from tests.support.bench import run_bench
 
 pytestmark = pytest.mark.integration

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxstream.bench_reads import VIEW_AGENT, reads_session
-from projections.bench_workload import bench_session
-from projections.contents_request import ContentsRequest
-from projections.rebuild import rebuild_contents
-from projections.snapshot import context_fingerprint
+from ctxstream.bench.reads import VIEW_AGENT, reads_session
+from ctxstream.bench.workload import bench_session
+from projections.contents.contents_request import ContentsRequest
+from projections.contents.snapshot import context_fingerprint
+from projections.fold.rebuild import rebuild_contents
 from tests.support.bench import run_bench
 
 pytestmark = pytest.mark.integration

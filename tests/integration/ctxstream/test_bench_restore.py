@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from projections.bench_workload import bench_session
+from ctxstream.bench.workload import bench_session
 from schemas.codec import encode
 from tests.support.bench import run_bench
 

@@ -13,7 +13,7 @@ import pytest
 
 from ctxstream import Client, InvalidEventError, SyncClient
 from schemas.event import Event
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 from schemas.logged_event import LoggedEvent
 from tests.conftest import unique_topic
 from tests.support.kafka import create_topics_for, end_offsets, read_log

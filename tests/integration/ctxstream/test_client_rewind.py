@@ -17,11 +17,11 @@ from collections.abc import Sequence
 import pytest
 
 from ctxstream import InvalidArgumentError, InvocationNotFoundError, SyncClient
-from projections.bench_workload import bench_session
-from projections.contents_request import ContentsRequest
-from projections.projection import project
-from projections.rebuild import rebuild_contents
-from projections.state import rewind_state_delta
+from ctxstream.bench.workload import bench_session
+from projections.contents.contents_request import ContentsRequest
+from projections.fold.projection import project
+from projections.fold.rebuild import rebuild_contents
+from projections.fold.state import rewind_state_delta
 from schemas.event import Event
 from schemas.keys import SessionKey
 from schemas.logged_event import LoggedEvent

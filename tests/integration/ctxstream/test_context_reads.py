@@ -2,7 +2,7 @@
 
 One worker (``python -m ctxstream worker``) serves a deployment of its own; the
 client appends generated sessions and reads each back from the worker's memory.
-The oracle is the plain rebuild (:func:`projections.rebuild.rebuild_contents`),
+The oracle is the plain rebuild (:func:`projections.fold.rebuild.rebuild_contents`),
 written apart from the fold the worker runs, over the records as appended.
 """
 
@@ -24,15 +24,15 @@ from ctxstream import (
     NoPartitionOwnerError,
     SyncClient,
 )
-from projections.bench_workload import bench_session
-from projections.contents_request import ContentsRequest
-from projections.rebuild import rebuild_contents
-from projections.snapshot import context_fingerprint
+from ctxstream.bench.workload import bench_session
+from projections.contents.contents_request import ContentsRequest
+from projections.contents.snapshot import context_fingerprint
+from projections.fold.rebuild import rebuild_contents
 from schemas.keys import SessionKey
 from schemas.logged_event import LoggedEvent
+from schemas.read_protocol import ReadRefusal
 from schemas.read_secret import read_keys
 from streams.projector_settings import ProjectorSettings
-from streams.read_protocol import ReadRefusal
 from tests.conftest import unique_topic
 from tests.support.events import call, event, logged_event, resp, text_event
 from tests.support.kafka import (

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from ctxstream import Client
-from projections.contents_request import ContentsRequest
-from projections.rebuild import rebuild_contents
+from projections.contents.contents_request import ContentsRequest
+from projections.fold.rebuild import rebuild_contents
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
-from streams.partition_owners import PartitionOwners
+from streams.reads.owners import PartitionOwners
 from tests.conftest import free_ports, unique_topic
 from tests.support.events import logged_event, text_event
 from tests.support.kafka import (

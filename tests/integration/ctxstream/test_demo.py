@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxstream.demo import COMPACTION, run_demo
-from schemas.kafka_settings import TOPIC_ROLES, KafkaSettings
+from ctxstream.bench.demo import COMPACTION, run_demo
+from schemas.kafka.settings import TOPIC_ROLES, KafkaSettings
 from streams.projector_settings import ProjectorSettings
 from tests.support.kafka import clean_fold, expected_snapshots, read_log
 

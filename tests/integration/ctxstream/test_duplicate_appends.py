@@ -19,12 +19,12 @@ from yarl import URL
 from ctxstream import AppendResult, Client, SyncClient
 from schemas.event import Event
 from schemas.event_digest import event_digest
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.partitioning import session_partition
+from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset, SessionKey
-from schemas.partitioning import session_partition
+from schemas.read_protocol import StoredEvents, read_path
 from schemas.read_secret import read_keys
 from streams.projector_settings import ProjectorSettings
-from streams.read_protocol import StoredEvents, read_path
 from tests.conftest import unique_topic
 from tests.support.kafka import create_topics_for, read_log
 from tests.support.read_worker import claims

@@ -2,7 +2,7 @@
 
 The oracle is the session the fork stands for, written out: the source's
 records up to the fork's offset, then the fork's own, rebuilt by the
-separately written :func:`~projections.rebuild.rebuild_contents`. The log
+separately written :func:`~projections.fold.rebuild.rebuild_contents`. The log
 shows that nothing is copied (the fork holds one fork record and its own
 events), and a compaction of the fork that reaches back into what it
 inherited is summarized by the real summarizer worker, which reads those
@@ -18,14 +18,14 @@ from collections.abc import Iterator
 import pytest
 
 from ctxstream import InvalidArgumentError, SyncClient
-from projections.contents_request import ContentsRequest
-from projections.fork import fork_source
-from projections.rebuild import rebuild_contents
-from projections.summary_request import summary_request_id
+from projections.compaction.summary_request import summary_request_id
+from projections.contents.contents_request import ContentsRequest
+from projections.fold.fork import fork_source
+from projections.fold.rebuild import rebuild_contents
 from schemas.event import Event
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import unique_topic
 from tests.support.events import text_event

@@ -21,10 +21,10 @@ from typing import Final
 import pytest
 
 from ctxstream import SyncClient
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey
-from schemas.partitioning import session_partition
-from streams.partition_owners import PartitionOwners
 from streams.projector_settings import ProjectorSettings
+from streams.reads.owners import PartitionOwners
 from tests.conftest import free_ports, unique_topic
 from tests.support import kafka
 from tests.support.events import text_event

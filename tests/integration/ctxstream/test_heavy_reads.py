@@ -29,11 +29,11 @@ import pytest
 
 from ctxstream import Client, SyncClient
 from ctxstream.errors import OverBudgetError, SessionNotFoundError
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey
-from schemas.partitioning import session_partition
+from schemas.read_protocol import read_path
 from schemas.read_secret import read_keys
 from streams.projector_settings import ProjectorSettings
-from streams.read_protocol import read_path
 from tests.conftest import unique_topic
 from tests.support.events import text_event
 from tests.support.kafka import wait_for

@@ -3,7 +3,7 @@
 One worker process (``python -m ctxstream worker``) serves a deployment of its
 own; the client appends sessions and reads them back. The oracles are written
 apart from the code under test: a context as of an offset is the plain rebuild
-(:func:`projections.rebuild.rebuild_contents`) of the records as appended, cut at
+(:func:`projections.fold.rebuild.rebuild_contents`) of the records as appended, cut at
 that offset; the events a summary covers are selected here, from the reference's
 rules, over the rebuild's effective records: rewinds annul (§3.1), and a summary
 covers the raw events whose timestamps lie in its range, both ends included
@@ -29,9 +29,9 @@ from ctxstream import (
     SummaryNotFoundError,
     SyncClient,
 )
-from projections.bench_workload import bench_session
-from projections.contents_request import ContentsRequest
-from projections.rebuild import effective_records, rebuild_contents
+from ctxstream.bench.workload import bench_session
+from projections.contents.contents_request import ContentsRequest
+from projections.fold.rebuild import effective_records, rebuild_contents
 from schemas.event import Content, Event
 from schemas.keys import SessionKey
 from schemas.logged_event import LoggedEvent

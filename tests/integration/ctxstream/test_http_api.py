@@ -4,7 +4,7 @@ One deployment served by one worker process (``python -m ctxstream worker``;
 the package's ``deployment``) and one server process (``python -m ctxstream
 serve``) for the module; keys are made with ``ctxstream keys create``. Reads
 are checked against the plain rebuild
-(:func:`projections.rebuild.rebuild_contents`) of what the log holds, and
+(:func:`projections.fold.rebuild.rebuild_contents`) of what the log holds, and
 subscriptions against the records of the `projections` topic.
 """
 
@@ -32,13 +32,13 @@ from yarl import URL
 from ctxstream.api.keys import ApiKeyRecord, key_id_of, secret_matches
 from ctxstream.api.positions import parse_position
 from ctxstream.api.settings import ServeSettings
-from projections.contents_request import ContentsRequest
-from projections.rebuild import rebuild_contents
-from projections.snapshot import context_fingerprint
+from projections.contents.contents_request import ContentsRequest
+from projections.contents.snapshot import context_fingerprint
+from projections.fold.rebuild import rebuild_contents
 from schemas.event import Event, content_to_json, event_to_json
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import free_ports, unique_topic
 from tests.support.events import logged_event, summary_event, text_event

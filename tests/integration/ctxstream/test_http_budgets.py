@@ -31,7 +31,7 @@ from aiokafka import AIOKafkaProducer
 
 from ctxstream.client import event_record
 from schemas.json_bounds import INT64_MAX
-from schemas.partitioning import session_partition
+from schemas.kafka.partitioning import session_partition
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import free_ports, unique_topic
 from tests.support.http_api import create_key, start_server

@@ -3,7 +3,7 @@
 The quiet tenant appends one event at a time through the HTTP API and reads
 its session's context with ``min_offset`` = that event's offset; the noisy
 tenant meanwhile runs every costly pattern of the security review at once
-(:mod:`ctxstream.bench_neighbours_noisy`, its default load: a little above the budgets).
+(:mod:`ctxstream.bench.neighbours_noisy`, its default load: a little above the budgets).
 Each of the quiet tenant's round trips must be answered, with its own write
 visible. Both p99s (alone and beside the noisy tenant) are recorded, never
 asserted: performance belongs to ``ctxstream bench neighbours``.
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxstream.bench_neighbours import NeighboursBenchConfig, run_neighbours_bench
-from schemas.kafka_settings import KafkaSettings
+from ctxstream.bench.neighbours import NeighboursBenchConfig, run_neighbours_bench
+from schemas.kafka.settings import KafkaSettings
 
 pytestmark = pytest.mark.integration
 logger = logging.getLogger(__name__)

@@ -26,13 +26,13 @@ from yarl import URL
 from ctxstream import Client, ContextReadError, ReadTimeoutError, SessionNotFoundError, SyncClient
 from ctxstream.client import event_record
 from schemas.codec import encode
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey
-from schemas.partitioning import session_partition
+from schemas.read_protocol import ContextAnswer, read_path
 from schemas.read_secret import read_keys
-from streams.partition_claim import signed_claim
-from streams.partition_owners import OWNERS_PARTITION, claim_key
 from streams.projector_settings import ProjectorSettings
-from streams.read_protocol import ContextAnswer, read_path
+from streams.reads.claim import signed_claim
+from streams.reads.owners import OWNERS_PARTITION, claim_key
 from streams.topics import create_topics
 from tests.conftest import free_ports, unique_topic
 from tests.support.events import text_event

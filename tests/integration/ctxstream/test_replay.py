@@ -33,14 +33,14 @@ from ctxstream import (
     SyncClient,
     TopicMissingError,
 )
-from projections.summary_request import summary_request_id
+from projections.compaction.summary_request import summary_request_id
 from schemas.codec import decode_dead_letter
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
+from streams.native_engine.changelog import changelog_topic
 from streams.projector_settings import ProjectorSettings
-from streams.state_changelog import changelog_topic
 from tests.conftest import REPO, free_ports, unique_topic
 from tests.support.kafka import (
     WorkerProcess,

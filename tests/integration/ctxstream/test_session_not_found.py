@@ -13,8 +13,8 @@ from collections.abc import Callable
 import pytest
 
 from ctxstream import InvalidArgumentError, SessionNotFoundError, SyncClient
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey
-from schemas.partitioning import session_partition
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import unique_topic
 from tests.support.events import text_event

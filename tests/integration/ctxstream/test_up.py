@@ -27,8 +27,8 @@ import orjson
 import pytest
 
 from ctxstream import Client
-from projections.contents_request import ContentsRequest
-from projections.rebuild import rebuild_contents
+from projections.contents.contents_request import ContentsRequest
+from projections.fold.rebuild import rebuild_contents
 from schemas.event import Content, content_to_json
 from schemas.keys import SessionKey
 from tests.conftest import REPO, free_ports

@@ -20,8 +20,8 @@ from typing import Final
 
 import pytest
 
-from ctxstream.port_holder import is_taken
-from schemas.kafka_settings import TOPIC_ROLES
+from ctxstream.cli.port_holder import is_taken
+from schemas.kafka.settings import TOPIC_ROLES
 from tests.conftest import DEPLOY, free_ports
 from tests.integration.ctxstream.test_up import processes_naming
 

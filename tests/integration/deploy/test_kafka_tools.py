@@ -15,7 +15,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from schemas.codec import encode
-from schemas.kafka_settings import KafkaSettings, TopicRole
+from schemas.kafka.settings import KafkaSettings, TopicRole
 from tests.conftest import DEPLOY, unique_topic
 from tests.support.events import envelope, session_key, text_event
 from tests.support.kafka import append_envelopes, create_topics_for, end_offsets

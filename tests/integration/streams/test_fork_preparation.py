@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 
-from projections.fork import ForkSource, fork_event
+from projections.fold.fork import ForkSource, fork_event
 from schemas.codec import encode
 from schemas.keys import Offset, SessionKey
+from streams.batch import SourceRecord
 from streams.fork_preparation import ForkPreparations
-from streams.project_batch import SourceRecord
 from tests.conftest import unique_topic
 from tests.support.events import envelope, text_event
 from tests.support.kafka import append_envelopes, create_deployment_topics, projector_settings

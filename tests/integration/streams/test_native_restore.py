@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from streams.native_engine import NativeProjector
+from streams.native_engine.engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import unique_topic
 from tests.support.kafka import (

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from streams.state_changelog import changelog_topic
+from streams.native_engine.changelog import changelog_topic
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     WorkerProcess,

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from projections.bench_workload import BENCH_SESSION, quiet_session
-from projections.compaction import select_post_invocation_window
-from projections.token_threshold import select_token_threshold_window
+from ctxstream.bench.workload import BENCH_SESSION, quiet_session
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.token_threshold import select_token_threshold_window
 from schemas.codec import encode
 from tests.conftest import unique_topic
 from tests.support.kafka import (
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.integration
 STARTUP_TIMEOUT_S = 60.0
 TIMEOUT_S = 120.0
 EVENTS = 600
-DECISION = "projections.compaction_decision"
+DECISION = "projections.compaction.decision"
 
 
 @pytest.mark.parametrize("engine", ENGINES)

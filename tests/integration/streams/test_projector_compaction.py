@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from projections.summary_request import with_summary_request_id
+from projections.compaction.summary_request import with_summary_request_id
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from schemas.keys import SessionKey

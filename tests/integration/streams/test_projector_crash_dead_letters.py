@@ -24,7 +24,7 @@ So every poison record outside those ranges has exactly one letter, and
 every poison record in them has *at least one: never lost*.
 
 The native engine writes a batch's letters in the transaction that commits
-the offsets past them (:mod:`streams.native_engine`): a ``read_committed``
+the offsets past them (:mod:`streams.native_engine.engine`): a ``read_committed``
 reader finds exactly one letter for every poison record, read again or not.
 """
 

@@ -39,7 +39,7 @@ async def failing_batch(self, events):
 projector.ProjectorShell.project = failing_batch
 """,
     "native": """
-import streams.native_engine as native_engine
+import streams.native_engine.engine as native_engine
 
 
 async def failing_commit(self, owned, outcome, position):

@@ -1,8 +1,8 @@
 """Fork records on the real broker, on both engines: good ones inherit, crafted ones stop nobody.
 
 The oracle of a fork is the core's fold of what it stands for: its source's
-records up to the fork's offset folded from :func:`~projections.projection.inheriting`
-(:func:`~projections.fork.inherited`), then the fork's own records. Next to
+records up to the fork's offset folded from :func:`~projections.fold.projection.inheriting`
+(:func:`~projections.fold.fork.inherited`), then the fork's own records. Next to
 a good fork the log holds crafted ones: a fork of another tenant's session
 (dead-lettered, saying so), a cycle of two forks (both quarantined, saying
 why, after the line's bound), and a fork at an offset its source never
@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from projections.compaction_decision import replay_decisions
-from projections.fork import ForkSource, fork_event, inherited
-from projections.projection import apply, empty_projection, inheriting
-from projections.snapshot import to_snapshot
+from projections.compaction.decision import replay_decisions
+from projections.contents.snapshot import to_snapshot
+from projections.fold.fork import ForkSource, fork_event, inherited
+from projections.fold.projection import apply, empty_projection, inheriting
 from schemas.envelope import Envelope
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import unique_topic

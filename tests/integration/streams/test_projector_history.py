@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from projections.bench_workload import BENCH_SESSION, bench_session
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from schemas.envelope import Envelope
 from tests.conftest import unique_topic
 from tests.support.events import envelope, rewind_event, text_event

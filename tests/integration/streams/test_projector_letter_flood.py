@@ -13,9 +13,9 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from schemas.codec import decode_dead_letter, decode_envelope_sized, encode
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey
 from schemas.log_text import shown
-from schemas.partitioning import session_partition
 from tests.conftest import unique_topic
 from tests.support.events import envelope, text_event
 from tests.support.kafka import (

@@ -17,9 +17,9 @@ from aiokafka import AIOKafkaProducer
 
 from schemas.codec import decode_dead_letter, decode_envelope, decode_envelope_sized, encode
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
 from tests.conftest import free_ports, unique_topic
 from tests.support.events import envelope
 from tests.support.kafka import (

@@ -15,13 +15,13 @@ import pytest
 from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
 
-from projections.summary_request import with_summary_request_id
+from projections.compaction.summary_request import with_summary_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.compaction_request import CompactionRequest, compaction_request_id
 from schemas.event import Event
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
 from summarizer_worker.extractive import extractive_summary
 from tests.conftest import unique_topic
 from tests.support.events import envelope, session_key

@@ -23,15 +23,15 @@ from typing import Any, Final
 
 import orjson
 import pytest
-from aiokafka import AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaProducer
 
-from projections.summary_request import refused_request_id, summary_request_id
+from projections.compaction.summary_request import refused_request_id, summary_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.compaction_request import CompactionRequest, SummarySeed
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES
 from schemas.event import Content, Event, Part
+from schemas.kafka.transaction import transactional_id
 from summarizer_worker.extractive import ExtractiveSummarizer, extractive_summary
-from summarizer_worker.partition_lane import transactional_id
 from summarizer_worker.settings import SummarizerSettings
 from summarizer_worker.summarizers import SummaryResult
 from summarizer_worker.worker import SummarizerWorker
@@ -296,7 +296,7 @@ async def test_a_worker_whose_lane_is_fenced_exits_non_zero(
     await worker.start()
     fencer = AIOKafkaProducer(
         bootstrap_servers=kafka_bootstrap,
-        transactional_id=transactional_id(group, TopicPartition(names["compaction-requests"], 0)),
+        transactional_id=transactional_id(group, names["compaction-requests"], 0),
     )
     try:
         assert await worker.wait_for("lane opened", WORK_TIMEOUT_S), worker.log_since_start()

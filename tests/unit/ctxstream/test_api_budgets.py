@@ -10,7 +10,7 @@ from ctxstream.api.rate_budget import RateBudget, TokenBucket
 from ctxstream.api.settings import ServeSettings
 from ctxstream.api.tenant_budgets import TenantBudgets
 from ctxstream.errors import OverBudgetError
-from streams.read_protocol import HistoryStart
+from schemas.read_protocol import HistoryStart
 
 
 class FakeClock:

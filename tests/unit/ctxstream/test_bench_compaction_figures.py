@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxstream.bench_compaction_figures import (
+from ctxstream.bench.figures import (
     bench_key,
     compaction_figures,
     percentile,

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from ctxstream.cli import main
-from projections.bench_workload import BENCH_SESSION, bench_session
-from projections.contents import ContentsRequest
-from projections.masking import is_summary
-from projections.projection import context_contents, project
-from projections.rebuild import rebuild_contents
-from projections.summary_request import summary_request_id
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from ctxstream.cli.main import main
+from projections.compaction.masking import is_summary
+from projections.compaction.summary_request import summary_request_id
+from projections.contents.assembly import ContentsRequest
+from projections.fold.projection import context_contents, project
+from projections.fold.rebuild import rebuild_contents
 
 
 def test_workload_picks_follow_the_seed_and_it_is_exactly_as_long_as_asked() -> None:

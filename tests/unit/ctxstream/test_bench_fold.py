@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxstream.bench_fold import source_records
-from ctxstream.cli import main
-from schemas.partitioning import session_partition
+from ctxstream.bench.fold import source_records
+from ctxstream.cli.main import main
+from schemas.kafka.partitioning import session_partition
 
 
 def test_the_command_folds_every_record_and_writes_its_figures(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxstream.cli import main
-from ctxstream.demo import run_demo
-from schemas.kafka_settings import KafkaSettings
+from ctxstream.bench.demo import run_demo
+from ctxstream.cli.main import main
+from schemas.kafka.settings import KafkaSettings
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 from ctxstream.client import event_record
 from ctxstream.errors import InvalidEventError
 from ctxstream.fork_request import fork_record
-from projections.summary_request import refusal_event, with_summary_request_id
+from projections.compaction.summary_request import refusal_event, with_summary_request_id
 from schemas.event import event_to_json
 from tests.support.events import summary_event, text_event
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 
-from ctxstream.port_holder import holder_text, is_taken, port_taken
+from ctxstream.cli.port_holder import holder_text, is_taken, port_taken
 
 
 def test_a_port_this_process_listens_on_is_taken_by_this_pid() -> None:

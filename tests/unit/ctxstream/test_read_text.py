@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from ctxstream.read_text import contents_json, contents_text, events_json, events_text
+from ctxstream.cli.text import contents_json, contents_text, events_json, events_text
 from schemas.event import Content, Event
 from tests.support.events import call, resp, summary_event, text_event
 

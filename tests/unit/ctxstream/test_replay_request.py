@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ctxstream import InvalidArgumentError, PartitionProgress, ReplayProgress, ReplayReport
-from ctxstream.replay_command import BAR_WIDTH, ProgressBar, parse_time, summary
+from ctxstream.cli.replay import BAR_WIDTH, ProgressBar, parse_time, summary
 from ctxstream.replay_request import ReplayRequest, replay_request
 from ctxstream.subscription_request import FromOffsets, FromTime
 from schemas.keys import SessionKey

@@ -7,7 +7,7 @@ import pytest
 from ctxstream.client import event_record
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.rewind_request import rewind_event
-from projections.rewind import drop_rewound
+from projections.fold.rewind import drop_rewound
 from schemas.codec import decode_envelope
 from schemas.event import MAX_ID_CHARS, Event
 from tests.support.events import ids, text_event

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxstream.up import metrics_line
-from ctxstream.up_status import QUIET_REPEAT_S, Status, StatusCadence
+from ctxstream.cli.up import metrics_line
+from ctxstream.cli.up_status import QUIET_REPEAT_S, Status, StatusCadence
 
 
 def test_an_unchanged_line_is_printed_again_only_once_a_minute() -> None:

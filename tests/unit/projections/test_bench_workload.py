@@ -1,7 +1,7 @@
 """The benchmarks' synthetic workload, pinned byte for byte by checked-in golden files.
 
 The figures of ``ctxstream bench core`` (and of the benchmarks that fold
-:func:`projections.bench_workload.quiet_session`) are comparable across
+:func:`ctxstream.bench.workload.quiet_session`) are comparable across
 commits only while the workload is the same. Each file in
 ``tests/fixtures/bench_workload/`` holds the records one call of
 :data:`CASES` returns, one line per record: ``{"offset":N,"envelope":E}``,
@@ -43,14 +43,14 @@ from typing import Final
 import orjson
 import pytest
 
-from projections.bench_workload import (
+from ctxstream.bench.workload import (
     BENCH_SESSION,
     FIRST_TIMESTAMP,
     SUMMARY_EVERY,
     bench_session,
     quiet_session,
 )
-from projections.summary_request import summary_request_id
+from projections.compaction.summary_request import summary_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.event import Event
 from schemas.keys import SessionKey

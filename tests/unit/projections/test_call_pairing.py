@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from projections.call_pairing import drop_orphan_calls, drop_orphan_responses
-from projections.response_order import merge_response_events
+from projections.contents.call_pairing import drop_orphan_calls, drop_orphan_responses
+from projections.contents.response_order import merge_response_events
 from schemas.event import Event
 from tests.support.contents import texts
 from tests.support.events import call, event, resp, text

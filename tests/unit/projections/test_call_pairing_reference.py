@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.other_agents import OTHER_AGENT_PREAMBLE, QUOTE_BEGIN, QUOTE_END
+from projections.contents.other_agents import OTHER_AGENT_PREAMBLE, QUOTE_BEGIN, QUOTE_END
 from schemas.event import Event
 from tests.support.contents import contents, texts
 from tests.support.events import call, event, resp, text

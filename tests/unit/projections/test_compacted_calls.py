@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from projections.compacted_calls import recover_compacted_calls
-from projections.masking import mask_compacted
+from projections.compaction.masking import mask_compacted
+from projections.contents.compacted_calls import recover_compacted_calls
 from tests.support.contents import texts
 from tests.support.events import call, event, ids, resp, summary_event, text
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from projections.compaction import select_post_invocation_window
-from projections.compaction_config import CompactionConfig
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.config import CompactionConfig
 from tests.support.events import seeded_token_example
 
 TOKEN = CompactionConfig(token_threshold=50, event_retention_size=2)

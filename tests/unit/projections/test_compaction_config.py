@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from projections.compaction_config import CompactionConfig
+from projections.compaction.config import CompactionConfig
 
 
 def test_sliding_only_and_token_only_are_accepted() -> None:

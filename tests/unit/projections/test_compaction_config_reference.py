@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from projections.compaction_config import CompactionConfig
+from projections.compaction.config import CompactionConfig
 
 
 def _sliding(interval: int, overlap: int) -> CompactionConfig:

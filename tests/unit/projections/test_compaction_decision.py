@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.compaction import select_post_invocation_window
-from projections.compaction_config import CompactionConfig
-from projections.compaction_decision import (
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.decision import (
     answered_model_call,
     compaction_request,
     completes_invocation,
@@ -19,11 +19,11 @@ from projections.compaction_decision import (
     replay_decisions,
     step,
 )
-from projections.gate_memo import GateBound, GateMemo
-from projections.projection import SessionProjection, apply, live_events, project
-from projections.summary_request import refusal_event, with_summary_request_id
-from projections.token_count import estimated_prompt_token_count
-from projections.token_threshold import TokenHook
+from projections.compaction.gate_memo import GateBound, GateMemo
+from projections.compaction.summary_request import refusal_event, with_summary_request_id
+from projections.compaction.token_count import estimated_prompt_token_count
+from projections.compaction.token_threshold import TokenHook
+from projections.fold.projection import SessionProjection, apply, live_events, project
 from schemas.codec import MAX_RECORD_BYTES, encode
 from schemas.compaction_request import MAX_SEED_TEXT_CHARS, compaction_request_id
 from schemas.event import Event

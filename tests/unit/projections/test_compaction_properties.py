@@ -5,12 +5,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.compaction import select_post_invocation_window
-from projections.compaction_config import CompactionConfig
-from projections.obligations import call_ids, dead_call_ids, request_keys, response_ids
-from projections.projection import project
-from projections.rewind import drop_rewound
-from projections.snapshot import to_snapshot
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.obligations import call_ids, dead_call_ids, request_keys, response_ids
+from projections.contents.snapshot import to_snapshot
+from projections.fold.projection import project
+from projections.fold.rewind import drop_rewound
 from schemas.codec import (
     decode_compaction_request,
     decode_envelope,

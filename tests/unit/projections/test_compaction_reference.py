@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from projections.compaction import select_post_invocation_window
-from projections.compaction_config import CompactionConfig
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.sliding_window import select_sliding_window
+from projections.compaction.token_threshold import evaluate_token_threshold
 from projections.conformance import actual_for
 from projections.conformance.sliding_window import run as run_sliding_vector
 from projections.conformance.token_threshold import run as run_token_vector
-from projections.sliding_window import select_sliding_window
-from projections.token_threshold import evaluate_token_threshold
 from schemas.event import Event, event_to_json
 from tests.support.events import (
     bare_event,

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from projections.compaction_window import CompactionWindow
+from projections.compaction.window import CompactionWindow
 from tests.support.events import text_event
 
 

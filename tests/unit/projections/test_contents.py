@@ -6,7 +6,7 @@ from typing import Any, cast
 
 import pytest
 
-from projections.contents import ContentsRequest, build_contents
+from projections.contents.assembly import ContentsRequest, build_contents
 from tests.support.events import text_event
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from projections.conformance import actual_for
-from projections.other_agents import OTHER_AGENT_PREAMBLE, QUOTE_BEGIN, QUOTE_END
+from projections.contents.other_agents import OTHER_AGENT_PREAMBLE, QUOTE_BEGIN, QUOTE_END
 from schemas.event import Event
 from tests.support.contents import contents, texts
 from tests.support.events import call, event, resp, summary_event, text

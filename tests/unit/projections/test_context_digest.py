@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import projections.context_digest as context_digest
-from projections.bench_workload import BENCH_SESSION, bench_session
-from projections.contents import ContentsRequest, assemble_included
-from projections.context_digest import ContextDigest, digest_context
-from projections.projection import apply, empty_projection
-from projections.rebuild import rebuild_contents
-from projections.snapshot import snapshot_with_digest, to_snapshot
+import projections.contents.context_digest as context_digest
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from projections.contents.assembly import ContentsRequest, assemble_included
+from projections.contents.context_digest import ContextDigest, digest_context
+from projections.contents.snapshot import snapshot_with_digest, to_snapshot
+from projections.fold.projection import apply, empty_projection
+from projections.fold.rebuild import rebuild_contents
 from schemas.event import Content, Event, content_to_json
 from schemas.logged_event import LoggedEvent
 from tests.support.events import SESSION, logged

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pyrsistent import pset
 
-from projections.contents import ContentsRequest
-from projections.context_view import note_live_event, rebuild_view, view_events
-from projections.projection import context_contents, empty_projection, project
-from projections.rebuild import rebuild_contents
+from projections.contents.assembly import ContentsRequest
+from projections.contents.context_view import note_live_event, rebuild_view, view_events
+from projections.fold.projection import context_contents, empty_projection, project
+from projections.fold.rebuild import rebuild_contents
 from schemas.event import Content
 from tests.support.events import (
     SESSION,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from projections.context_view import view_events, visible_items
-from projections.projection import SessionProjection, apply
+from projections.contents.context_view import view_events, visible_items
+from projections.fold.projection import SessionProjection, apply
 from tests.support.events import exchange, logged, session_key, summary_event
 
 

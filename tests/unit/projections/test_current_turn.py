@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from projections.contents_request import ContentsRequest
-from projections.current_turn import find_turn_start
+from projections.contents.contents_request import ContentsRequest
+from projections.contents.current_turn import find_turn_start
 
 
 def test_no_turn_start_in_an_empty_session() -> None:

@@ -1,7 +1,7 @@
 """A decision reads a tail of the live list only where the tail decides what the whole would.
 
 The oracle is the plain selection over the whole live list (``use_memo=False``):
-generated sessions kept in order (:mod:`projections.live_order`), with tool
+generated sessions kept in order (:mod:`projections.compaction.live_order`), with tool
 traffic, branches, summaries, rewinds, reused call ids, now and then an event
 that breaks the order, and the summarizer's answers, are folded twice in
 lockstep, and every decision must be the same. The hand-worked cases pin
@@ -18,11 +18,11 @@ from hypothesis import event as note
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.compaction_config import CompactionConfig
-from projections.compaction_decision import step
-from projections.decision_window import decision_start
-from projections.live_order import call_ids_named, live_order
-from projections.projection import SessionProjection, project
+from projections.compaction.config import CompactionConfig
+from projections.compaction.decision import step
+from projections.compaction.decision_window import decision_start
+from projections.compaction.live_order import call_ids_named, live_order
+from projections.fold.projection import SessionProjection, project
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from tests.support.events import (

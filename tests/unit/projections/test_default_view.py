@@ -13,16 +13,16 @@ from typing import Final
 
 import orjson
 
-from projections.contents import ContentsRequest, build_contents
-from projections.projection import (
+from projections.contents.assembly import ContentsRequest, build_contents
+from projections.contents.snapshot import context_fingerprint, to_snapshot
+from projections.fold.projection import (
     configured_view_request,
     context_contents,
     default_agent,
     empty_projection,
     project,
 )
-from projections.snapshot import context_fingerprint, to_snapshot
-from projections.state_codec import MARK, decode_state, encode_state
+from projections.retention.state_codec import MARK, decode_state, encode_state
 from schemas.event import Event
 from schemas.logged_event import LoggedEvent
 from tests.support.events import SESSION, call, event, logged, resp

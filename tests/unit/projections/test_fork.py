@@ -3,7 +3,7 @@
 The oracle is that one session, written out: the source's records up to the
 cut followed by the fork's, all under the fork's key at their own offsets,
 folded by the plain fold, and its contents rebuilt by the separately written
-:func:`~projections.rebuild.rebuild_contents`. The fork itself is folded as
+:func:`~projections.fold.rebuild.rebuild_contents`. The fork itself is folded as
 the projector folds it: the inherited records at their negative places, the
 fork record, then its own records at offsets that may lie below the
 source's.
@@ -15,22 +15,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.compaction_config import CompactionConfig
-from projections.compaction_decision import step
-from projections.contents import ContentsRequest
-from projections.fork import ForkError, ForkSource, fork_event, fork_source, inherited
-from projections.projection import (
+from projections.compaction.config import CompactionConfig
+from projections.compaction.decision import step
+from projections.compaction.summary_request import refusal_event
+from projections.contents.assembly import ContentsRequest
+from projections.contents.snapshot import to_snapshot
+from projections.fold.fork import ForkError, ForkSource, fork_event, fork_source, inherited
+from projections.fold.projection import (
     NO_OFFSET,
     SessionProjection,
     apply,
     context_contents,
     inheriting,
 )
-from projections.rebuild import rebuild_contents
-from projections.retained_vector import NeedsHistory
-from projections.snapshot import to_snapshot
-from projections.state_codec import decode_state, encode_state
-from projections.summary_request import refusal_event
+from projections.fold.rebuild import rebuild_contents
+from projections.retention.retained_vector import NeedsHistory
+from projections.retention.state_codec import decode_state, encode_state
 from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope

@@ -17,23 +17,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.bench_workload import BENCH_SESSION, quiet_session
-from projections.compaction import select_post_invocation_window
-from projections.compaction_config import CompactionConfig
-from projections.compaction_decision import replay_decisions, step
-from projections.gate_memo import GateBound, GateMemo, after_live_event, gate_memo
-from projections.invocations import InvocationCounts
-from projections.projection import SessionProjection, apply, project
-from projections.size_gate import event_json_size
-from projections.summary_request import refusal_event, with_summary_request_id
-from projections.token_threshold import select_token_threshold_window
+from ctxstream.bench.workload import BENCH_SESSION, quiet_session
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.decision import replay_decisions, step
+from projections.compaction.gate_memo import GateBound, GateMemo, after_live_event, gate_memo
+from projections.compaction.size_gate import event_json_size
+from projections.compaction.summary_request import refusal_event, with_summary_request_id
+from projections.compaction.token_threshold import select_token_threshold_window
+from projections.fold.invocations import InvocationCounts
+from projections.fold.projection import SessionProjection, apply, project
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from schemas.logged_event import LoggedEvent
 from tests.support.events import SESSION, logged, rewind_event, summary_event, text_event
 from tests.support.strategies import ARMED_THRESHOLD, armed_sessions, sessions
 
-DECISION = "projections.compaction_decision"
+DECISION = "projections.compaction.decision"
 SLIDING = CompactionConfig(compaction_interval=2, overlap_size=0)
 TOKEN = CompactionConfig(token_threshold=ARMED_THRESHOLD, event_retention_size=0)
 BOTH = CompactionConfig(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from projections.in_flight import InFlightRequest
+from projections.compaction.in_flight import InFlightRequest
 from schemas.compaction_request import CompactionRequest
 from schemas.keys import Offset
 from tests.support.events import SESSION, TENANT

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from projections.invocations import count_invocations
+from projections.fold.invocations import count_invocations
 from tests.support.events import summary_event, text_event
 
 

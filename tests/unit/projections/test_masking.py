@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from projections.masking import (
+from projections.compaction.masking import (
     coverage,
     is_covered,
     is_summary,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from projections.masking import (
+from projections.compaction.masking import (
     latest_summary,
     latest_summary_end,
     mask_compacted,

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.next_agent import NextAgentTrail, agent_to_run, note_event, trail_of
+from projections.contents.next_agent import NextAgentTrail, agent_to_run, note_event, trail_of
 from schemas.event import Event
 from tests.support.events import call, event, resp, summary_event
 from tests.support.next_agent_oracle import expected_agent

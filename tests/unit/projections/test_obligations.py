@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.obligations import (
+from projections.compaction.obligations import (
     dead_call_ids,
     newest_invocation_id,
     self_contained_prefix,

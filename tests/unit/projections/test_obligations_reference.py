@@ -5,7 +5,7 @@ Expected values are worked out by hand from the reference.
 
 from __future__ import annotations
 
-from projections.obligations import self_contained_prefix, strict_prefix_length
+from projections.compaction.obligations import self_contained_prefix, strict_prefix_length
 from schemas.event import Event
 from tests.support.events import (
     call,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from projections.other_agents import (
+from projections.contents.other_agents import (
     OTHER_AGENT_PREAMBLE,
     QUOTE_BEGIN,
     QUOTE_ELIDED,

@@ -6,7 +6,7 @@ contents were worked out by hand from the rules, not by running the code.
 
 from __future__ import annotations
 
-from projections.other_agents import (
+from projections.contents.other_agents import (
     OTHER_AGENT_PREAMBLE,
     QUOTE_BEGIN,
     QUOTE_ELIDED,
@@ -240,7 +240,7 @@ def test_empty_agent_name_keeps_other_agents_turns_as_they_are() -> None:
     assert got[0] == {"role": "model", "parts": [{"text": "sum"}]}
     assert got[1] == {"role": "user", "parts": [{"text": "hi"}]}
     assert got[2] == {"role": "model", "parts": [{"text": "helper text"}]}
-    # Decision (see projections/other_agents.py): the response rule is not
+    # Decision (see projections/contents/other_agents.py): the response rule is not
     # gated on the agent name, so other's result to other's call is quoted,
     # and the call, left without a response, is pruned.
     assert got[3] == _quoted({"text": "[other] `t` tool returned result:\n" + _q("{'ok': 1}")})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from projections.parts import parts_of, with_parts
+from projections.contents.parts import parts_of, with_parts
 from schemas.event import Part
 from tests.support.events import bare_event, text_event
 

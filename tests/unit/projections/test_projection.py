@@ -7,8 +7,15 @@ from typing import Any
 
 import pytest
 
-from projections.contents import ContentsRequest, build_contents
-from projections.projection import (
+from projections.compaction.size_gate import event_json_size
+from projections.compaction.summary_request import (
+    refusal_event,
+    summary_request_id,
+    with_summary_request_id,
+)
+from projections.contents.assembly import ContentsRequest, build_contents
+from projections.contents.snapshot import to_snapshot
+from projections.fold.projection import (
     SessionProjection,
     apply,
     context_contents,
@@ -19,15 +26,8 @@ from projections.projection import (
     note_request,
     project,
 )
-from projections.rebuild import rebuild_contents
-from projections.size_gate import event_json_size
-from projections.snapshot import to_snapshot
-from projections.summary_request import (
-    refusal_event,
-    summary_request_id,
-    with_summary_request_id,
-)
-from projections.token_usage import MAX_TOKEN_TOTAL, TokenTally, add_reported
+from projections.fold.rebuild import rebuild_contents
+from projections.fold.token_usage import MAX_TOKEN_TOTAL, TokenTally, add_reported
 from schemas.codec import decode_projection_snapshot, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.errors import SessionMismatchError

@@ -3,7 +3,7 @@
 The incremental fold is held against plain rebuilds written from the rules:
 the contents against ``build_contents`` of the effective records, the
 counters against the definitions in the reference, the refused requests
-against :func:`~projections.rebuild.refused_requests`.
+against :func:`~projections.fold.rebuild.refused_requests`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.contents import ContentsRequest
-from projections.masking import is_summary, latest_summary
-from projections.projection import (
+from projections.compaction.masking import is_summary, latest_summary
+from projections.compaction.sliding_window import previous_sliding_end
+from projections.compaction.summary_request import refused_request_id, summary_request_id
+from projections.compaction.token_count import recorded_prompt_token_count
+from projections.contents.assembly import ContentsRequest
+from projections.fold.projection import (
     SessionProjection,
     apply,
     context_contents,
@@ -25,13 +28,10 @@ from projections.projection import (
     live_events,
     project,
 )
-from projections.rebuild import effective_records, rebuild_contents, refused_requests
-from projections.rewind import drop_rewound
-from projections.sliding_window import previous_sliding_end
-from projections.state import SessionStores, append_event
-from projections.summary_request import refused_request_id, summary_request_id
-from projections.token_count import recorded_prompt_token_count
-from projections.token_usage import MAX_TOKEN_TOTAL
+from projections.fold.rebuild import effective_records, rebuild_contents, refused_requests
+from projections.fold.rewind import drop_rewound
+from projections.fold.state import SessionStores, append_event
+from projections.fold.token_usage import MAX_TOKEN_TOTAL
 from schemas.event import Content, content_to_json
 from schemas.logged_event import LoggedEvent
 from tests.support.events import SESSION

@@ -1,15 +1,15 @@
 """The plain rebuild's record rules, on hand-written records with the kept ids written out.
 
-:func:`projections.rebuild.effective_records` and :func:`~projections.rebuild.refused_requests`
-are the oracle other tests hold the fold to, so their own rules are pinned here by example: a
-record at an offset not above every earlier one is dropped however different its event, and the
-records after it are still read.
+:func:`projections.fold.rebuild.effective_records` and
+:func:`~projections.fold.rebuild.refused_requests` are the oracle other tests hold the
+fold to, so their own rules are pinned here by example: a record at an offset not above every
+earlier one is dropped however different its event, and the records after it are still read.
 """
 
 from __future__ import annotations
 
-from projections.rebuild import effective_records, refused_requests
-from projections.summary_request import refusal_event, with_summary_request_id
+from projections.compaction.summary_request import refusal_event, with_summary_request_id
+from projections.fold.rebuild import effective_records, refused_requests
 from schemas.event import Event
 from schemas.logged_event import LoggedEvent
 from tests.support.events import ids, logged, summary_event, text_event

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.render import build_prompt, render_transcript, summary_event, truncate
+from projections.compaction.render import build_prompt, render_transcript, summary_event, truncate
 from schemas.event import Content, Event, UsageMetadata
 from tests.support.events import call_event, text_event
 from tests.support.events import summary_event as stored_summary

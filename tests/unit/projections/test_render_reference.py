@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from projections.compaction.render import render_transcript, summary_event, truncate
 from projections.conformance.summarizer_render import run as run_render_vector
-from projections.render import render_transcript, summary_event, truncate
 from schemas.event import Content, Event, Part, UsageMetadata, event_to_json
 from tests.support.events import text_event
 

@@ -1,13 +1,13 @@
 """The two rearrangements that put responses after their calls (reference §8.7 steps 2-3).
 
-Each expectation is written from the docstrings of :mod:`projections.response_order`
+Each expectation is written from the docstrings of :mod:`projections.contents.response_order`
 and the reference: the rearrangement is called directly, so the events in between
 the owning call and the last event reach it unpruned.
 """
 
 from __future__ import annotations
 
-from projections.response_order import (
+from projections.contents.response_order import (
     merge_response_events,
     rearrange_async_responses,
     rearrange_latest_response,

@@ -4,9 +4,9 @@ The oracle is the projection that never releases anything, folded in
 lockstep with the one that does: after every record and at random points a
 release, every decision, snapshot (counters, boundary, context fingerprint)
 and the view's contents must be the same. When the released projection
-raises :class:`~projections.retained_vector.NeedsHistory`, the test does what
+raises :class:`~projections.retention.retained_vector.NeedsHistory`, the test does what
 the projector does: it rebuilds the projection from the records so far
-(:func:`~projections.compaction_decision.replay_decisions`) and applies
+(:func:`~projections.compaction.decision.replay_decisions`) and applies
 again. The hand-worked cases pin what is released, what asks for the
 history, and the one rule that changes (a copy of a released event is not a
 retry).
@@ -25,14 +25,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from projections.bench_workload import BENCH_SESSION, bench_session
-from projections.compaction_config import CompactionConfig
-from projections.compaction_decision import replay_decisions, step
-from projections.contents import ContentsRequest
-from projections.projection import SessionProjection, apply, context_contents, project
-from projections.retained_vector import NeedsHistory, RetainedVector, retained_vector
-from projections.retention import released_events, retained
-from projections.snapshot import to_snapshot
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from projections.compaction.config import CompactionConfig
+from projections.compaction.decision import replay_decisions, step
+from projections.contents.assembly import ContentsRequest
+from projections.contents.snapshot import to_snapshot
+from projections.fold.projection import SessionProjection, apply, context_contents, project
+from projections.retention.log_retention import released_events, retained
+from projections.retention.retained_vector import NeedsHistory, RetainedVector, retained_vector
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
 from schemas.logged_event import LoggedEvent

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from projections.rewind import drop_rewound
+from projections.fold.rewind import drop_rewound
 from tests.support.events import ids, rewind_event, summary_event, text_event
 
 

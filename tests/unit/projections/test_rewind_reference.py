@@ -5,10 +5,10 @@ Expected values are worked out by hand from the reference.
 
 from __future__ import annotations
 
-from projections.masking import (
+from projections.compaction.masking import (
     mask_compacted,
 )
-from projections.rewind import drop_rewound
+from projections.fold.rewind import drop_rewound
 from schemas.event import Event
 from tests.support.events import (
     bare_event,

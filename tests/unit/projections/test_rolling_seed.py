@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from projections.rolling_seed import carried_seed, rebuilt_seed_event, seed_event
+from projections.compaction.rolling_seed import carried_seed, rebuilt_seed_event, seed_event
 from schemas.compaction_request import SummarySeed
 from schemas.event import Content, Event, Part
 from tests.support.events import summary_event, text_event

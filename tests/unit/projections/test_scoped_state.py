@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyrsistent import pmap
 
-from projections.scoped_state import ScopedState, apply_state_delta
+from projections.fold.scoped_state import ScopedState, apply_state_delta
 from tests.support.events import text_event
 
 

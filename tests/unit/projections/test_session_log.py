@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from projections.session_log import SessionLog, append_record, is_stored, stored_offsets
-from projections.size_gate import event_json_size
+from projections.compaction.size_gate import event_json_size
+from projections.fold.session_log import SessionLog, append_record, is_stored, stored_offsets
 from schemas.event_digest import event_digest
 from tests.support.events import logged, rewind_event, text_event
 

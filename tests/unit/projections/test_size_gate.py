@@ -7,10 +7,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.masking import is_summary
-from projections.rewind import drop_rewound
-from projections.rolling_seed import seed_event
-from projections.size_gate import (
+from projections.compaction.masking import is_summary
+from projections.compaction.rolling_seed import seed_event
+from projections.compaction.size_gate import (
     content_json_size,
     event_json_size,
     is_worth_compacting,
@@ -19,6 +18,7 @@ from projections.size_gate import (
     renamed_content_json_size,
     worth_compacting,
 )
+from projections.fold.rewind import drop_rewound
 from schemas.event import Content, Event
 from schemas.logged_event import LoggedEvent
 from tests.support.events import summary_event, text_event

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from projections.size_gate import content_json_size, event_json_size, is_worth_compacting
+from projections.compaction.size_gate import content_json_size, event_json_size, is_worth_compacting
 from schemas.event import Content, Part
 from tests.support.events import (
     bare_event,

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import math
 
-from projections.compaction_config import CompactionConfig
-from projections.sliding_window import previous_sliding_end, select_sliding_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.sliding_window import previous_sliding_end, select_sliding_window
 from schemas.event import Event
 from tests.support.events import rewind_event, summary_event, text_event
 

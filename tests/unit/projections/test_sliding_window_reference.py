@@ -5,8 +5,8 @@ Expected values are worked out by hand from the reference (comments show the ari
 
 from __future__ import annotations
 
-from projections.compaction_config import CompactionConfig
-from projections.sliding_window import select_sliding_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.sliding_window import select_sliding_window
 from tests.support.events import (
     call_event,
     exchange,

@@ -23,10 +23,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.contents import ContentsRequest, build_contents
-from projections.projection import empty_projection, project
-from projections.rebuild import rebuild_contents
-from projections.snapshot import compaction_boundary, context_fingerprint, to_snapshot
+from projections.contents.assembly import ContentsRequest, build_contents
+from projections.contents.snapshot import compaction_boundary, context_fingerprint, to_snapshot
+from projections.fold.projection import empty_projection, project
+from projections.fold.rebuild import rebuild_contents
 from schemas.event import Content, Event, content_to_json
 from schemas.logged_event import LoggedEvent
 from tests.support.events import SESSION, logged, logged_event, text_event

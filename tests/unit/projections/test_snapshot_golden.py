@@ -1,6 +1,6 @@
 """The snapshot a fixed session projects to, every field written out by hand.
 
-:func:`projections.snapshot.to_snapshot` maps a projection onto the record
+:func:`projections.contents.snapshot.to_snapshot` maps a projection onto the record
 subscribers read; the record's bytes are pinned by
 ``tests/unit/schemas/golden/projection-snapshot-v1*.json``. Here the mapping
 is: a hand-written session (a tool call and its answer, later turns, a summary
@@ -17,9 +17,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final
 
-from projections.contents_request import ContentsRequest
-from projections.projection import SessionProjection, empty_projection, note_request, project
-from projections.snapshot import to_snapshot
+from projections.contents.contents_request import ContentsRequest
+from projections.contents.snapshot import to_snapshot
+from projections.fold.projection import SessionProjection, empty_projection, note_request, project
 from schemas.codec import decode_projection_snapshot, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from projections.state import (
+from projections.fold.state import (
     InvocationNotFoundError,
     SessionStores,
     append_event,

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.bench_workload import BENCH_SESSION, bench_session
-from projections.compaction_config import CompactionConfig
-from projections.compaction_decision import replay_decisions, step
-from projections.projection import SessionProjection
-from projections.retained_vector import NeedsHistory
-from projections.retention import retained
-from projections.state_codec import StateDecodeError, decode_state, encode_state
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from projections.compaction.config import CompactionConfig
+from projections.compaction.decision import replay_decisions, step
+from projections.fold.projection import SessionProjection
+from projections.retention.log_retention import retained
+from projections.retention.retained_vector import NeedsHistory
+from projections.retention.state_codec import StateDecodeError, decode_state, encode_state
 from schemas.logged_event import LoggedEvent
 from tests.support.events import SESSION
 from tests.support.ordered import compaction_configs

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from projections.conformance.session_state import run as run_state_vector
-from projections.state import (
+from projections.fold.state import (
     InvocationNotFoundError,
     SessionStores,
     append_event,

@@ -6,7 +6,11 @@ import re
 
 import pytest
 
-from projections.summary_request import refusal_event, refused_request_id, with_summary_request_id
+from projections.compaction.summary_request import (
+    refusal_event,
+    refused_request_id,
+    with_summary_request_id,
+)
 from schemas.event import Content, Part
 from tests.support.events import summary_event
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from projections.token_count import (
+from projections.compaction.token_count import (
     content_characters,
     estimated_prompt_token_count,
     newest_recorded_count,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.masking import (
+from projections.compaction.masking import (
     surviving_summary_positions,
 )
-from projections.token_count import (
+from projections.compaction.token_count import (
     content_characters,
     estimated_prompt_token_count,
     observed_prompt_token_count,

@@ -4,10 +4,10 @@ from typing import Any
 
 import pytest
 
-from projections.compaction import select_post_invocation_window
-from projections.compaction_config import CompactionConfig
-from projections.rolling_seed import seed_event
-from projections.token_threshold import (
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.rolling_seed import seed_event
+from projections.compaction.token_threshold import (
     TokenHook,
     evaluate_token_threshold,
     safe_split_index,

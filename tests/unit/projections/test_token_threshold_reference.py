@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.compaction_config import CompactionConfig
-from projections.token_threshold import TokenHook, evaluate_token_threshold, safe_split_index
+from projections.compaction.config import CompactionConfig
+from projections.compaction.token_threshold import (
+    TokenHook,
+    evaluate_token_threshold,
+    safe_split_index,
+)
 from schemas.event import content_to_json
 from tests.support.events import (
     bare_event,

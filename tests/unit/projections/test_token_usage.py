@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from projections.token_usage import TokenTally, add_reported, recount_last
+from projections.fold.token_usage import TokenTally, add_reported, recount_last
 from tests.support.events import summary_event, text_event
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.transcriptions import merge_transcriptions
+from projections.contents.transcriptions import merge_transcriptions
 from schemas.event import Event
 from tests.support.contents import contents, texts
 from tests.support.events import call, event, resp, summary_event, text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from projections.contents import ContentsRequest
-from projections.visibility import (
+from projections.contents.assembly import ContentsRequest
+from projections.contents.visibility import (
     is_included,
     is_on_visible_branch,
     is_tool_progress,

@@ -6,7 +6,7 @@ contents were worked out by hand from the rules, not by running the code.
 
 from __future__ import annotations
 
-from projections.other_agents import OTHER_AGENT_PREAMBLE, QUOTE_BEGIN, QUOTE_END
+from projections.contents.other_agents import OTHER_AGENT_PREAMBLE, QUOTE_BEGIN, QUOTE_END
 from tests.support.contents import contents, texts
 from tests.support.events import call, event, resp, rewind_event, summary_event, text, thought
 

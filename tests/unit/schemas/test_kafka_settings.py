@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.kafka_settings import KafkaSettings
+from schemas.kafka.settings import KafkaSettings
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ from typing import Final
 
 import pytest
 
-from schemas.partitioning import session_partition
+from schemas.kafka.partitioning import session_partition
 
 #: Kafka's published murmur2 values (its client's own unit tests, as signed 32-bit ints):
 #: every Kafka client puts a key in partition ``(murmur2(key) & 0x7fffffff) % partitions``.

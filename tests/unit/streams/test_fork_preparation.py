@@ -7,23 +7,23 @@ import threading
 
 import pytest
 
-from projections.bench_workload import BENCH_SESSION, bench_session
-from projections.fork import ForkSource, fork_event
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from projections.fold.fork import ForkSource, fork_event
+from projections.fold.time_travel import ReadStopped
 from schemas.codec import encode
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from streams.fork_preparation import ForkPreparations, paced_inheritance
-from streams.heavy_reads import Pacer
-from streams.project_batch import (
+from streams.batch import (
     BatchOutcome,
     BatchProjector,
     SessionCache,
     SourceRecord,
     inherit,
 )
+from streams.fork_preparation import ForkPreparations, paced_inheritance
 from streams.projector_settings import ProjectorSettings
+from streams.reads.heavy import Pacer
 from streams.session_history import ReadHistory, SessionHistory, inherited_line
-from streams.time_travel import ReadStopped
 from tests.support.events import envelope, text_event
 from tests.unit.streams.test_project_batch import Table
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from streams.heavy_reads import HeavyReads, OutOfTime, Pacer
-from streams.time_travel import ReadStopped, StopCheck
+from projections.fold.time_travel import ReadStopped, StopCheck
+from streams.reads.heavy import HeavyReads, OutOfTime, Pacer
 
 
 def test_heavy_computations_take_turns_and_never_overlap() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from streams.partition_claim import (
+from streams.reads.claim import (
     PartitionClaim,
     UnsignedClaim,
     claim_refusal,

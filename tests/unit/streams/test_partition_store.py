@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from streams.partition_store import (
+from streams.batch import TableWrite
+from streams.native_engine.store import (
     MemoryPartitionStore,
     PartitionStore,
     RocksPartitionStore,
 )
-from streams.project_batch import TableWrite
 
 Opener = Callable[[], PartitionStore]
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from projections.projection import empty_projection
+from projections.fold.projection import empty_projection
 from schemas.codec import decode_envelope_sized, encode
 from schemas.keys import Offset, SessionKey
-from streams.project_batch import (
+from streams.batch import (
     BatchOutcome,
     BatchProjector,
     CachedSession,

@@ -1,6 +1,6 @@
 """Every dead-letter stage of the projector's batch step, one crafted failure each.
 
-For each :data:`streams.project_batch.Stage` a batch holds two sessions and one
+For each :data:`streams.batch.Stage` a batch holds two sessions and one
 record (or one stored entry) made to fail at that stage. Each test checks the
 letter (stage, reason, source topic, partition and offset, the original key
 and value whole), that the other session of the batch still folds to its last
@@ -30,18 +30,18 @@ from typing import Any, Final
 
 import pytest
 
-from projections import compaction_decision
-from projections.compaction_config import CompactionConfig
+from projections.compaction import decision as compaction_decision
+from projections.compaction.config import CompactionConfig
 from schemas.codec import MAX_RECORD_BYTES, decode_envelope_sized, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import DeadLetter
 from schemas.envelope import Envelope
 from schemas.event import Event
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset, SessionKey, TenantId
-from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams import project_batch
-from streams.project_batch import (
+from streams import batch as project_batch
+from streams.batch import (
     BatchOutcome,
     BatchProjector,
     SessionCache,
@@ -182,7 +182,7 @@ def _merged(*streams: list[SourceRecord]) -> list[SourceRecord]:
 def test_decode_a_record_without_a_key_names_the_stage_and_reason_and_logs_the_letter(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="streams.project_batch")
+    caplog.set_level(logging.WARNING, logger="streams.batch")
     keyless = SourceRecord(TOPIC, 1, 7, None, b'{"x":1}')
     outcome = _project([keyless])
     [letter] = outcome.dead_letters
@@ -607,7 +607,7 @@ def test_snapshot_that_cannot_be_encoded(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_rebuild_a_quarantined_session_stays_so_until_its_partition_is_revoked(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="streams.project_batch")
+    caplog.set_level(logging.WARNING, logger="streams.batch")
     log = Log()
     table: Table = {}
     victim = [log.turn(VICTIM), log.turn(VICTIM)]

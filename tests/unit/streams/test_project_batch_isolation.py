@@ -7,20 +7,20 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from projections import compaction_decision
-from projections.compaction_config import CompactionConfig
-from projections.context_digest import ContextDigest
-from projections.projection import SessionProjection
-from projections.snapshot import snapshot_with_digest as real_snapshot_with_digest
+from projections.compaction import decision as compaction_decision
+from projections.compaction.config import CompactionConfig
+from projections.contents.context_digest import ContextDigest
+from projections.contents.snapshot import snapshot_with_digest as real_snapshot_with_digest
+from projections.fold.projection import SessionProjection
 from schemas.codec import decode_envelope_sized, encode
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES, DeadLetter
 from schemas.envelope import Envelope
 from schemas.event import MAX_ID_CHARS, Event
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey, TenantId
-from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams import project_batch
-from streams.project_batch import (
+from streams import batch as project_batch
+from streams.batch import (
     BatchOutcome,
     BatchProjector,
     SessionCache,

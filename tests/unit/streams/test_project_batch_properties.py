@@ -2,8 +2,8 @@
 
 A generated world: two to four sessions (:func:`tests.support.strategies.session_logs`)
 are produced a few records at a time, interleaved, onto the partitions their
-keys route to (:func:`streams.project_batch.session_partition`), with offset gaps
-(transaction markers). One :class:`~streams.project_batch.BatchProjector`
+keys route to (:func:`streams.batch.session_partition`), with offset gaps
+(transaction markers). One :class:`~streams.batch.BatchProjector`
 consumes them in random batches:
 
 * **reorderings**: a batch's records are merged across sessions in a random
@@ -30,7 +30,7 @@ consumes them in random batches:
 
 The oracle is independent of the shell: each session's records, as they reach
 the topic and decoded from their bytes, folded from an empty projection with
-the core (:func:`projections.compaction_decision.replay_decisions`,
+the core (:func:`projections.compaction.decision.replay_decisions`,
 ``settings.compaction_for(key)``, ``settings.view_request_for(key)``). After
 every batch and at the end (everything delivered):
 
@@ -51,7 +51,7 @@ every batch and at the end (everything delivered):
   same sessions.
 
 Projections are compared whole except for the gate memo
-(:mod:`projections.gate_memo`): it is derived, never folded from records, and a
+(:mod:`projections.compaction.gate_memo`): it is derived, never folded from records, and a
 projection rebuilt from the table starts without it (its only effect is to
 skip selections that cannot emit; the core's own property holds those
 decisions equal).
@@ -73,17 +73,17 @@ from typing import Final
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from projections.compaction_decision import replay_decisions
-from projections.projection import SessionProjection, empty_projection
-from projections.snapshot import to_snapshot
+from projections.compaction.decision import replay_decisions
+from projections.contents.snapshot import to_snapshot
+from projections.fold.projection import SessionProjection, empty_projection
 from schemas.codec import decode_compaction_request, decode_envelope, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from schemas.partitioning import session_partition
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams.project_batch import (
+from streams.batch import (
     BatchOutcome,
     BatchProjector,
     CachedSession,

@@ -1,7 +1,7 @@
 """The batch step keeps a long session bounded: a checkpoint and the chunks since, and its history.
 
 The oracle is the core's whole fold of the session's records
-(:func:`~projections.compaction_decision.replay_decisions`, nothing
+(:func:`~projections.compaction.decision.replay_decisions`, nothing
 released): after every batch the snapshot and the requests the batch step
 emits must be the core's, while the table holds a checkpoint and only the
 chunks written since; a fresh worker restores from the checkpoint and folds
@@ -18,17 +18,17 @@ from dataclasses import replace
 
 import pytest
 
-from projections.bench_workload import BENCH_SESSION, bench_session
-from projections.compaction_decision import replay_decisions
-from projections.projection import SessionProjection
-from projections.snapshot import to_snapshot
-from projections.state_codec import decode_state
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from projections.compaction.decision import replay_decisions
+from projections.contents.snapshot import to_snapshot
+from projections.fold.projection import SessionProjection
+from projections.retention.state_codec import decode_state
 from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
-from streams.project_batch import (
+from streams.batch import (
     BatchOutcome,
     BatchProjector,
     HistoryNeed,
@@ -218,7 +218,7 @@ def test_a_checkpoint_too_large_for_one_changelog_record_is_not_written(
     # The records a checkpoint would hold take over 2 MB at some releases here: more than
     # one changelog record may carry. The session keeps its chunks then, every write fits
     # one record, and a fresh worker still folds it as the core does.
-    caplog.set_level(logging.INFO, logger="streams.project_batch")
+    caplog.set_level(logging.INFO, logger="streams.batch")
     records = [_padded(record) for record in bench_session(400)]
     table, core = Table(), Core()
     projector = BatchProjector(SETTINGS, SessionCache(1 << 40), partitions=1)

@@ -17,14 +17,13 @@ from typing import Any, Final
 import orjson
 import pytest
 
-from projections.compaction_config import CompactionConfig
-from projections.contents_request import ContentsRequest
+from projections.compaction.config import CompactionConfig
+from projections.contents.contents_request import ContentsRequest
 from schemas.codec import encode
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import SessionKey, TenantId
-from streams.native_engine import transactional_id
-from streams.project_batch import BatchOutcome, BatchProjector, SessionCache, SourceRecord
+from streams.batch import BatchOutcome, BatchProjector, SessionCache, SourceRecord
 from streams.projector_settings import ProjectorSettings
 
 DEFAULT: Final = CompactionConfig(compaction_interval=10, overlap_size=1)
@@ -217,12 +216,3 @@ def test_the_engine_is_native_unless_the_environment_says_faust(
     with pytest.raises(ValueError, match="engine") as refused:
         ProjectorSettings()
     assert "'native' or 'faust'" in str(refused.value)
-
-
-def test_each_events_partition_has_a_transactional_id_of_its_own() -> None:
-    settings = ProjectorSettings(app_id="acme-projector", topic_prefix="prod")
-    assert [transactional_id(settings, p) for p in (0, 1, 11)] == [
-        "acme-projector-prod.events-0",
-        "acme-projector-prod.events-1",
-        "acme-projector-prod.events-11",
-    ]

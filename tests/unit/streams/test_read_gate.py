@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from streams.read_gate import PartitionState, ReadGate
+from streams.reads.gate import PartitionState, ReadGate
 
 
 def test_a_partition_is_readable_only_once_restored_and_between_batches() -> None:

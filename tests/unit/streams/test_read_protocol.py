@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from streams.projector_settings import ProjectorSettings
-from streams.read_protocol import (
+from schemas.read_protocol import (
     ContextQuery,
     ExpandQuery,
     ProjectionQuery,
@@ -15,6 +14,7 @@ from streams.read_protocol import (
     query_parameters,
     read_path,
 )
+from streams.projector_settings import ProjectorSettings
 
 
 def test_a_session_key_is_one_percent_encoded_segment_of_the_path() -> None:

@@ -6,9 +6,9 @@ ends inclusive (reference §3.2, §3.3); rewinds apply first (§3.1).
 
 from __future__ import annotations
 
-from projections.rewind import drop_rewound
+from projections.fold.rewind import drop_rewound
+from projections.fold.summary_expansion import CoveredPage, SummaryMissing, covered_page
 from schemas.logged_event import LoggedEvent
-from streams.summary_expansion import CoveredPage, SummaryMissing, covered_page
 from tests.support.events import ids, logged, rewind_event, summary_event, text_event
 
 

@@ -1,6 +1,6 @@
 """A projection as of an offset equals the fold of the session's records up to that offset.
 
-The oracle is the plain rebuild (:func:`projections.rebuild.rebuild_contents`)
+The oracle is the plain rebuild (:func:`projections.fold.rebuild.rebuild_contents`)
 of the generated log cut at the offset, for the view's own agent (read from
 the incremental view) and for another agent (assembled from the records).
 """
@@ -10,15 +10,15 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from projections.bench_workload import BENCH_SESSION, bench_session
-from projections.compaction_config import CompactionConfig
-from projections.contents import ContentsRequest
-from projections.projection import context_contents, empty_projection, project
-from projections.rebuild import rebuild_contents
-from projections.retained_vector import NeedsHistory
-from projections.retention import retained
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from projections.compaction.config import CompactionConfig
+from projections.contents.assembly import ContentsRequest
+from projections.fold.projection import context_contents, empty_projection, project
+from projections.fold.rebuild import rebuild_contents
+from projections.fold.time_travel import ReadStopped, never, projection_as_of, unless_stopped
+from projections.retention.log_retention import retained
+from projections.retention.retained_vector import NeedsHistory
 from schemas.logged_event import LoggedEvent
-from streams.time_travel import ReadStopped, never, projection_as_of, unless_stopped
 from tests.support.events import SESSION, logged, text_event
 from tests.support.strategies import sessions
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from projections.render import build_prompt, render_transcript
+from projections.compaction.render import build_prompt, render_transcript
 from schemas.event import UsageMetadata
 from summarizer_worker.errors import SummarizerRejectedError, SummarizerUnavailableError
 from summarizer_worker.openai_chat import EXCERPT_CHARS, OpenAIChatSummarizer, retry_after_s

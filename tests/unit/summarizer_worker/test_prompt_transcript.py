@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.render import render_transcript
+from projections.compaction.render import render_transcript
 from schemas.event import Event
 from summarizer_worker.prompt_transcript import (
     MIN_TRANSCRIPT_CHARS,

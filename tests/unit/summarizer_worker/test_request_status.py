@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import assume, given, settings
 
-from projections.compaction import select_post_invocation_window
-from projections.compaction_config import CompactionConfig
-from projections.summary_request import refusal_event, with_summary_request_id
+from projections.compaction.after_invocation import select_post_invocation_window
+from projections.compaction.config import CompactionConfig
+from projections.compaction.summary_request import refusal_event, with_summary_request_id
 from schemas.event import Event
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from projections.rolling_seed import seed_event
+from projections.compaction.rolling_seed import seed_event
 from schemas.compaction_request import SummarySeed
 from schemas.event import Content, Part
 from schemas.keys import Offset

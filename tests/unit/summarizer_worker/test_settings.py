@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from schemas.kafka_settings import TOPIC_ROLES
+from schemas.kafka.settings import TOPIC_ROLES
 from streams.topics import topic_specs
 from summarizer_worker.backends import make_summarizer, open_summarizer
 from summarizer_worker.endpoint import shown_endpoint

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from projections.conformance.session_state import run
-from projections.state import InvocationNotFoundError
+from projections.fold.state import InvocationNotFoundError
 
 
 def test_a_rewind_of_a_session_without_events_is_refused_naming_the_invocation() -> None:

@@ -9,7 +9,7 @@ window built by hand shows the shape of one without.
 
 from __future__ import annotations
 
-from projections.compaction_window import CompactionWindow
+from projections.compaction.window import CompactionWindow
 from projections.conformance.sliding_window import range_json, seed_json
 from tests.support.events import bare_event, text_event
 

@@ -7,13 +7,13 @@ import bisect
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streams.batch import SourceRecord
 from streams.faust_engine.partition_positions import (
     Gap,
     GapRecords,
     PartitionPositions,
     start_position,
 )
-from streams.project_batch import SourceRecord
 
 NOTHING: dict[int, int | None] = {}
 

@@ -1,0 +1,130 @@
+"""``ctxstream bench append``: the client's append against a plain producer, in one run.
+
+Both send the core benchmark's events (:func:`ctxstream.bench.workload.bench_session`)
+to fresh topics of their own on the same cluster:
+
+* ``client_events_per_s``: :meth:`ctxstream.client.Client.append_many` from
+  :data:`AGENTS` agents at once, each appending its own session's events in calls of
+  :data:`CALL_EVENTS` and waiting for each call's offsets (one caller alone is bound by
+  the round trip, not by the client): each event checked by the projector's decoder,
+  then sent on an idempotent producer with ``acks=all``, timed until every offset is back;
+* ``raw_producer_events_per_s``: a plain aiokafka producer with the same settings sending
+  the very bytes the client built, timed the same way.
+
+The goal of issue #13: the client at least half as fast as the plain producer. The two
+run one after the other, plain producer first, and the ratio is what compares them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Final
+
+from aiokafka import AIOKafkaProducer
+
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from ctxstream.client import Client, event_record
+from schemas.event import event_to_json
+from schemas.kafka.settings import KafkaSettings
+from streams.topics import create_topics, delete_topics_of
+
+DEFAULT_EVENTS: Final = 20_000
+#: Events per append_many call, as an agent appends a turn's events at once.
+CALL_EVENTS: Final = 50
+#: Agents appending at once, one session each.
+AGENTS: Final = 32
+PRODUCER_ID: Final = "bench-append"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendBenchResult:
+    """Events per second of the client and of the plain producer, measured in one run."""
+
+    events: int
+    client_events_per_s: float
+    raw_producer_events_per_s: float
+
+    @property
+    def ratio(self) -> float:
+        """The client's rate over the plain producer's."""
+        return self.client_events_per_s / self.raw_producer_events_per_s
+
+    def write_json(self, path: Path) -> None:
+        """``{"events", "client_events_per_s", "raw_producer_events_per_s"}`` to `path`."""
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+
+async def _raw_seconds(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]]) -> float:
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=5
+    )
+    await producer.start()
+    try:
+        started = time.perf_counter()
+        deliveries = [await producer.send(topic, key=key, value=value) for key, value in records]
+        for delivery in deliveries:
+            await delivery
+        return time.perf_counter() - started
+    finally:
+        await producer.stop()
+
+
+async def _client_seconds(
+    settings: KafkaSettings, sessions: dict[str, list[dict[str, object]]]
+) -> float:
+    async with Client(settings=settings, producer_id=PRODUCER_ID) as client:
+
+        async def agent(session: str, events: list[dict[str, object]]) -> None:
+            for start in range(0, len(events), CALL_EVENTS):
+                await client.append_many(session, events[start : start + CALL_EVENTS])
+
+        # The client's start, as the raw producer's is: its first append reads the claims.
+        warm = next(iter(sessions.values()))[0]
+        await client.append(f"{next(iter(sessions))}-warm", warm)
+        started = time.perf_counter()
+        async with asyncio.TaskGroup() as group:
+            for session, events in sessions.items():
+                group.create_task(agent(session, events))
+        return time.perf_counter() - started
+
+
+async def run_append_bench(base: KafkaSettings, events: int = DEFAULT_EVENTS) -> AppendBenchResult:
+    """Measure both on fresh topics, which are deleted afterwards."""
+    per_agent = -(-events // AGENTS)
+    template = [event_to_json(record.envelope.event) for record in bench_session(per_agent)]
+    sessions = {f"{BENCH_SESSION}-{agent}": template for agent in range(AGENTS)}
+    records = [
+        event_record(session, payload, producer_id=PRODUCER_ID)
+        for session, payloads in sessions.items()
+        for payload in payloads
+    ]
+    raw = base.model_copy(update={"topic_prefix": f"bench-append-raw-{uuid.uuid4().hex[:8]}"})
+    client = base.model_copy(update={"topic_prefix": f"bench-append-{uuid.uuid4().hex[:8]}"})
+    await create_topics(raw)
+    await create_topics(client)
+    try:
+        raw_s = await _raw_seconds(base.kafka_bootstrap, raw.topic("events"), records)
+        client_s = await _client_seconds(client, sessions)
+    finally:
+        await delete_topics_of(raw)
+        await delete_topics_of(client)
+    sent = len(records)
+    return AppendBenchResult(
+        events=sent,
+        client_events_per_s=round(sent / client_s, 1),
+        raw_producer_events_per_s=round(sent / raw_s, 1),
+    )
+
+
+def report_text(result: AppendBenchResult) -> str:
+    """One line per figure, and the ratio."""
+    return (
+        f"client        {result.client_events_per_s:>12,.1f} events/s\n"
+        f"raw producer  {result.raw_producer_events_per_s:>12,.1f} events/s\n"
+        f"ratio         {result.ratio:>12.3f} (goal: at least 0.5)\n"
+    )

@@ -1,0 +1,445 @@
+"""``ctxstream bench compaction``: trigger-to-applied latency of compaction, end to end.
+
+One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``, on fresh topics
+(``bench-<hex>.*``, deleted afterwards):
+
+1. start the projector (``python -m ctxstream worker``, sliding window:
+   ``compaction_interval=3, overlap_size=1``) and the summarizer
+   (``python -m summarizer_worker``, extractive) as child processes;
+2. warm both up with a few sessions until a summary of theirs is applied;
+3. append the workload (:mod:`ctxstream.bench.figures`) one round
+   every ``--round-pause-s``, noting when each event's append began. With
+   ``--arrivals spread`` (the default) the round's sessions append their
+   invocations one after another, evenly spaced over the round, as
+   independent agents would; with ``--arrivals burst`` every session of the
+   round appends at the same instant (a stress case: the last trigger of a
+   burst waits for the whole burst to be folded). Meanwhile read
+   `compaction-requests` (which event decided each request) and
+   `projections` (when a snapshot first shows each request's summary as its
+   compaction boundary);
+4. once every request is applied and both workers have consumed everything,
+   count the committed summaries per request.
+
+The latency of a request runs from the start of the append of the event that
+decided it to the arrival here of the first snapshot showing its summary
+applied: it covers the projector's decision, the request, the summarizer's
+read, summary and transaction, and the projector applying the summary.
+
+``--engine`` picks the projector's engine (native by default).
+``--background-events-per-s N`` loads the same `events` topic with other
+sessions (the ingest benchmark's workload, tenants ``background*``) at N
+events per second from the first measured round to the last, paced in 10 ms
+steps; the figures name the engine and the background rate actually reached
+(events appended over the time they took).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from ctxstream.bench.figures import (
+    CompactionFigures,
+    bench_key,
+    compaction_figures,
+    percentile,
+    workload_rounds,
+)
+from ctxstream.bench.ingest_workload import workload
+from ctxstream.bench.processes import (
+    PROJECTOR,
+    SUMMARIZER,
+    projector_env,
+    start_worker,
+    stop_worker,
+    summarizer_env,
+)
+from ctxstream.topic_follower import follow
+from projections.compaction.summary_request import summary_request_id
+from schemas.codec import decode_compaction_request, decode_envelope, decode_projection_snapshot
+from schemas.codec import encode as encode_record
+from schemas.envelope import Envelope
+from schemas.errors import DecodeError
+from schemas.kafka.partitioning import session_partition
+from schemas.kafka.settings import KafkaSettings, TopicRole
+from schemas.keys import SessionKey
+from schemas.projection_snapshot import ProjectionSnapshot
+from streams.topics import create_topics, delete_topics_of
+
+logger = logging.getLogger(__name__)
+
+WARMUP_SESSIONS: Final = 4
+WARMUP_INVOCATIONS: Final = 5
+START_TIMEOUT_S: Final = 120.0  # both workers: interpreter, group joins, first summary
+POLL_S: Final = 0.05
+#: Bytes every summary event this pipeline appends carries (its request id's key).
+SUMMARY_MARK: Final = b'"compaction_request_id"'
+COMPACTION: Final = {"compaction_interval": 3, "overlap_size": 1}
+#: Sessions start up to this many rounds apart (the compaction interval), so
+#: their triggers spread over the rounds instead of all firing in one.
+STAGGER: Final = 3
+
+
+Arrivals = Literal["spread", "burst"]
+"""How the sessions of one round append their invocations."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionBenchConfig:
+    """What to run.
+
+    Attributes:
+        sessions: Sessions in the workload.
+        invocations: Invocations per session (one round each).
+        round_pause_s: Time from one round's start to the next's (burst: the
+            pause after a round's appends).
+        arrivals: How a round's sessions append: ``spread`` evenly over the
+            round, or ``burst`` all at once.
+        batch_within_s: The projector's batch window (``CTXSTREAM_BATCH_WITHIN_S``).
+        settle_timeout_s: How long to wait for the last summaries after the
+            last round; requests still unanswered then count as missing.
+        run_dir: Where the workers' logs and the projector's data go.
+    """
+
+    sessions: int = 30
+    invocations: int = 12
+    round_pause_s: float = 0.5
+    batch_within_s: float = 0.02
+    arrivals: Arrivals = "spread"
+    settle_timeout_s: float = 120.0
+    run_dir: Path = Path(".run/bench-compaction")
+    engine: Literal["native", "faust"] = "native"
+    background_events_per_s: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionBenchReport:
+    """The figures, with the engine and the background load the run had."""
+
+    figures: CompactionFigures
+    engine: str
+    background_events_per_s: float
+
+
+@dataclass(slots=True)
+class _Observed:
+    """What the observer has seen so far (times on this process's monotonic clock)."""
+
+    decided: dict[str, tuple[SessionKey, int]] = field(default_factory=dict)
+    requested_at: dict[str, float] = field(default_factory=dict)
+    summarized_at: dict[str, float] = field(default_factory=dict)
+    applied_at: dict[str, float] = field(default_factory=dict)
+    applied_keys: set[SessionKey] = field(default_factory=set)
+
+
+async def run_compaction_bench(
+    settings: KafkaSettings, config: CompactionBenchConfig
+) -> CompactionBenchReport:
+    """Run the benchmark once; its figures."""
+    prefix = f"bench-{uuid.uuid4().hex[:12]}"
+    deployment = settings.model_copy(update={"topic_prefix": prefix})
+    run_dir = config.run_dir / prefix
+    run_dir.mkdir(parents=True, exist_ok=True)
+    await create_topics(deployment)
+    projector = projector_env(
+        deployment,
+        data_dir=run_dir / "projector",
+        compaction=COMPACTION,
+        batch_within_s=config.batch_within_s,
+        engine=config.engine,
+    )
+    workers: list[asyncio.subprocess.Process] = []
+    try:
+        workers.append(await start_worker("projector", PROJECTOR, projector, run_dir))
+        summarizer = summarizer_env(deployment)
+        workers.append(await start_worker("summarizer", SUMMARIZER, summarizer, run_dir))
+        figures, background = await _measure(deployment, config)
+        return CompactionBenchReport(figures, config.engine, round(background, 1))
+    finally:
+        for worker in workers:
+            await stop_worker(worker)
+        await delete_topics_of(deployment)
+
+
+async def _measure(
+    settings: KafkaSettings, config: CompactionBenchConfig
+) -> tuple[CompactionFigures, float]:
+    """The figures, and the background rate reached (events per second)."""
+    observed = _Observed()
+    observer = asyncio.create_task(_observe(settings, observed))
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True
+    )
+    await producer.start()
+    try:
+        warmup = [bench_key(n, tenant="warmup") for n in range(WARMUP_SESSIONS)]
+        for envelopes in workload_rounds(warmup, WARMUP_INVOCATIONS):
+            await _append(producer, settings, envelopes)
+        await _until(lambda: bool(observed.applied_keys & set(warmup)), START_TIMEOUT_S, observer)
+        logger.info("bench compaction warmed up sessions=%d", len(warmup))
+        keys = [bench_key(n) for n in range(config.sessions)]
+        appended_at: dict[tuple[int, int], float] = {}
+        rounds = workload_rounds(keys, config.invocations, stagger=STAGGER)
+        load = BackgroundLoad(settings, config)
+        background = asyncio.create_task(load.run())
+        try:
+            for envelopes in rounds:
+                appended_at.update(await _append_round(producer, settings, envelopes, config))
+        finally:
+            load.stop.set()
+            await background
+    finally:
+        await producer.stop()
+    measured = set(keys)
+
+    def settled() -> bool:
+        ours = [rid for rid, (key, _) in observed.decided.items() if key in measured]
+        return all(rid in observed.applied_at for rid in ours)
+
+    with contextlib.suppress(TimeoutError):
+        await _until(settled, config.settle_timeout_s, observer)
+    await asyncio.sleep(1.0)  # a request decided by the last summaries, if any, shows up
+    with contextlib.suppress(TimeoutError):
+        await _until(settled, config.settle_timeout_s, observer)
+    observer.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await observer
+    triggered_at = {
+        rid: appended_at[session_partition(key.encode(), settings.events_partitions), offset]
+        for rid, (key, offset) in observed.decided.items()
+        if key in measured
+    }
+    committed = await _committed_summaries(settings)
+    _log_stages(triggered_at, observed)
+    return compaction_figures(triggered_at, observed.applied_at, committed), load.rate()
+
+
+class BackgroundLoad:
+    """Other sessions appended to `events` at a steady rate until :attr:`stop` is set."""
+
+    #: Seconds between two sends of the pacing loop.
+    STEP_S: Final = 0.01
+    #: Sessions the background workload is spread over.
+    SESSIONS: Final = 2_000
+
+    def __init__(self, settings: KafkaSettings, config: CompactionBenchConfig) -> None:
+        self._settings = settings
+        self._per_s = config.background_events_per_s
+        rounds_s = config.invocations * config.round_pause_s
+        self._planned = int(self._per_s * (rounds_s + 60.0))  # more than the rounds take
+        self.stop = asyncio.Event()
+        self.appended = 0
+        self.seconds = 0.0
+
+    def rate(self) -> float:
+        """Events appended per second while the load ran (0 without load)."""
+        return self.appended / self.seconds if self.seconds > 0 else 0.0
+
+    async def run(self) -> None:
+        """Append at the configured rate, paced every :attr:`STEP_S`, until stopped."""
+        if self._per_s <= 0:
+            return
+        records = workload(self._planned, self.SESSIONS, tenant_prefix="background")
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self._settings.kafka_bootstrap,
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=5,
+        )
+        await producer.start()
+        topic = self._settings.topic("events")
+        started = time.monotonic()
+        pending: list[asyncio.Future[Any]] = []
+        try:
+            while not self.stop.is_set():
+                due = int((time.monotonic() - started) * self._per_s) - self.appended
+                for key, value in itertools.islice(records, max(0, due)):
+                    pending.append(await producer.send(topic, key=key, value=value))
+                    self.appended += 1
+                await asyncio.sleep(self.STEP_S)
+            await asyncio.gather(*pending)
+        finally:
+            self.seconds = time.monotonic() - started
+            await producer.stop()
+        logger.info(
+            "bench compaction background appended=%d seconds=%.1f rate=%.0f",
+            self.appended,
+            self.seconds,
+            self.rate(),
+        )
+
+
+def _log_stages(triggered_at: Mapping[str, float], observed: _Observed) -> None:
+    """Where the time goes: deciding, summarizing (request to committed summary), applying."""
+    seen = [
+        rid
+        for rid in triggered_at
+        if rid in observed.applied_at
+        and rid in observed.summarized_at
+        and rid in observed.requested_at
+    ]
+    if not seen:
+        return
+    stages = {
+        "decide": [observed.requested_at[rid] - triggered_at[rid] for rid in seen],
+        "summarize": [observed.summarized_at[rid] - observed.requested_at[rid] for rid in seen],
+        "apply": [observed.applied_at[rid] - observed.summarized_at[rid] for rid in seen],
+    }
+    for stage, seconds in stages.items():
+        logger.info(
+            "bench compaction stage=%s p50_ms=%.1f p99_ms=%.1f",
+            stage,
+            percentile(seconds, 0.5) * 1000,
+            percentile(seconds, 0.99) * 1000,
+        )
+
+
+async def _append_round(
+    producer: AIOKafkaProducer,
+    settings: KafkaSettings,
+    envelopes: Sequence[Envelope],
+    config: CompactionBenchConfig,
+) -> dict[tuple[int, int], float]:
+    """Append one round as `config.arrivals` says; returns once the round's time is up."""
+    if config.arrivals == "burst":
+        burst = await _append(producer, settings, envelopes)
+        await asyncio.sleep(config.round_pause_s)
+        return burst
+    by_session: dict[SessionKey, list[Envelope]] = {}
+    for envelope in envelopes:
+        by_session.setdefault(envelope.session_key, []).append(envelope)
+    slot_s = config.round_pause_s / max(1, len(by_session))
+    start = time.monotonic()
+    appends = []
+    for number, invocation in enumerate(by_session.values()):
+        await asyncio.sleep(max(0.0, start + number * slot_s - time.monotonic()))
+        appends.append(asyncio.create_task(_append(producer, settings, invocation)))
+    appended: dict[tuple[int, int], float] = {}
+    for placed in await asyncio.gather(*appends):
+        appended.update(placed)
+    await asyncio.sleep(max(0.0, start + config.round_pause_s - time.monotonic()))
+    return appended
+
+
+async def _append(
+    producer: AIOKafkaProducer, settings: KafkaSettings, envelopes: Iterable[Envelope]
+) -> dict[tuple[int, int], float]:
+    """Append `envelopes`; when each append began, by (partition, offset)."""
+    topic = settings.topic("events")
+    began: list[float] = []
+    futures = []
+    for envelope in envelopes:
+        began.append(time.monotonic())
+        futures.append(
+            await producer.send(
+                topic, key=envelope.session_key.encode(), value=encode_record(envelope)
+            )
+        )
+    placed = await asyncio.gather(*futures)
+    return {(m.partition, m.offset): at for m, at in zip(placed, began, strict=True)}
+
+
+async def _observe(settings: KafkaSettings, observed: _Observed) -> None:
+    """Note each first-attempt request, its committed summary, the first snapshot applying it."""
+    roles: list[TopicRole] = ["compaction-requests", "projections", "events"]
+    async for batches in follow(settings, roles, fetch_max_wait_ms=20, poll_ms=100):
+        now = time.monotonic()
+        for tp, records in batches.items():
+            for record in records:
+                _note(observed, tp.topic, record.value, now, settings)
+
+
+def _note(
+    observed: _Observed, topic: str, value: bytes, now: float, settings: KafkaSettings
+) -> None:
+    try:
+        if topic == settings.topic("compaction-requests"):
+            request = decode_compaction_request(value)
+            if request.attempt == 1:
+                observed.decided.setdefault(
+                    request.request_id, (request.session_key, request.decided_at_offset)
+                )
+                observed.requested_at.setdefault(request.request_id, now)
+        elif topic == settings.topic("events"):
+            if SUMMARY_MARK in value:  # most events are not summaries: skip decoding them
+                request_id = summary_request_id(decode_envelope(value).event)
+                if request_id is not None:
+                    observed.summarized_at.setdefault(request_id, now)
+        else:
+            _note_snapshot(observed, decode_projection_snapshot(value), now)
+    except DecodeError:
+        return
+
+
+def _note_snapshot(observed: _Observed, snapshot: ProjectionSnapshot, now: float) -> None:
+    boundary = snapshot.boundary
+    if boundary is not None and boundary.request_id is not None:
+        observed.applied_at.setdefault(boundary.request_id, now)
+        observed.applied_keys.add(snapshot.session_key)
+
+
+async def _until(check: Any, timeout_s: float, observer: asyncio.Task[None]) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if observer.done():
+            observer.result()  # raises what stopped it
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not done after {timeout_s}s")
+        await asyncio.sleep(POLL_S)
+
+
+async def _committed_summaries(settings: KafkaSettings) -> Mapping[str, int]:
+    """Committed summary events per request id, read back from `events`."""
+    topic = settings.topic("events")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+    )
+    await consumer.start()
+    counts: Counter[str] = Counter()
+    try:
+        partitions = [TopicPartition(topic, p) for p in range(settings.events_partitions)]
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        ends = await consumer.end_offsets(partitions)
+        while any([await consumer.position(tp) < ends[tp] for tp in partitions]):
+            for records in (await consumer.getmany(timeout_ms=200)).values():
+                for record in records:
+                    request_id = summary_request_id(decode_envelope(record.value).event)
+                    if request_id is not None:
+                        counts[request_id] += 1
+    finally:
+        await consumer.stop()
+    return counts
+
+
+def report_json(report: CompactionBenchReport) -> str:
+    """The figures as JSON, with the engine and the background rate reached."""
+    shown: dict[str, Any] = {k: v for k, v in asdict(report.figures).items() if k != "requests"}
+    shown["engine"] = report.engine
+    shown["background_events_per_s"] = report.background_events_per_s
+    return json.dumps(shown, indent=2) + "\n"
+
+
+def report_text(report: CompactionBenchReport) -> str:
+    """One line of figures for the terminal."""
+    figures = report.figures
+    return (
+        f"engine={report.engine} background_events_per_s={report.background_events_per_s} "
+        f"requests={figures.requests} p50_ms={figures.p50_ms} p99_ms={figures.p99_ms} "
+        f"summaries_per_s={figures.summaries_per_s} duplicates={figures.duplicates} "
+        f"missing={figures.missing}\n"
+    )

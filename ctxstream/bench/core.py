@@ -1,0 +1,165 @@
+"""``ctxstream bench core``: time the pure core on synthetic sessions of growing length.
+
+For each size N the synthetic session of :mod:`ctxstream.bench.workload`
+(rolling summaries, so the visible context stays bounded) is folded into a
+projection, then three medians are measured with ``time.perf_counter``:
+
+* ``read_s``: reading the assembled context from the projection's
+  incremental view;
+* ``rebuild_s``: assembling the same context from the N raw records, with no
+  projection (what a stateless reader would pay);
+* ``apply_s``: applying one more event to the projection;
+* ``decide_s``: applying *and deciding* (:func:`projections.compaction.decision.step`,
+  sliding window ``compaction_interval=3, overlap_size=1``) the first event
+  after N that completes an invocation and makes the projector decide a
+  compaction request: the decision's cost where it is paid.
+
+Read and apply are sampled at every position of one summary cycle after N
+(the projection after N, N+1, ... events, and the event that follows each),
+so a size is not flattered or penalized by where its last summary falls.
+The goal: reading, applying and deciding at 50,000 events cost no more than
+twice what they cost at 100.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import json
+import logging
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Final
+
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from projections.compaction.config import CompactionConfig
+from projections.compaction.decision import step
+from projections.fold.projection import apply, context_contents, project
+from projections.fold.rebuild import rebuild_contents
+from schemas.logged_event import LoggedEvent
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SIZES: Final = (100, 1_000, 10_000, 50_000)
+DEFAULT_REPEATS: Final = 5
+# One summary cycle of the workload (4 invocations of about ten events, plus
+# the summary) and a little more.
+CYCLE_POSITIONS: Final = 48
+#: What the decision step is timed with: the third new invocation since a summary triggers.
+DECISION_CONFIG: Final = CompactionConfig(compaction_interval=3, overlap_size=1)
+
+
+@dataclass(frozen=True, slots=True)
+class CoreBenchResult:
+    """Median timings, in seconds, for one session length.
+
+    Attributes:
+        events: Events in the session.
+        read_s: Reading the context from the projection.
+        rebuild_s: Assembling the context from the raw records.
+        apply_s: Applying one more event.
+        decide_s: Applying and deciding the event that triggers the next compaction.
+    """
+
+    events: int
+    read_s: float
+    rebuild_s: float
+    apply_s: float
+    decide_s: float
+
+
+def _seconds(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def measure(events: int, *, repeats: int = DEFAULT_REPEATS) -> CoreBenchResult:
+    """The median timings of a synthetic session of `events` events."""
+    records = bench_session(events + CYCLE_POSITIONS)
+    projection = project(BENCH_SESSION, records[:events])
+    request = projection.view.request
+    reads: list[float] = []
+    applies: list[float] = []
+    gc.collect()
+    for record in records[events:]:
+        read = functools.partial(context_contents, projection)
+        one_more = functools.partial(apply, projection, record)
+        reads.extend(_seconds(read) for _ in range(repeats))
+        applies.extend(_seconds(one_more) for _ in range(repeats))
+        projection = apply(projection, record)
+    rebuild = functools.partial(rebuild_contents, records[:events], request)
+    rebuilds = [_seconds(rebuild) for _ in range(repeats)]
+    return CoreBenchResult(
+        events=events,
+        read_s=statistics.median(reads),
+        rebuild_s=statistics.median(rebuilds),
+        apply_s=statistics.median(applies),
+        decide_s=_decide_seconds(records, events, repeats),
+    )
+
+
+def _decide_seconds(records: Sequence[LoggedEvent], events: int, repeats: int) -> float:
+    """Median time of the decision step of the first record after `events` that emits a request.
+
+    Raises:
+        ValueError: No record of the sampled cycle triggers a compaction.
+    """
+    projection = project(BENCH_SESSION, records[:events])
+    for record in records[events:]:
+        if step(projection, record, DECISION_CONFIG).request is not None:
+            decide = functools.partial(step, projection, record, DECISION_CONFIG)
+            return statistics.median(_seconds(decide) for _ in range(repeats))
+        projection = apply(projection, record)
+    raise ValueError(f"no compaction decided within {len(records) - events} events of {events}")
+
+
+def run_core_bench(
+    sizes: Sequence[int] = DEFAULT_SIZES, *, repeats: int = DEFAULT_REPEATS
+) -> list[CoreBenchResult]:
+    """Measure every size, in the order given, after one discarded warm-up run."""
+    measure(min(sizes, default=0), repeats=1)  # first calls pay for imports and caches
+    results: list[CoreBenchResult] = []
+    for size in sizes:
+        result = measure(size, repeats=repeats)
+        logger.info(
+            "bench core events=%d read_s=%.6f rebuild_s=%.6f apply_s=%.6f",
+            result.events,
+            result.read_s,
+            result.rebuild_s,
+            result.apply_s,
+        )
+        results.append(result)
+    return results
+
+
+def report_json(results: Sequence[CoreBenchResult]) -> str:
+    """``{"results": [{"events": N, "read_s", "rebuild_s", "apply_s", "decide_s"}, ...]}``."""
+    return json.dumps({"results": [asdict(result) for result in results]}, indent=2) + "\n"
+
+
+def write_report(results: Sequence[CoreBenchResult], path: Path) -> None:
+    """Write :func:`report_json` to `path`."""
+    path.write_text(report_json(results), encoding="utf-8")
+
+
+def report_table(results: Sequence[CoreBenchResult]) -> str:
+    """A plain-text table of the results, with read and apply relative to the smallest size."""
+    lines = [
+        f"{'events':>8}  {'read_s':>10}  {'rebuild_s':>10}  {'apply_s':>10}  {'decide_s':>10}  "
+        f"{'read x':>7}  {'apply x':>7}  {'decide x':>8}"
+    ]
+    base = results[0] if results else None
+    for result in results:
+        read_ratio = result.read_s / base.read_s if base and base.read_s else 0.0
+        apply_ratio = result.apply_s / base.apply_s if base and base.apply_s else 0.0
+        decide_ratio = result.decide_s / base.decide_s if base and base.decide_s else 0.0
+        lines.append(
+            f"{result.events:>8}  {result.read_s:>10.6f}  {result.rebuild_s:>10.6f}  "
+            f"{result.apply_s:>10.6f}  {result.decide_s:>10.6f}  {read_ratio:>7.2f}  "
+            f"{apply_ratio:>7.2f}  {decide_ratio:>8.2f}"
+        )
+    return "\n".join(lines) + "\n"

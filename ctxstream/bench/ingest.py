@@ -1,0 +1,340 @@
+"""``ctxstream bench ingest``: the projector's throughput against a plain consumer's.
+
+One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``:
+
+1. produce the workload to fresh topics (``bench-<hex>.*``): ``--sessions``
+   sessions of realistic ADK events (:mod:`ctxstream.bench.ingest_workload`, copies
+   of the sessions of :mod:`ctxstream.bench.workload`: invocations of
+   about ten events with tool calls, token usage, state deltas and rolling
+   summaries), interleaved one invocation burst at a time
+   as concurrent agents would write them, with aiokafka (acks=all,
+   idempotent, lingering, large batches);
+2. read and decode the topic with a plain aiokafka consumer:
+   ``raw_events_per_s``, from its first record to its last;
+3. run faust's floor: an agent configured as the projector's (same app
+   settings, ``take_events`` with the same batch size and window) that does
+   nothing with its batches, until its committed offsets equal the end
+   offsets: ``faust_floor_events_per_s``, the most any projector on faust
+   can fold here, and ``faust_floor_ratio``, that over raw;
+4. run the projector on each engine in turn (``native``, then ``faust``), in
+   this process (garbage-collector thresholds as the worker sets them), each
+   with a group and state of its own, from empty state until its committed
+   offsets equal the end offsets: an engine's ``events_per_s`` is the events
+   divided by the time from its first batch to that moment, its ``ratio``
+   that over raw; ``native_over_faust`` compares the two.
+
+Every rate leaves out the fixed start-up (group join, changelog creation), so
+they compare per-event costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import gc
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
+
+from ctxstream.bench.ingest_workload import workload
+from schemas.codec import decode_envelope
+from streams.faust_engine.projector import build_projector, projector_app, raw_topic
+from streams.native_engine.engine import NativeProjector
+from streams.projector_settings import ProjectorSettings
+from streams.topics import create_topics
+
+logger = logging.getLogger(__name__)
+
+CATCH_UP_TIMEOUT_S: Final = 3_600.0
+POLL_INTERVAL_S: Final = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class IngestBenchConfig:
+    """What to measure.
+
+    Attributes:
+        events: Events in the workload.
+        sessions: Sessions they are spread over.
+        profile: Where to write a cProfile of the projector run, if anywhere.
+    """
+
+    events: int = 200_000
+    sessions: int = 2_000
+    profile: str | None = None
+
+
+#: The engines the benchmark times, in the order it runs them.
+ENGINES: Final = ("native", "faust")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineFigures:
+    """One engine's run."""
+
+    events_per_s: float
+    seconds: float
+    ratio: float
+
+
+@dataclass(frozen=True, slots=True)
+class IngestBenchResult:
+    """The figures of one run."""
+
+    raw_events_per_s: float
+    engines: dict[str, EngineFigures]
+    native_over_faust: float
+    faust_floor_events_per_s: float
+    faust_floor_ratio: float
+    events: int
+    sessions: int
+    raw_seconds: float
+    faust_floor_seconds: float
+    store: str
+    batch_size: int
+
+    def write_json(self, path: Path) -> None:
+        """Write the figures to `path` as JSON."""
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+
+async def produce_workload(settings: ProjectorSettings, config: IngestBenchConfig) -> int:
+    """Produce the workload to the settings' `events` topic; returns how many records."""
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=20,
+        max_batch_size=256 * 1024,
+    )
+    await producer.start()
+    topic = settings.topic("events")
+    count = 0
+    try:
+        pending = []
+        for key, value in workload(config.events, config.sessions):
+            pending.append(await producer.send(topic, key=key, value=value))
+            count += 1
+        await producer.flush()
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+    return count
+
+
+async def end_offsets(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
+    """The end offset of every partition of `topic`."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await consumer.start()
+    await asyncio.sleep(0)  # see tests: stopping before the first step re-raises
+    try:
+        consumer.subscribe([topic])
+        partitions = consumer.partitions_for_topic(topic)
+        while not partitions:
+            await asyncio.sleep(POLL_INTERVAL_S)  # metadata arrives with the next refresh
+            partitions = consumer.partitions_for_topic(topic)
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        return dict(await consumer.end_offsets(tps))
+    finally:
+        await consumer.stop()
+
+
+async def _committed(admin: AIOKafkaAdminClient, group: str) -> dict[TopicPartition, int]:
+    try:
+        offsets = await admin.list_consumer_group_offsets(group)
+    except (GroupCoordinatorNotAvailableError, CoordinatorLoadInProgressError):
+        return {}
+    return {tp: meta.offset for tp, meta in offsets.items()}
+
+
+async def _seconds_to_catch_up(
+    settings: ProjectorSettings,
+    app: Any,
+    group: str,
+    ends: dict[TopicPartition, int],
+    first_batch_at: Callable[[], float | None],
+) -> float:
+    """Start `app`, wait until `group` committed every end offset, stop it.
+
+    Seconds from its first batch (``first_batch_at()``) to that moment.
+    """
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    await app.start()
+    try:
+        deadline = time.monotonic() + CATCH_UP_TIMEOUT_S
+        while True:
+            committed = await _committed(admin, group)
+            if all(committed.get(tp, -1) >= end for tp, end in ends.items() if end):
+                done = time.monotonic()
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{group} did not catch up")
+            await asyncio.sleep(POLL_INTERVAL_S)
+    finally:
+        await app.stop()
+        await admin.close()
+    first = first_batch_at()
+    if first is None:
+        raise RuntimeError(f"{group} processed no batch")
+    return done - first
+
+
+async def time_projector(
+    settings: ProjectorSettings, ends: dict[TopicPartition, int], profile: str | None
+) -> float:
+    """Seconds from the first batch of `settings`' engine to its committing every end offset."""
+    profiler = cProfile.Profile() if profile else None
+    if profiler is not None:
+        profiler.enable()
+    try:
+        if settings.engine == "native":
+            engine = NativeProjector(settings)
+            metrics = engine.metrics
+            return await _seconds_to_catch_up(
+                settings, engine, settings.app_id, ends, lambda: engine.first_batch_at
+            )
+        projector = build_projector(settings)
+        metrics = projector.metrics
+        return await _seconds_to_catch_up(
+            settings, projector.app, settings.app_id, ends, lambda: projector.shell.first_batch_at
+        )
+    finally:
+        if profiler is not None and profile:
+            profiler.disable()
+            profiler.dump_stats(profile)
+        logger.info(
+            "bench ingest engine=%s batches_seconds=%s",
+            settings.engine,
+            metrics.registry.get_sample_value("ctxstream_projector_batch_seconds_sum"),
+        )
+
+
+async def time_faust_floor(settings: ProjectorSettings, ends: dict[TopicPartition, int]) -> float:
+    """Seconds an empty agent on the projector's faust setup takes to commit every end offset.
+
+    The agent takes the `events` topic in batches as the projector's does and
+    drops them: what remains is faust's own cost per record (fetching,
+    queueing, acking, committing), which no projector on faust can go below.
+    """
+    group = f"{settings.app_id}-floor"
+    app = projector_app(settings, group)
+    first: list[float] = []
+
+    @app.agent(raw_topic(app, settings, "events"), concurrency=1, name="floor")
+    async def floor(stream: Any) -> None:
+        async for _batch in stream.take_events(settings.batch_size, within=settings.batch_within_s):
+            if not first:
+                first.append(time.monotonic())
+
+    return await _seconds_to_catch_up(
+        settings, app, group, ends, lambda: first[0] if first else None
+    )
+
+
+async def time_raw_consumer(bootstrap: str, ends: dict[TopicPartition, int]) -> float:
+    """Seconds a plain aiokafka consumer takes to read and decode every record."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=4 * 1024 * 1024,
+    )
+    await consumer.start()
+    await asyncio.sleep(0)
+    try:
+        tps = list(ends)
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        remaining = sum(ends.values())
+        first: float | None = None
+        while remaining > 0:
+            batch = await consumer.getmany(timeout_ms=1_000, max_records=10_000)
+            for records in batch.values():
+                if first is None and records:
+                    first = time.monotonic()
+                for record in records:
+                    decode_envelope(record.value, record_key=record.key)
+                remaining -= len(records)
+        if first is None:
+            raise RuntimeError("the consumer read nothing")
+        return time.monotonic() - first
+    finally:
+        await consumer.stop()
+
+
+async def run_ingest_bench(
+    config: IngestBenchConfig, base: ProjectorSettings | None = None
+) -> IngestBenchResult:
+    """Produce the workload, then time the projector and the plain consumer on it."""
+    prefix = f"bench-{uuid.uuid4().hex[:12]}"
+    settings = (base or ProjectorSettings()).model_copy(
+        update={
+            "topic_prefix": prefix,
+            "app_id": f"{prefix}-projector",
+            "data_dir": Path(".run") / prefix,
+            "metrics_port": 0,
+        }
+    )
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    await create_topics(settings)
+    count = await produce_workload(settings, config)
+    events_topic = settings.topic("events")
+    ends = await end_offsets(settings.kafka_bootstrap, events_topic)
+    logger.info("bench ingest produced=%d topic=%s", count, events_topic)
+    settings.tune_gc()  # as the worker does; the raw consumer runs first, on a small heap
+    raw_s = await time_raw_consumer(settings.kafka_bootstrap, ends)
+    floor_s = await time_faust_floor(settings, ends)
+    raw_rate, floor_rate = count / raw_s, count / floor_s
+    engines: dict[str, EngineFigures] = {}
+    rates: dict[str, float] = {}
+    for engine in ENGINES:
+        engine_settings = settings.model_copy(
+            update={
+                "engine": engine,
+                "app_id": f"{prefix}-{engine}",
+                "data_dir": settings.data_dir / engine,
+            }
+        )
+        profile = f"{config.profile}.{engine}" if config.profile else None
+        # The previous engine's sessions are cyclic garbage the worker's high thresholds
+        # would keep: each engine starts on the same heap as the first.
+        gc.collect()
+        seconds = await time_projector(engine_settings, ends, profile)
+        rate = rates[engine] = count / seconds
+        engines[engine] = EngineFigures(
+            events_per_s=round(rate, 1), seconds=round(seconds, 3), ratio=round(rate / raw_rate, 3)
+        )
+    return IngestBenchResult(
+        raw_events_per_s=round(raw_rate, 1),
+        engines=engines,
+        native_over_faust=round(rates["native"] / rates["faust"], 3),
+        faust_floor_events_per_s=round(floor_rate, 1),
+        faust_floor_ratio=round(floor_rate / raw_rate, 3),
+        events=count,
+        sessions=config.sessions,
+        raw_seconds=round(raw_s, 3),
+        faust_floor_seconds=round(floor_s, 3),
+        store=settings.table_store,
+        batch_size=settings.batch_size,
+    )
+
+
+def report_text(result: IngestBenchResult) -> str:
+    """Raw, each engine's rate and ratio, native over faust, then faust's floor, one per line."""
+    lines = [f"raw_events_per_s {result.raw_events_per_s}"]
+    for engine, figures in result.engines.items():
+        lines.append(f"{engine}_events_per_s {figures.events_per_s}")
+        lines.append(f"{engine}_ratio {figures.ratio}")
+    lines.append(f"native_over_faust {result.native_over_faust}")
+    lines.append(f"faust_floor_events_per_s {result.faust_floor_events_per_s}")
+    lines.append(f"faust_floor_ratio {result.faust_floor_ratio}")
+    return "".join(f"{line}\n" for line in lines)

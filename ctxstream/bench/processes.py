@@ -1,0 +1,91 @@
+"""The pipeline's two workers as child processes: their settings, start and stop.
+
+The benchmark and the demo run the projector (``python -m ctxstream worker``)
+and the summarizer (``python -m summarizer_worker``) as the deployment does:
+separate processes configured by ``CTXSTREAM_*`` variables, each logging to
+a file of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from schemas.kafka.settings import KafkaSettings
+
+logger = logging.getLogger(__name__)
+
+STOP_TIMEOUT_S: Final = 30.0
+PROJECTOR: Final = ["ctxstream", "worker"]
+SUMMARIZER: Final = ["summarizer_worker"]
+
+
+def kafka_env(settings: KafkaSettings) -> dict[str, str]:
+    """The variables that point a worker at `settings`' cluster and topics."""
+    return {
+        "CTXSTREAM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
+        "CTXSTREAM_TOPIC_PREFIX": settings.topic_prefix,
+        "CTXSTREAM_EVENTS_PARTITIONS": str(settings.events_partitions),
+        "CTXSTREAM_PARTITIONS": str(settings.partitions),
+    }
+
+
+def projector_env(
+    settings: KafkaSettings,
+    *,
+    data_dir: Path,
+    compaction: Mapping[str, Any],
+    batch_within_s: float,
+    engine: str = "native",
+) -> dict[str, str]:
+    """A projector of `settings`' deployment on `engine`, its group named after the topic prefix."""
+    return {
+        **kafka_env(settings),
+        "CTXSTREAM_ENGINE": engine,
+        "CTXSTREAM_APP_ID": f"{settings.topic_prefix}-projector",
+        "CTXSTREAM_DATA_DIR": str(data_dir),
+        "CTXSTREAM_METRICS_PORT": "0",
+        "CTXSTREAM_BATCH_WITHIN_S": str(batch_within_s),
+        "CTXSTREAM_COMPACTION": json.dumps(dict(compaction)),
+    }
+
+
+def summarizer_env(settings: KafkaSettings) -> dict[str, str]:
+    """A summarizer of `settings`' deployment with the deterministic extractive backend."""
+    return {
+        **kafka_env(settings),
+        "CTXSTREAM_SUMMARIZER_GROUP_ID": f"{settings.topic_prefix}-summarizer",
+        "CTXSTREAM_SUMMARIZER": "extractive",
+    }
+
+
+async def start_worker(
+    name: str, module: list[str], env: Mapping[str, str], run_dir: Path
+) -> asyncio.subprocess.Process:
+    """``python -m <module...>`` with `env`, logging to ``<run_dir>/<name>.log``."""
+    # Only this run's settings: CTXSTREAM_* variables of the caller do not leak in.
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("CTXSTREAM_")}
+    with (run_dir / f"{name}.log").open("ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", *module, env={**inherited, **env}, stdout=log, stderr=log
+        )
+    logger.info("started worker=%s pid=%d", name, process.pid)
+    return process
+
+
+async def stop_worker(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM, then SIGKILL after :data:`STOP_TIMEOUT_S`."""
+    if process.returncode is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
+        except TimeoutError:
+            process.kill()
+            await process.wait()

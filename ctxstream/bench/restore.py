@@ -1,0 +1,185 @@
+"""``ctxstream bench restore``: what it costs a fresh worker to take a session over.
+
+For each size N, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``, on fresh
+topics (``bench-<hex>.*``, one `events` partition, deleted afterwards):
+
+1. append the first N records of the core benchmark's synthetic session
+   (:mod:`ctxstream.bench.workload`: tool calls, state deltas, a rolling
+   summary every few invocations, so compaction is on and the visible context
+   stays bounded) and let a native engine fold them, then stop it;
+2. start a fresh native engine with an empty local store, so its state comes
+   from the changelog alone, wait until it owns the partition, then append
+   the session's next record and wait until the engine has folded and
+   committed it.
+
+``restore_s`` is the changelog restore plus that first fold (the session's
+projection is rebuilt on its first touch), ``state_bytes`` the bytes of the
+table entries the engine holds for the session (keys and values),
+``dead_letters`` the records the first engine refused (none, unless a bound
+was reached: the figures then describe a shorter session). The goal
+(the engine issue): both at 50,000 events within 2x of the same at 100.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Final
+
+from aiokafka import AIOKafkaProducer
+
+from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from schemas.codec import encode
+from schemas.kafka.settings import KafkaSettings
+from streams.native_engine.engine import NativeProjector
+from streams.projector_settings import ProjectorSettings
+from streams.topics import create_topics, delete_topics_of
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SIZES: Final = (100, 1_000, 10_000, 50_000)
+TIMEOUT_S: Final = 600.0
+POLL_S: Final = 0.01
+#: The per-session and cache bounds of the benchmark's workers: 16 GiB.
+BENCH_SESSION_MAX_BYTES: Final = 16 * 1024**3
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreBenchResult:
+    """One size's figures."""
+
+    events: int
+    restore_s: float
+    changelog_s: float
+    first_fold_s: float
+    state_bytes: int
+    dead_letters: int
+
+
+async def _append(settings: KafkaSettings, records: Sequence[bytes]) -> None:
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True
+    )
+    await producer.start()
+    try:
+        sent = [
+            await producer.send(settings.topic("events"), key=BENCH_SESSION.encode(), value=value)
+            for value in records
+        ]
+        await asyncio.gather(*sent)
+    finally:
+        await producer.stop()
+
+
+async def _until(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"bench restore: timed out waiting for {what}")
+        await asyncio.sleep(POLL_S)
+
+
+async def measure(base: ProjectorSettings, events: int, run_dir: Path) -> RestoreBenchResult:
+    """Build a session of `events` records with one engine, then time a fresh one's takeover."""
+    prefix = f"bench-{uuid.uuid4().hex[:12]}"
+    settings = base.model_copy(
+        update={
+            "engine": "native",
+            "store": "rocksdb",
+            "topic_prefix": prefix,
+            "app_id": f"{prefix}-projector",
+            "events_partitions": 1,
+            "metrics_port": 0,
+            "data_dir": run_dir / prefix / "first",
+            # Every record of the session is kept today (about 5 KB each in memory): the
+            # largest size must not reach the per-session bound, or its tail is refused.
+            "session_max_bytes": BENCH_SESSION_MAX_BYTES,
+            "session_cache_bytes": BENCH_SESSION_MAX_BYTES,
+        }
+    )
+    await create_topics(settings)
+    try:
+        records = [encode(record.envelope) for record in bench_session(events + 1)]
+        await _append(settings, records[:events])
+        first = NativeProjector(settings)
+        await first.start()
+        try:
+            await _until(lambda: _handled(first) >= events, "the first fold")
+            refused = int(
+                first.metrics.registry.get_sample_value("ctxstream_projector_dead_letters_total")
+                or 0
+            )
+        finally:
+            await first.stop()
+
+        fresh = NativeProjector(settings.model_copy(update={"data_dir": run_dir / prefix / "b"}))
+        await fresh.start()
+        try:
+            await _until(lambda: 0 in fresh.owned(), "the restore")
+            changelog_s = fresh.restored[0].seconds
+            entries = fresh.table_entries()[0]
+            appended_at = time.monotonic()
+            await _append(settings, records[events:])
+            await _until(
+                lambda: (fresh.last_batch_at or 0.0) > appended_at, "the first fold after it"
+            )
+            first_fold_s = (fresh.last_batch_at or appended_at) - appended_at
+        finally:
+            await fresh.stop()
+    finally:
+        await delete_topics_of(settings)
+    return RestoreBenchResult(
+        events=events,
+        restore_s=round(changelog_s + first_fold_s, 4),
+        changelog_s=round(changelog_s, 4),
+        first_fold_s=round(first_fold_s, 4),
+        state_bytes=sum(len(key) + len(value) for key, value in entries.items()),
+        dead_letters=refused,
+    )
+
+
+def _handled(engine: NativeProjector) -> float:
+    """Records the engine has folded or dead-lettered (its metrics)."""
+    registry = engine.metrics.registry
+    applied = registry.get_sample_value("ctxstream_projector_events_applied_total") or 0.0
+    refused = registry.get_sample_value("ctxstream_projector_dead_letters_total") or 0.0
+    return applied + refused
+
+
+async def run_restore_bench(
+    base: ProjectorSettings, sizes: Sequence[int] = DEFAULT_SIZES, run_dir: Path | None = None
+) -> list[RestoreBenchResult]:
+    """Measure every size in the order given."""
+    folder = run_dir or Path(".run") / "bench-restore"
+    results = []
+    for size in sizes:
+        result = await measure(base, size, folder)
+        logger.info("bench restore %s", result)
+        results.append(result)
+    return results
+
+
+def report_json(results: Sequence[RestoreBenchResult]) -> str:
+    """``{"results": [{"events": N, "restore_s": ..., "state_bytes": ..., ...}, ...]}``."""
+    return json.dumps({"results": [asdict(result) for result in results]}, indent=2) + "\n"
+
+
+def report_text(results: Sequence[RestoreBenchResult]) -> str:
+    """One line per size, with restore time and state relative to the smallest size."""
+    if not results:
+        return ""
+    base = results[0]
+    lines = ["events restore_s changelog_s first_fold_s state_bytes restore_x state_x"]
+    lines.extend(
+        f"{result.events} {result.restore_s} {result.changelog_s} {result.first_fold_s} "
+        f"{result.state_bytes} {result.restore_s / max(base.restore_s, 1e-9):.2f} "
+        f"{result.state_bytes / max(base.state_bytes, 1):.2f}"
+        for result in results
+    )
+    return "".join(f"{line}\n" for line in lines)

@@ -1,0 +1,245 @@
+"""Proofs that no compaction window can pass the size gate yet. Pure: no I/O, no clock.
+
+Once a trigger is armed (``compaction_interval`` new invocations; prompt
+tokens at the threshold, or no count since the newest summary, when the
+characters/4 estimate decides), ADK selects a window on every later hook,
+after every invocation and before every model call; when the window is not
+worth compacting (reference §3.5), nothing happens and the next hook selects
+again, O(history) each time. The projector remembers instead
+*why nothing can pass* and what would have to change first, so an armed but
+quiet trigger costs O(1) per event.
+
+The gate passes a window ``W`` only if ``removable(min ts W, max ts W) >
+previous summary size`` (:func:`~projections.compaction.size_gate.removable_size`), and
+removable only grows as the range widens. So if every window a trigger can
+still choose starts at or after a *floor* timestamp, then
+``removable(floor, +inf)`` bounds them all, and while it stays at or below
+the previous summary's size no window passes. A :class:`GateBound` keeps the
+floor and the *budget*: the previous summary size minus that bound.
+
+What keeps a bound true as events are appended (each case is exact, never a
+guess):
+
+* a raw unscoped event adds at most its own size to the removable sum at any
+  range, so it spends that much budget (content-less events spend nothing);
+  the masking, the survivors and the previous summary are those of the
+  summaries, which did not change;
+* a scoped event is invisible to both triggers (after an invocation they
+  read unscoped events only, and the projector checks only unscoped model
+  calls): nothing changes;
+* a summary or a rewind changes the masking, the bar and which invocations
+  are new: the memo is dropped, the next armed hook selects again.
+
+Floors:
+
+* **token threshold**: the same for every hook that checks it (the agent a
+  pre-request check reads counts of changes the count, not the window): its
+  candidates are the raw events after the latest summary's end, and its seed
+  is stamped with that summary's start, so every window starts at or after
+  ``min(start, end)`` of the latest summary (after 0.0 without one),
+  whatever is appended;
+* **sliding window**: a window is a slice of the live list starting at the
+  first event of the invocation ``overlap_size`` places before the first new
+  one. Appending events only adds new invocations after the existing ones,
+  so the slice can never start earlier, unless an old invocation becomes new
+  again (a late event after the previous end) or an invocation whose id the
+  log already holds (on a summary, a scoped or a rewound event) starts, whose
+  first position may lie before: either drops the bound. The floor is the
+  lowest timestamp of the raw events from that start on; an appended event
+  below it (a late timestamp) drops the bound too.
+
+Example: ``compaction_interval=2``, invocations of state-only events, no
+summary. Every window removes ``0 - 27`` characters, the bar is 0, so both
+bounds hold with a budget of 27: the memo holds until more than 27 characters
+of content arrive, however many content-less invocations come.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+
+from projections.compaction.config import CompactionConfig
+from projections.compaction.masking import is_summary, summary_range, surviving_summary_positions
+from projections.compaction.size_gate import EventSizes, previous_summary_size, removable_size
+from projections.compaction.sliding_window import previous_sliding_end
+from projections.fold.invocations import InvocationCounts
+from schemas.event import Event
+
+
+@dataclass(frozen=True, slots=True)
+class GateBound:
+    """No window of one trigger can pass the size gate while this holds.
+
+    Attributes:
+        floor: Every window the trigger can choose starts at or after this
+            timestamp.
+        budget: Characters of content that may still be appended before a
+            window could pass (never negative: a bound that runs out is dropped).
+    """
+
+    floor: float
+    budget: int
+
+
+@dataclass(frozen=True, slots=True)
+class GateMemo:
+    """What a projection remembers about windows found not worth compacting.
+
+    Attributes:
+        token: The bound for token-threshold windows, None when none holds.
+        sliding: The bound for sliding-window windows, None when none holds.
+        overlap_size: The ``overlap_size`` the sliding bound was computed for.
+    """
+
+    token: GateBound | None
+    sliding: GateBound | None
+    overlap_size: int | None
+
+
+def gate_memo(
+    live: Sequence[Event], sizes: EventSizes, config: CompactionConfig
+) -> GateMemo | None:
+    """The bounds that hold for the session whose unscoped live events are `live`.
+
+    O(live events). Only the configured triggers get a bound; None when
+    neither holds.
+
+    Args:
+        live: The live (rewinds applied) unscoped events, stream order: what
+            both triggers read after an invocation.
+        sizes: What each event of `live` adds to a request.
+        config: The app's compaction config.
+    """
+    survivors = surviving_summary_positions(live)
+    bar = previous_summary_size(live, sizes, survivors)
+    token = None
+    if config.has_token_threshold:
+        token = _bound(live, _token_floor(live, survivors), bar, sizes)
+    sliding = None
+    if config.overlap_size is not None and config.has_sliding_window:
+        sliding = _bound(live, _sliding_floor(live, config.overlap_size), bar, sizes)
+    if token is None and sliding is None:
+        return None
+    return GateMemo(token, sliding, config.overlap_size)
+
+
+def _bound(
+    live: Sequence[Event], floor: float | None, bar: int, sizes: EventSizes
+) -> GateBound | None:
+    if floor is None:
+        return None
+    budget = bar - removable_size(live, floor, math.inf, sizes)
+    return GateBound(floor, budget) if budget >= 0 else None
+
+
+def _token_floor(live: Sequence[Event], survivors: list[int]) -> float | None:
+    """Lowest start of a token window: candidates follow the latest summary, the seed its start."""
+    if not survivors:
+        return 0.0  # candidates are the raw events after 0.0
+    start, end = summary_range(live[survivors[-1]])
+    if math.isnan(start) or math.isnan(end):
+        return None
+    return min(start, end)
+
+
+def _sliding_floor(live: Sequence[Event], overlap_size: int) -> float | None:
+    """Lowest timestamp of the raw events a sliding window can still reach, None if NaN.
+
+    Mirrors :func:`~projections.compaction.sliding_window.select_sliding_window`: the
+    first new invocation (or the next one to come, when none is new), the
+    invocation `overlap_size` places before it, and the lowest first position
+    of that one and every later one.
+    """
+    previous_end = previous_sliding_end(live)
+    latest: dict[str, float] = {}  # insertion order = order of first appearance
+    first: dict[str, int] = {}
+    for position, event in enumerate(live):
+        invocation = event.invocation_id
+        first.setdefault(invocation, position)
+        if not invocation or is_summary(event):
+            continue
+        latest[invocation] = max(latest.get(invocation, 0.0), event.timestamp)
+    order = list(latest)
+    first_new = next(
+        (index for index, invocation in enumerate(order) if latest[invocation] > previous_end),
+        len(order),
+    )
+    reachable = order[max(0, first_new - overlap_size) :]
+    start = min((first[invocation] for invocation in reachable), default=len(live))
+    floor = math.inf
+    for event in live[start:]:
+        if is_summary(event):
+            continue
+        if math.isnan(event.timestamp):
+            return None
+        floor = min(floor, event.timestamp)
+    return floor
+
+
+def after_live_event(
+    memo: GateMemo | None,
+    event: Event,
+    size: int,
+    before: InvocationCounts,
+    after: InvocationCounts,
+    seen_invocations: Container[str],
+) -> GateMemo | None:
+    """`memo` after `event` joined the live events. O(1).
+
+    Args:
+        memo: The memo before the event.
+        event: The event appended to the live list.
+        size: What `event` adds to a request.
+        before: The invocation counts before the event.
+        after: The invocation counts after it.
+        seen_invocations: Every invocation id the log held before the event.
+    """
+    if memo is None:
+        return None
+    if is_summary(event) or event.actions.rewind_before_invocation_id:
+        return None
+    if event.isolation_scope is not None:
+        return memo
+    timestamp = event.timestamp
+    token = memo.token
+    if token is not None and not timestamp < token.floor:  # below the floor: never reached
+        token = _spent(token, size)
+    sliding = memo.sliding
+    if sliding is not None:
+        if not timestamp >= sliding.floor or _moves_start(  # NaN: not above the floor
+            event.invocation_id, before, after, seen_invocations
+        ):
+            sliding = None
+        else:
+            sliding = _spent(sliding, size)
+    if token is None and sliding is None:
+        return None
+    if token is memo.token and sliding is memo.sliding:
+        return memo
+    return GateMemo(token, sliding, memo.overlap_size)
+
+
+def _spent(bound: GateBound, size: int) -> GateBound | None:
+    if not size:
+        return bound
+    budget = bound.budget - size
+    return GateBound(bound.floor, budget) if budget >= 0 else None
+
+
+def _moves_start(
+    invocation: str,
+    before: InvocationCounts,
+    after: InvocationCounts,
+    seen_invocations: Container[str],
+) -> bool:
+    """Whether an event of `invocation` may move a sliding window's start earlier."""
+    if not invocation:
+        return False  # not an invocation
+    if invocation not in before.latest_timestamps:
+        # A new invocation comes after the others, unless the log already
+        # holds its id (a summary's, a scoped or a rewound event's) earlier.
+        return invocation in seen_invocations
+    # An old invocation that becomes new again may come before the first new one.
+    return invocation not in before.new_invocations and invocation in after.new_invocations

@@ -1,0 +1,91 @@
+"""The live summaries a projection tracks: the compaction boundary and applied requests.
+
+Pure: no I/O, no clock. The *boundary* is the latest surviving summary of
+the live, unscoped events (reference §3.2: the last one, in stream order,
+whose range no other summary contains), the one the token trigger rolls
+forward. The *applied requests* are the compaction request ids carried by
+live summaries (:mod:`projections.compaction.summary_request`): a summary naming one of
+them is a duplicate, which the fold ignores.
+
+A rewind that annuls a summary also frees its request id, so the same window,
+decided again over the events the rewind brought back, can be summarized
+again; a full rebuild decides the same way (:mod:`projections.fold.rebuild`).
+
+Memory: the surviving summaries (one per rolling chain; sliding-window
+summaries accumulate, as in ADK, reference §4.2) and one entry per live
+summary that names a request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pyrsistent import PMap, PVector, pmap, pvector
+
+from projections.compaction.masking import is_summary, surviving_summary_positions
+from projections.compaction.summary_request import summary_request_id
+from schemas.keys import Offset
+from schemas.logged_event import LoggedEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryLedger:
+    """Surviving unscoped summaries and the requests live summaries answer.
+
+    Attributes:
+        survivors: Unscoped live summaries whose range no other unscoped live
+            summary contains, stream order.
+        request_ids: Compaction request id -> offset of the live summary (any
+            scope) that answers it.
+    """
+
+    survivors: PVector[LoggedEvent] = field(default_factory=pvector)
+    request_ids: PMap[str, Offset] = field(default_factory=pmap)
+
+    @property
+    def boundary(self) -> LoggedEvent | None:
+        """The latest surviving unscoped summary, None when there is none."""
+        return self.survivors[-1] if self.survivors else None
+
+    def answers(self, request_id: str) -> bool:
+        """Whether a live summary already answers `request_id`."""
+        return request_id in self.request_ids
+
+
+def is_duplicate_summary(ledger: SummaryLedger, record: LoggedEvent) -> bool:
+    """Whether `record` is a summary for a request a live summary already answers."""
+    request_id = summary_request_id(record.envelope.event)
+    return request_id is not None and ledger.answers(request_id)
+
+
+def note_summary(ledger: SummaryLedger, record: LoggedEvent) -> SummaryLedger:
+    """`ledger` after one more live summary (not a duplicate).
+
+    The survivors among the old survivors plus the new summary are the
+    survivors among all summaries: a summary contained in a non-survivor is
+    contained in that non-survivor's container too.
+
+    Example: survivors ``[100, 103]``; new ``[100, 108]`` -> ``[100, 108]``
+    alone; new ``[102, 108]`` instead -> both.
+    """
+    event = record.envelope.event
+    request_ids = ledger.request_ids
+    request_id = summary_request_id(event)
+    if request_id is not None:
+        request_ids = request_ids.set(request_id, record.offset)
+    survivors = ledger.survivors
+    if event.isolation_scope is None:
+        candidates = [*survivors, record]
+        positions = surviving_summary_positions([r.envelope.event for r in candidates])
+        survivors = pvector(candidates[p] for p in positions)
+    return SummaryLedger(survivors, request_ids)
+
+
+def summary_ledger(live: Iterable[LoggedEvent]) -> SummaryLedger:
+    """The ledger of a whole live list, stream order (what a rewind recomputes)."""
+    ledger = SummaryLedger()
+    for record in live:
+        if is_summary(record.envelope.event):
+            ledger = note_summary(ledger, record)
+    return ledger

@@ -1,0 +1,348 @@
+"""The incremental context view: an agent's request contents at O(visible) cost. Pure.
+
+A view serves one :class:`~projections.contents.assembly.ContentsRequest` (default
+mode), chosen when the projection is created. Instead of the session it keeps
+a *reduced list* from which :func:`~projections.contents.assembly.build_contents`
+produces exactly what it produces from the whole session:
+
+* the live events that pass the inclusion filter (reference §8.2) and lie
+  outside the *coverage* (the union of the ranges of the included, surviving
+  summaries, §3.2-§3.3): the raw events masking keeps;
+* those surviving summaries;
+* at read time, the covered tool events §8.4 may restore: for each response
+  in the kept raw events, every covered event that calls or answers its id,
+  and for each call of those events, every covered event that calls or
+  answers that sibling id. A superset is harmless: masking removes covered
+  events again, and with every event that mentions an id present, ownership
+  by "latest call with that id" is decided as on the whole session.
+
+Why the reduced list gives the same contents: masking shows the surviving
+summaries and drops exactly the covered raw events and the contained
+summaries, whatever else is in the list; the re-sort by (timestamp, position)
+keeps the same relative order because the list stays in stream order; the
+inclusion filter only hides more with more recorded call ids, so events kept
+with the session's call ids pass again with the fewer ids of the reduced
+list.
+
+Coverage only grows while summaries are appended (a new survivor's range
+contains the ranges it subsumes), so a covered event never comes back; only a
+rewind can shrink it, and a rewind rebuilds the view from the live events.
+The tool-progress rule (§8.2 rule 6) can hide an earlier event when a call id
+named by its branch (``<name>@<id>``) is recorded later: the view keeps those
+awaited ids and rebuilds when one is recorded (rare: progress follows its
+call).
+
+Timestamps are taken as finite (JSON carries no NaN): with a NaN timestamp
+ADK's sort by timestamp depends on the whole list, and no reduced list can
+reproduce it.
+
+Costs: a raw event O(log n); a summary O(visible); a read O(visible + restored
+tool events) plus ``build_contents`` on that. Memory: the kept events, the
+surviving summaries, an index of covered tool events by call id (O(covered
+tool events)) and the recorded call ids (O(calls)), all sharing the events
+with the session log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
+
+from projections.compaction.masking import (
+    Coverage,
+    coverage,
+    is_covered,
+    is_summary,
+    summary_range,
+    surviving_summary_positions,
+)
+from projections.contents.assembly import ContentsRequest, assemble_included
+from projections.contents.parts import function_calls, function_responses
+from projections.contents.visibility import branch_call_refs, is_included, recorded_call_ids
+from projections.retention.released_ids import ReleasedIds
+from projections.retention.retained_vector import NeedsHistory
+from schemas.event import Content, Event, FunctionCall, FunctionResponse
+from schemas.logged_event import LoggedEvent
+
+
+@dataclass(frozen=True, slots=True)
+class ContextView:
+    """The reduced list that yields one request's contents.
+
+    Attributes:
+        request: The request the view serves (default mode).
+        call_ids: Every call id recorded in the live events (§8.2 rule 6).
+        awaited_call_ids: Ids named by ``<name>@<id>`` branch segments of live
+            events and not recorded as call ids (yet).
+        summaries: Included summaries that no included summary contains,
+            stream order.
+        coverage: Union of the ranges of `summaries` (inverted and NaN ranges
+            cover nothing).
+        raw: Included live raw events outside `coverage`, stream order.
+        covered_tools: Call or response id -> included covered events that
+            call or answer it, in the order they were covered.
+        released: The ids of the events retention let go, the released
+            covered calls among them (:func:`released_tools`); a read that
+            asks for one raises :class:`~projections.retention.retained_vector.NeedsHistory`.
+    """
+
+    request: ContentsRequest = field(default_factory=ContentsRequest)
+    call_ids: PSet[str] = field(default_factory=pset)
+    awaited_call_ids: PSet[str] = field(default_factory=pset)
+    summaries: PVector[LoggedEvent] = field(default_factory=pvector)
+    coverage: Coverage = field(default_factory=Coverage)
+    raw: PVector[LoggedEvent] = field(default_factory=pvector)
+    covered_tools: PMap[str, PVector[LoggedEvent]] = field(default_factory=pmap)
+    released: ReleasedIds = field(default_factory=ReleasedIds)
+
+
+def empty_view(request: ContentsRequest) -> ContextView:
+    """The view of a session without events.
+
+    Raises:
+        ValueError: `request` is not in default mode; ``none`` mode depends on
+            where the current turn starts and is computed on demand.
+    """
+    if request.include_contents != "default":
+        raise ValueError(
+            f"an incremental view needs include_contents='default', "
+            f"got {request.include_contents!r}"
+        )
+    return ContextView(request)
+
+
+def rebuild_view(request: ContentsRequest, live: Sequence[LoggedEvent]) -> ContextView:
+    """The view of a whole live list, stream order (what a rewind recomputes). O(n)."""
+    events = [record.envelope.event for record in live]
+    call_ids = recorded_call_ids(events)
+    awaited = {ref for event in events for ref in branch_call_refs(event)} - call_ids
+    view = replace(empty_view(request), call_ids=pset(call_ids), awaited_call_ids=pset(awaited))
+    for record in live:
+        view = _place(view, record)
+    return view
+
+
+def note_live_event(
+    view: ContextView, record: LoggedEvent, live: Sequence[LoggedEvent]
+) -> ContextView:
+    """`view` after one more live event.
+
+    Args:
+        view: The view before the event.
+        record: The event, never a rewind event.
+        live: Every live record, `record` last; read only when the event
+            records a call id that an earlier branch named.
+    """
+    event = record.envelope.event
+    calls, responses = _function_traffic(event)
+    recorded = [call.id for call in calls if call.id]
+    awaited = view.awaited_call_ids
+    if recorded and awaited and any(call_id in awaited for call_id in recorded):
+        return rebuild_view(view.request, live)
+    call_ids = view.call_ids
+    if recorded:
+        unseen = [call_id for call_id in recorded if call_id not in call_ids]
+        if unseen:
+            call_ids = call_ids.update(unseen)
+    if event.branch and "@" in event.branch:
+        refs = [ref for ref in branch_call_refs(event) if ref not in call_ids]
+        refs = [ref for ref in refs if ref not in awaited]
+        if refs:
+            awaited = awaited.update(refs)
+    return _placed(view, record, call_ids, awaited, calls, responses)
+
+
+def released_tools(view: ContextView, from_offset: int, released: ReleasedIds) -> ContextView:
+    """`view` holding only the covered tool events a read of it, or the tail, can ask for.
+
+    Kept: every id the view's events name, closed under the covered events
+    that mention them (a read restores a kept response's call, then that
+    call's siblings, :func:`view_events`), and every id with a covered event at
+    or after `from_offset` (where retention keeps the log). The other ids join
+    `released`, the view's :attr:`ContextView.released`: the fold asks for the
+    history when a later event names one (:mod:`projections.retention.release_guard`),
+    and a read never does. O(covered tool events).
+    """
+    index = view.covered_tools
+    wanted: set[str] = set()
+    pending = list(view.raw)
+    pending.extend(
+        record for held in index.values() for record in held if record.offset >= from_offset
+    )
+    while pending:
+        record = pending.pop()
+        calls, responses = _function_traffic(record.envelope.event)
+        for mention in [c.id for c in calls] + [r.id for r in responses]:
+            if mention and mention not in wanted:
+                wanted.add(mention)
+                pending.extend(index.get(mention, ()))
+    gone = [mention for mention in index if mention not in wanted]
+    released = released.with_ids(("call", mention) for mention in gone)
+    if not gone:
+        return replace(view, released=released)
+    kept = index.evolver()
+    for mention in gone:
+        del kept[mention]
+    return replace(view, covered_tools=kept.persistent(), released=released)
+
+
+def visible_items(view: ContextView) -> int:
+    """How many events the view shows at most: its summaries and raw events. O(1).
+
+    What assembling its contents costs, in events. Example: a view of one
+    summary and 12 raw events after it -> 13.
+    """
+    return len(view.summaries) + len(view.raw)
+
+
+def view_events(view: ContextView) -> list[Event]:
+    """The reduced list, stream order: kept raw events, summaries, restorable tool events."""
+    restorable: dict[int, LoggedEvent] = {}
+    answered = {r.id for record in view.raw for r in function_responses(record.envelope.event)}
+    owners = _covered_mentions(view, answered, restorable)
+    sibling_ids = {c.id for record in owners for c in function_calls(record.envelope.event)}
+    _covered_mentions(view, sibling_ids, restorable)
+    records = [*view.raw, *view.summaries, *restorable.values()]
+    records.sort(key=lambda record: record.offset)
+    return [record.envelope.event for record in records]
+
+
+def view_contents(view: ContextView) -> list[Content]:
+    """The request contents: ``build_contents`` of the reduced list.
+
+    The reduced list passes the first two steps unchanged, so the assembly
+    starts at masking (:func:`~projections.contents.assembly.assemble_included`): it
+    holds no rewind event (the live list never does), and every event in it
+    passes inclusion with the session's recorded call ids (an event that
+    stops passing when a later call id is recorded makes the view rebuild:
+    :attr:`ContextView.awaited_call_ids`), hence with the fewer ids of the
+    list too.
+    """
+    events = view_events(view)
+    return assemble_included(events, view.request, events)
+
+
+def _covered_mentions(
+    view: ContextView, ids: Iterable[str | None], into: dict[int, LoggedEvent]
+) -> list[LoggedEvent]:
+    """Add to `into` (by offset) the covered events mentioning `ids`; return the new ones."""
+    added: list[LoggedEvent] = []
+    released = view.released
+    for mention in ids:
+        if not mention:
+            continue
+        if released and released.has("call", mention):
+            raise NeedsHistory(f"the covered tool events of call {mention!r}")
+        for record in view.covered_tools.get(mention, ()):
+            if record.offset not in into:
+                into[record.offset] = record
+                added.append(record)
+    return added
+
+
+def _place(view: ContextView, record: LoggedEvent) -> ContextView:
+    """`view` with one more live event placed, call ids already up to date."""
+    calls, responses = _function_traffic(record.envelope.event)
+    return _placed(view, record, view.call_ids, view.awaited_call_ids, calls, responses)
+
+
+def _placed(
+    view: ContextView,
+    record: LoggedEvent,
+    call_ids: PSet[str],
+    awaited: PSet[str],
+    calls: Sequence[FunctionCall],
+    responses: Sequence[FunctionResponse],
+) -> ContextView:
+    """`view` with `call_ids` and `awaited` recorded and one more live event placed.
+
+    `calls` and `responses` are the event's own (:func:`_function_traffic`),
+    read once by the caller. The new view is built in one construction.
+    """
+    event = record.envelope.event
+    ids_moved = call_ids is not view.call_ids or awaited is not view.awaited_call_ids
+    raw, covered_tools = view.raw, view.covered_tools
+    if not is_included(event, view.request, call_ids):
+        if not ids_moved:
+            return view
+    elif is_summary(event):
+        if ids_moved:
+            view = replace(view, call_ids=call_ids, awaited_call_ids=awaited)
+        return _add_summary(view, record)
+    elif is_covered(event.timestamp, view.coverage):
+        covered_tools = _index_tools(covered_tools, record, calls, responses)
+    else:
+        raw = raw.append(record)
+    return ContextView(
+        view.request,
+        call_ids,
+        awaited,
+        view.summaries,
+        view.coverage,
+        raw,
+        covered_tools,
+        view.released,
+    )
+
+
+def _add_summary(view: ContextView, record: LoggedEvent) -> ContextView:
+    """`view` with an included summary: survivors and coverage move, raw events may go."""
+    candidates = [*view.summaries, record]
+    positions = surviving_summary_positions([c.envelope.event for c in candidates])
+    summaries = pvector(candidates[p] for p in positions)
+    covered = coverage(summary_range(c.envelope.event) for c in summaries)
+    if covered == view.coverage:
+        return replace(view, summaries=summaries)
+    kept: list[LoggedEvent] = []
+    covered_tools = view.covered_tools
+    for raw in view.raw:
+        if is_covered(raw.envelope.event.timestamp, covered):
+            covered_tools = _index_tools(covered_tools, raw)
+        else:
+            kept.append(raw)
+    return replace(
+        view, summaries=summaries, coverage=covered, raw=pvector(kept), covered_tools=covered_tools
+    )
+
+
+def _index_tools(
+    index: PMap[str, PVector[LoggedEvent]],
+    record: LoggedEvent,
+    calls: Sequence[FunctionCall] | None = None,
+    responses: Sequence[FunctionResponse] | None = None,
+) -> PMap[str, PVector[LoggedEvent]]:
+    """`index` with `record` under each call or response id it mentions (if any).
+
+    `calls` and `responses`, when given, are the event's own
+    (:func:`_function_traffic`); otherwise they are read from the event.
+    """
+    if calls is None or responses is None:
+        calls, responses = _function_traffic(record.envelope.event)
+    if not calls and not responses:
+        return index
+    mentions = {c.id for c in calls if c.id}
+    mentions.update(r.id for r in responses if r.id)
+    for mention in mentions:
+        index = index.set(mention, index.get(mention, pvector()).append(record))
+    return index
+
+
+def _function_traffic(event: Event) -> tuple[list[FunctionCall], list[FunctionResponse]]:
+    """The event's function calls and responses, in part order, read in one pass.
+
+    The same lists as :func:`~projections.contents.parts.function_calls` and
+    :func:`~projections.contents.parts.function_responses`.
+    """
+    content = event.content
+    if content is None or not content.parts:
+        return [], []
+    calls: list[FunctionCall] = []
+    responses: list[FunctionResponse] = []
+    for part in content.parts:
+        if part.function_call is not None:
+            calls.append(part.function_call)
+        if part.function_response is not None:
+            responses.append(part.function_response)
+    return calls, responses

@@ -1,0 +1,415 @@
+"""Fold a session's events into its projection. Pure: no I/O, no clock.
+
+The projection is a value of persistent parts, so each version shares almost
+all of its structure with the one before: applying a raw event costs O(log n)
+and never copies the session. What it holds:
+
+=====================  ===========================================  ==================
+part                   what                                         memory per session
+=====================  ===========================================  ==================
+``log``                every applied record, the live records,      O(events)
+                       first position per invocation
+``state``              persisted state by scope                     O(state keys)
+``invocations``        live invocation ids, the sliding window's    O(invocations)
+                       new ones
+``tokens``             last observed prompt tokens, totals          O(1)
+``summaries``          compaction boundary, applied request ids     O(live summaries)
+``in_flight``          the request being summarized                 O(1)
+``refused_requests``   ids of the requests the pipeline refused     O(refusals)
+``gate_memo``          why no compaction window can pass the size   O(1)
+                       gate yet (set by the decision, optional)
+``next_agent``         what ADK's router reads to pick the agent    O(calls)
+                       a read without ``agent`` is for
+``view``               the incremental context view, for that       O(visible + covered
+                       agent                                        tool events)
+=====================  ===========================================  ==================
+
+The view follows the agent ADK would run next (:mod:`projections.contents.next_agent`):
+when an event changes that agent (the first reply of a session, a transfer,
+an answer routed to another agent), the view is rebuilt for the new agent
+from the live list, O(events); a session of one agent rebuilds at most once.
+
+The log is retained because a rewind can bring back events an earlier rewind
+annulled (reference §3.1, §16) and because compaction selection reads the
+whole live list; it is O(events) per session, shared by reference with every
+other part, until :func:`projections.retention.log_retention.retained` releases what
+compaction has moved past (then a reader that needs the released records
+raises :class:`~projections.retention.retained_vector.NeedsHistory`, and the caller
+rebuilds from the log). When a rewind takes effect, every part derived from the live list
+is recomputed from the log (O(events)); the state and token totals are plain
+folds and need no recomputation.
+
+Idempotence: a record whose offset is not above ``last_offset`` is
+redelivered and returns the very same projection; a summary for a request
+that a live summary already answers is ignored, only its offset is recorded
+(:mod:`projections.compaction.summary_ledger`).
+
+A *refusal* (:func:`~projections.compaction.summary_request.refused_request_id`) is the
+pipeline's own bookkeeping record: it is never stored, never part of the
+context or of the invocation counts. Folding it records the refused request
+id for good (a rewind does not bring a refused request back) and ends the
+wait when it names the in-flight request.
+
+The gate memo (:mod:`projections.compaction.gate_memo`) is derived, never folded from
+records: the compaction decision sets it after a selection found nothing to
+summarize, :func:`apply` keeps it true or drops it, and a projection rebuilt
+without it only selects once more.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from pyrsistent import PSet, pset
+
+from projections.compaction.gate_memo import GateMemo, after_live_event
+from projections.compaction.in_flight import InFlightRequest
+from projections.compaction.masking import is_summary
+from projections.compaction.size_gate import EventSizes, event_json_size
+from projections.compaction.summary_ledger import (
+    SummaryLedger,
+    is_duplicate_summary,
+    note_summary,
+    summary_ledger,
+)
+from projections.compaction.summary_request import (
+    REFUSAL_AUTHOR,
+    refused_request_id,
+    summary_request_id,
+)
+from projections.contents.assembly import ContentsRequest, build_contents
+from projections.contents.context_view import (
+    ContextView,
+    empty_view,
+    note_live_event,
+    rebuild_view,
+    view_contents,
+)
+from projections.contents.next_agent import NextAgentTrail, agent_to_run, note_event, trail_of
+from projections.fold.fork import INHERITING, fork_source
+from projections.fold.invocations import InvocationCounts, count_invocations
+from projections.fold.invocations import note_live_event as note_invocation
+from projections.fold.scoped_state import ScopedState, apply_state_delta
+from projections.fold.session_log import SessionLog, append_record, is_stored
+from projections.fold.token_usage import TokenTally, add_reported, observe_live, recount_last
+from projections.retention.release_guard import released_name
+from projections.retention.retained_vector import NeedsHistory
+from schemas.compaction_request import CompactionRequest
+from schemas.errors import SessionMismatchError
+from schemas.event import Content, Event
+from schemas.keys import Offset, SessionKey
+from schemas.logged_event import LoggedEvent
+
+NO_OFFSET = Offset(-1)
+"""``last_offset`` of a projection that has applied nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionProjection:
+    """Everything the pipeline knows about one session, as of `last_offset`.
+
+    Attributes:
+        session_key: The session.
+        last_offset: Offset of the last applied record (``-1``: none).
+        log: Applied and live records.
+        state: Persisted state by scope.
+        invocations: Invocation counts, total and since the last summary.
+        tokens: Token usage.
+        summaries: The compaction boundary and the applied request ids.
+        in_flight: The compaction request being summarized, if any.
+        refused_requests: Ids of the compaction requests a refusal named; none
+            of them is ever asked for again.
+        gate_memo: Why no compaction window can pass the size gate yet, when
+            the decision found out (None: not known, select again).
+        next_agent: What picks the agent a read without one is for: the
+            agent ADK's router would run next, else the configured root.
+        view: The incremental context view, for that agent.
+        forked_at: The offset of the session's fork record, when it is a
+            fork (:mod:`projections.fold.fork`).
+    """
+
+    session_key: SessionKey
+    last_offset: Offset = NO_OFFSET
+    log: SessionLog = field(default_factory=SessionLog)
+    state: ScopedState = field(default_factory=ScopedState)
+    invocations: InvocationCounts = field(default_factory=InvocationCounts)
+    tokens: TokenTally = field(default_factory=TokenTally)
+    summaries: SummaryLedger = field(default_factory=SummaryLedger)
+    in_flight: InFlightRequest | None = None
+    refused_requests: PSet[str] = field(default_factory=pset)
+    gate_memo: GateMemo | None = None
+    next_agent: NextAgentTrail = field(default_factory=NextAgentTrail)
+    view: ContextView = field(default_factory=ContextView)
+    forked_at: Offset | None = None
+
+
+def empty_projection(
+    session_key: SessionKey, view_request: ContentsRequest | None = None
+) -> SessionProjection:
+    """The projection of a session without events, its view serving `view_request`.
+
+    ``view_request.agent_name`` is the app's root agent as configured: the
+    agent a read without one is for until an agent replies.
+
+    Raises:
+        ValueError: `view_request` is not in default mode.
+    """
+    request = view_request or ContentsRequest()
+    return SessionProjection(
+        session_key, next_agent=NextAgentTrail(request.agent_name), view=empty_view(request)
+    )
+
+
+def configured_view_request(projection: SessionProjection) -> ContentsRequest:
+    """The request `projection` was created with (:func:`empty_projection`): the root's view."""
+    return replace(projection.view.request, agent_name=projection.next_agent.root)
+
+
+def default_agent(projection: SessionProjection) -> str:
+    """The agent a read without one is for: the one ADK's router runs next (O(1)).
+
+    The view serves exactly this agent.
+    """
+    return agent_to_run(projection.next_agent)
+
+
+def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjection:
+    """The projection after one more event of its session.
+
+    A fork record (:mod:`projections.fold.fork`) applies to a projection that
+    folded its inherited records from :func:`inheriting`; a fork record
+    after the session's own records changes nothing but the offset.
+
+    Raises:
+        SessionMismatchError: `record` belongs to another session and was
+            not inherited (a bug).
+        NeedsHistory: `record` is a fork record and the records it inherits
+            are not folded yet (the caller folds them first).
+        ForkError: `record` is a malformed fork record.
+    """
+    if record.envelope.session_key != projection.session_key and record.origin_offset is None:
+        raise SessionMismatchError(
+            projection_key=projection.session_key, event_key=record.envelope.session_key
+        )
+    if record.offset <= projection.last_offset:
+        return projection  # redelivered: applied before
+    event = record.envelope.event
+    refused = refused_request_id(event)
+    if refused is not None:
+        return _refused(projection, record.offset, refused)
+    if event.author == REFUSAL_AUTHOR and fork_source(record.envelope) is not None:
+        return _forked(projection, record.offset)
+    if event.partial:  # what ADK's session service never stores (reference §11.1)
+        return replace(projection, last_offset=record.offset)
+    released = projection.log.released
+    if released:
+        named = released_name(released, event)
+        if named is not None:
+            raise NeedsHistory(named)
+    if is_stored(projection.log, event) or is_duplicate_summary(projection.summaries, record):
+        # An event equal to a stored one (a producer's retry, §11.1), or a second
+        # summary for a request a live summary answers.
+        return replace(projection, last_offset=record.offset)
+    log, rewound = append_record(projection.log, record)
+    if log.live.first and not log.order.ordered:
+        raise NeedsHistory("the whole live list of a session out of order")
+    state = apply_state_delta(projection.state, event)
+    tokens = add_reported(projection.tokens, event)
+    if rewound:
+        return _recomputed(projection, record.offset, log, state, tokens)
+    if event.actions.rewind_before_invocation_id:  # to an unknown invocation: only itself goes
+        return replace(
+            projection,
+            last_offset=record.offset,
+            log=log,
+            state=state,
+            tokens=tokens,
+            gate_memo=None,
+        )
+    summaries, in_flight = projection.summaries, projection.in_flight
+    if is_summary(event):
+        summaries = note_summary(summaries, record)
+        if in_flight is not None and summary_request_id(event) == in_flight.request_id:
+            in_flight = None
+    invocations = note_invocation(projection.invocations, event)
+    next_agent = note_event(projection.next_agent, event)
+    return SessionProjection(
+        session_key=projection.session_key,
+        last_offset=record.offset,
+        log=log,
+        state=state,
+        invocations=invocations,
+        tokens=observe_live(tokens, event),
+        summaries=summaries,
+        in_flight=in_flight,
+        refused_requests=projection.refused_requests,
+        gate_memo=after_live_event(
+            projection.gate_memo,
+            event,
+            log.live_sizes[-1],
+            projection.invocations,
+            invocations,
+            projection.log.first_positions,
+        ),
+        next_agent=next_agent,
+        view=_followed(projection.view, next_agent, record, log),
+        forked_at=projection.forked_at,
+    )
+
+
+def inheriting(projection: SessionProjection) -> SessionProjection:
+    """`projection` (of a session without records) ready to fold the records a fork inherits."""
+    return replace(projection, last_offset=INHERITING)
+
+
+def _forked(projection: SessionProjection, offset: Offset) -> SessionProjection:
+    """The projection after its fork record: the inherited history becomes the session's.
+
+    The source's in-flight request is not the fork's (its summary goes to the
+    source), so the fork decides anew.
+    """
+    if projection.last_offset == NO_OFFSET:
+        raise NeedsHistory("the records a fork inherits")
+    if projection.last_offset >= 0:  # not the session's first record: nothing to inherit
+        return replace(projection, last_offset=offset)
+    return replace(projection, last_offset=offset, in_flight=None, gate_memo=None, forked_at=offset)
+
+
+def _refused(projection: SessionProjection, offset: Offset, request_id: str) -> SessionProjection:
+    """The projection after a refusal of `request_id`: only the request bookkeeping moves."""
+    in_flight = projection.in_flight
+    if in_flight is not None and in_flight.request_id == request_id:
+        in_flight = None
+    return replace(
+        projection,
+        last_offset=offset,
+        in_flight=in_flight,
+        refused_requests=projection.refused_requests.add(request_id),
+    )
+
+
+def _recomputed(
+    projection: SessionProjection,
+    offset: Offset,
+    log: SessionLog,
+    state: ScopedState,
+    tokens: TokenTally,
+) -> SessionProjection:
+    """The projection after a rewind: every part read from the live list is recomputed."""
+    live = [record.envelope.event for record in log.live]
+    next_agent = trail_of(projection.next_agent.root, live)
+    request = replace(projection.view.request, agent_name=agent_to_run(next_agent))
+    return SessionProjection(
+        session_key=projection.session_key,
+        last_offset=offset,
+        log=log,
+        state=state,
+        invocations=count_invocations(live),
+        tokens=recount_last(tokens, live),
+        summaries=summary_ledger(log.live),
+        in_flight=projection.in_flight,
+        refused_requests=projection.refused_requests,
+        gate_memo=None,
+        next_agent=next_agent,
+        view=rebuild_view(request, log.live),
+        forked_at=projection.forked_at,
+    )
+
+
+def _followed(
+    view: ContextView, next_agent: NextAgentTrail, record: LoggedEvent, log: SessionLog
+) -> ContextView:
+    """`view` after the live event `record`, serving the agent `next_agent` picks.
+
+    The same agent: the event is noted, O(log n). Another agent: the view is
+    rebuilt for it from the live list (which holds `record`), O(n).
+    """
+    agent = agent_to_run(next_agent)
+    if agent == view.request.agent_name:
+        return note_live_event(view, record, log.live)
+    return rebuild_view(replace(view.request, agent_name=agent), log.live)
+
+
+def project(
+    session_key: SessionKey,
+    records: Iterable[LoggedEvent],
+    start: SessionProjection | None = None,
+) -> SessionProjection:
+    """Fold `records` into the projection `start` (an empty one by default)."""
+    initial = start if start is not None else SessionProjection(session_key)
+    return functools.reduce(apply, records, initial)
+
+
+def note_request(projection: SessionProjection, request: CompactionRequest) -> SessionProjection:
+    """The projection waiting on `request`, as the projector records its own decision.
+
+    A request that a live summary already answers, or that a refusal named,
+    changes nothing; a retry of the in-flight request (a higher attempt)
+    replaces it.
+
+    Raises:
+        SessionMismatchError: `request` is for another session (a bug).
+    """
+    if request.session_key != projection.session_key:
+        raise SessionMismatchError(
+            projection_key=projection.session_key, event_key=request.session_key
+        )
+    if (
+        projection.summaries.answers(request.request_id)
+        or request.request_id in projection.refused_requests
+    ):
+        return projection
+    return replace(projection, in_flight=InFlightRequest.of(request))
+
+
+def forget_request(projection: SessionProjection, request_id: str) -> SessionProjection:
+    """The projection no longer waiting on `request_id` (timed out or refused)."""
+    in_flight = projection.in_flight
+    if in_flight is None or in_flight.request_id != request_id:
+        return projection
+    return replace(projection, in_flight=None)
+
+
+def live_events(projection: SessionProjection, start: int = 0) -> list[Event]:
+    """The live events (rewinds applied) from position `start`: what selection reads.
+
+    Stream order. O(n - start).
+    """
+    return [record.envelope.event for record in projection.log.live[start:]]
+
+
+def live_event_sizes(projection: SessionProjection, start: int = 0) -> EventSizes:
+    """The size-gate sizes of the live events from position `start`. O(n - start).
+
+    Each was measured when its event was applied.
+
+    The lookup goes by object identity, so it answers for the very event
+    objects :func:`live_events` returns; any other event is measured.
+    """
+    log = projection.log
+    table = {
+        id(record.envelope.event): size
+        for record, size in zip(log.live[start:], log.live_sizes[start:], strict=True)
+    }
+
+    def size_of(event: Event) -> int:
+        size = table.get(id(event))
+        return size if size is not None else event_json_size(event)
+
+    return size_of
+
+
+def context_contents(
+    projection: SessionProjection, request: ContentsRequest | None = None
+) -> list[Content]:
+    """The request contents for `request` (the view's own request by default).
+
+    The view's request is answered from the incremental view, O(visible);
+    any other request (another agent or branch, ``none`` mode) is assembled on
+    demand from the retained log, O(events).
+    """
+    if request is None or request == projection.view.request:
+        return view_contents(projection.view)
+    return build_contents([record.envelope.event for record in projection.log.records], request)

@@ -1,0 +1,87 @@
+"""The plain full rebuild a projection must agree with. Pure: no I/O, no clock.
+
+Written independently of the incremental fold, as directly as the rules
+read, so that tests and benchmarks can hold the two together:
+
+* a record whose offset is not above every earlier offset is redelivered and
+  dropped;
+* a refusal (:func:`~projections.compaction.summary_request.refused_request_id`) is
+  the pipeline's bookkeeping, never an event of the session: dropped, and
+  the request it names is refused for good (:func:`refused_requests`);
+* a partial event, and an event equal (same id, every field) to one kept
+  before, is what ADK's session service never stores, and dropped;
+* a summary event naming a compaction request that a summary among the live
+  events so far (rewinds applied) already answers is a duplicate and dropped;
+* the context is :func:`~projections.contents.assembly.build_contents` of the rest.
+
+Cost O(events) plus O(events) per rewind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from projections.compaction.summary_request import refused_request_id, summary_request_id
+from projections.contents.assembly import ContentsRequest, build_contents
+from projections.fold.rewind import drop_rewound
+from schemas.event import Content, Event
+from schemas.logged_event import LoggedEvent
+
+
+def effective_records(records: Iterable[LoggedEvent]) -> list[LoggedEvent]:
+    """`records` without redelivered records, refusals and what is never stored, stream order.
+
+    Example (offset:event): ``0:a 1:S(r1) 1:S(r1) 2:S'(r1) 3:b`` -> ``0:a 1:S(r1) 3:b``.
+    """
+    kept: list[LoggedEvent] = []
+    answered: set[str] = set()
+    stored: dict[str, Event] = {}
+    last_offset: int | None = None
+    for record in records:
+        if last_offset is not None and record.offset <= last_offset:
+            continue
+        last_offset = record.offset
+        event = record.envelope.event
+        if refused_request_id(event) is not None:
+            continue
+        if event.partial or (event.id and stored.get(event.id) == event):
+            continue
+        request_id = summary_request_id(event)
+        if request_id is not None and request_id in answered:
+            continue
+        kept.append(record)
+        if event.id:
+            stored[event.id] = event
+        if request_id is not None:
+            answered.add(request_id)
+        if event.actions.rewind_before_invocation_id:
+            answered = _answered_requests(kept)
+    return kept
+
+
+def refused_requests(records: Iterable[LoggedEvent]) -> set[str]:
+    """Ids of the requests that refusals among `records` name (redelivered records skipped).
+
+    Example (offset:event): ``0:a 1:refuse(r1) 1:refuse(r2) 2:b`` -> ``{"r1"}``.
+    """
+    refused: set[str] = set()
+    highest: int | None = None
+    for record in records:
+        if highest is not None and record.offset <= highest:
+            continue
+        highest = record.offset
+        request_id = refused_request_id(record.envelope.event)
+        if request_id is not None:
+            refused.add(request_id)
+    return refused
+
+
+def _answered_requests(records: list[LoggedEvent]) -> set[str]:
+    """Request ids named by the live summaries of `records`."""
+    live = drop_rewound([record.envelope.event for record in records])
+    return {request_id for event in live if (request_id := summary_request_id(event))}
+
+
+def rebuild_contents(records: Iterable[LoggedEvent], request: ContentsRequest) -> list[Content]:
+    """The request contents assembled from the raw records, without any projection."""
+    return build_contents([record.envelope.event for record in effective_records(records)], request)

@@ -1,0 +1,48 @@
+"""Whether an event names something a released projection no longer holds. Pure.
+
+A projection that released the start of its session (:mod:`projections.retention.log_retention`)
+keeps the ids those events named only as digests
+(:class:`~projections.retention.released_ids.ReleasedIds`). Before the fold applies an
+event to it, :func:`released_name` looks at every id the event names the way
+the fold would look it up: its invocation id (an invocation that comes back,
+or a copy of a released event, which the whole projection would recognise as
+a retry), the invocation a rewind goes back to, every call id it calls,
+answers, marks long-running or asks a confirmation or credential for, the
+call ids its branch names (``<tool>@<id>``), and the request its summary
+answers. Any of them released: the fold needs the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from projections.compaction.live_order import call_ids_named
+from projections.compaction.summary_request import summary_request_id
+from projections.contents.visibility import branch_call_refs
+from projections.retention.released_ids import Kind, ReleasedIds
+from schemas.event import Event
+
+
+def named_ids(event: Event) -> Iterator[tuple[Kind, str]]:
+    """Every id `event` names, with its kind (empty ids left out)."""
+    if event.invocation_id:
+        yield "invocation", event.invocation_id
+    target = event.actions.rewind_before_invocation_id
+    if target:
+        yield "invocation", target
+    for call_id in call_ids_named(event):
+        if call_id:
+            yield "call", call_id
+    for ref in branch_call_refs(event):
+        yield "call", ref
+    request_id = summary_request_id(event)
+    if request_id:
+        yield "request", request_id
+
+
+def released_name(released: ReleasedIds, event: Event) -> str | None:
+    """The first id `event` names that `released` holds, described; None when there is none."""
+    for kind, value in named_ids(event):
+        if released.has(kind, value):
+            return f"the released {kind} {value!r}"
+    return None

@@ -1,0 +1,227 @@
+"""Who serves context reads of each `events` partition: claims on the `partition-owners` topic.
+
+A native projector that has restored an `events` partition *claims* it: one
+record on the deployment's `partition-owners` topic (one partition,
+log-compacted), keyed by the partition number, naming the address its read
+endpoint is reachable at. The claim is written in a transaction of the
+partition's own producer (``transactional_id = <app_id>-<events topic>-<p>``),
+so it commits only while its writer holds the partition, and is signed with
+the read secret (:mod:`streams.reads.claim`): the next owner's
+``InitProducerId`` fences a worker that lost the partition, and aborts a claim
+it had open. Read ``read_committed`` in log order, the newest claim of a
+partition is therefore its newest owner's, with no generation number to
+compare, and compaction keeps exactly that one per partition.
+
+A worker that lost a partition writes nothing: its claim stays the newest
+until the next owner's lands, and a read sent to it meanwhile is refused
+(the client reads the claims again and retries). A claim can outlive its
+worker (a crash); the client then cannot connect, and retries the same way.
+
+:class:`PartitionOwners` is the directory both sides read: the client routes
+with it, a worker names the owner in a refusal with it. It reads the topic
+on demand (:meth:`PartitionOwners.refresh`: what was committed since the
+last refresh), not in the background, as a Kafka client refreshes its
+metadata after a "not leader" answer. It takes in only claims signed with
+the deployment's read secret and naming an address of the advertised form:
+the topic is writable by any client of the broker (transactions or not), and
+a claim routes every tenant's reads. Others, unsigned claims of schema
+version 1 and tombstones are skipped, and logged (a bounded number of lines,
+with their count).
+
+Example, `events` with 4 partitions, workers A then B::
+
+    offset 0: key 0 -> A    offset 2: key 2 -> A    (A restored 0..3)
+    offset 1: key 1 -> A    offset 3: key 3 -> A
+    offset 4: key 2 -> B    offset 5: key 3 -> B    (B joined: 2 and 3 moved)
+
+    owners: 0 -> A, 1 -> A, 2 -> B, 3 -> B
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Final
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from pydantic import ValidationError
+
+from schemas.codec import encode
+from schemas.kafka.settings import KafkaSettings
+from schemas.kafka.transaction import transaction
+from schemas.log_text import shown
+from schemas.read_secret import read_keys
+from streams.reads.claim import PartitionClaim, UnsignedClaim, claim_refusal, decode_claim
+from streams.topics import TopicsCreated, ensure_topics, topic_specs
+
+logger = logging.getLogger(__name__)
+
+#: The only partition of the `partition-owners` topic.
+OWNERS_PARTITION: Final = 0
+#: How long one fetch of a refresh waits for records the end offset promised.
+_FETCH_MS: Final = 200
+#: Skipped records logged one line each; past these, every 1000th (with the count).
+_LOGGED_SKIPS: Final = 10
+
+
+def claim_key(partition: int) -> bytes:
+    """The record key of a claim of `partition`: its number, so compaction keeps the newest."""
+    return str(partition).encode()
+
+
+async def ensure_owners_topic(settings: KafkaSettings) -> TopicsCreated:
+    """Create the deployment's `partition-owners` topic unless it exists.
+
+    A deployment whose topics were created before the role existed gets it
+    from its first native worker.
+    """
+    specs = [spec for spec in topic_specs(settings) if spec.role == "partition-owners"]
+    return await ensure_topics(settings.kafka_bootstrap, specs)
+
+
+async def write_claim(producer: AIOKafkaProducer, topic: str, claim: PartitionClaim) -> None:
+    """Commit `claim` in one transaction of the claimed partition's producer.
+
+    Raises:
+        Exception: The transaction failed; a fenced producer among the
+            causes, when another worker took the partition over meanwhile.
+    """
+    async with transaction(producer) as open_transaction:
+        await open_transaction.send(
+            topic, key=claim_key(claim.partition), value=encode(claim), partition=OWNERS_PARTITION
+        )
+    logger.info(
+        "partition claimed partition=%d address=%s worker=%s",
+        claim.partition,
+        shown(claim.address),
+        shown(claim.worker_id),
+    )
+
+
+class PartitionOwners:
+    """The newest committed claim of each `events` partition, read from the topic on demand.
+
+    Holds one ``read_committed`` consumer of the topic's only partition,
+    started at the first :meth:`refresh` (which also reads the read secret);
+    :meth:`close` stops it. Refreshes take turns, so concurrent callers
+    share one reader.
+    """
+
+    def __init__(self, settings: KafkaSettings) -> None:
+        """A directory of the deployment `settings` name; nothing connects yet."""
+        self._settings = settings
+        self._bootstrap = settings.kafka_bootstrap
+        self._claim_key: bytes | None = None
+        self._skipped = 0
+        self._unsigned_logged = False
+        self._topic = settings.topic("partition-owners")
+        self._tp = TopicPartition(self._topic, OWNERS_PARTITION)
+        self._consumer: AIOKafkaConsumer | None = None
+        self._assigned = False
+        self._claims: dict[int, PartitionClaim] = {}
+        self._newest: PartitionClaim | None = None
+        self._turn = asyncio.Lock()
+
+    @property
+    def topic(self) -> str:
+        """The `partition-owners` topic this directory reads."""
+        return self._topic
+
+    def owner(self, partition: int) -> PartitionClaim | None:
+        """The newest signed claim of `partition` read so far (None: nobody claimed it yet)."""
+        return self._claims.get(partition)
+
+    @property
+    def events_partitions(self) -> int | None:
+        """The partition count the newest signed claim routes by (None before any)."""
+        return self._newest.events_partitions if self._newest is not None else None
+
+    async def refresh(self) -> None:
+        """Read every claim committed up to the topic's end as of now.
+
+        A topic that does not exist yet (no native worker ever ran on the
+        deployment) holds no claims: the directory stays as it is.
+        """
+        async with self._turn:
+            if self._claim_key is None:
+                self._claim_key = read_keys(self._settings).claims
+            consumer = await self._started()
+            if not self._assigned:
+                if self._topic not in await consumer.topics():
+                    return
+                consumer.assign([self._tp])
+                await consumer.seek_to_beginning(self._tp)
+                self._assigned = True
+            end = (await consumer.end_offsets([self._tp]))[self._tp]
+            while await consumer.position(self._tp) < end:
+                fetched = await consumer.getmany(self._tp, timeout_ms=_FETCH_MS)
+                for record in fetched.get(self._tp, []):
+                    self._note(record.key, record.value)
+
+    def _note(self, key: bytes | None, value: bytes | None) -> None:
+        """Take one record of the topic in: a signed claim; anything else is skipped."""
+        if value is None:
+            # Workers never delete claims: a tombstone is another writer's, and would
+            # leave a partition unserved.
+            self._skip("a tombstone", shown(key))
+            return
+        try:
+            claim = decode_claim(value)
+        except ValidationError as exc:
+            # Another writer's record, or a newer schema: the claims around it still count.
+            self._skip("not a claim", shown(str(exc), 300))
+            return
+        if isinstance(claim, UnsignedClaim):
+            if not self._unsigned_logged:
+                self._unsigned_logged = True
+                logger.warning(
+                    "unsigned claims skipped topic=%s partition=%d: written before claims "
+                    "were signed; the partition's next owner signs its claim",
+                    self._topic,
+                    claim.partition,
+                )
+            return
+        assert self._claim_key is not None  # noqa: S101 (refresh read it first)
+        refused = claim_refusal(self._claim_key, claim)
+        if refused is not None:
+            self._skip(refused, f"partition={claim.partition} address={shown(claim.address)}")
+            return
+        self._claims[claim.partition] = claim
+        self._newest = claim
+
+    def _skip(self, why: str, what: str) -> None:
+        """Log a skipped record: the first few, then every 1000th, each with the count so far."""
+        self._skipped += 1
+        if self._skipped <= _LOGGED_SKIPS or self._skipped % 1000 == 0:
+            logger.warning(
+                "claim skipped topic=%s skipped=%d reason=%s %s",
+                self._topic,
+                self._skipped,
+                why,
+                what,
+            )
+
+    async def _started(self) -> AIOKafkaConsumer:
+        if self._consumer is None:
+            consumer = AIOKafkaConsumer(
+                bootstrap_servers=self._bootstrap,
+                enable_auto_commit=False,
+                isolation_level="read_committed",
+                auto_offset_reset="earliest",
+            )
+            try:
+                await consumer.start()
+            except BaseException:
+                # A start that failed or was cancelled (a read's time ran out) leaves the
+                # consumer's client open: close it, or it leaks until the process ends.
+                await consumer.stop()
+                raise
+            self._consumer = consumer
+        return self._consumer
+
+    async def close(self) -> None:
+        """Stop the reader, if it started."""
+        consumer, self._consumer = self._consumer, None
+        self._assigned = False
+        if consumer is not None:
+            await consumer.stop()
