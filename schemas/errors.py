@@ -68,3 +68,15 @@ class SessionMismatchError(CtxstreamError):
     def __init__(self, *, projection_key: str, event_key: str) -> None:
         super().__init__(f"event of {event_key!r} in projection {projection_key!r}")
         self.projection_key, self.event_key = projection_key, event_key
+
+
+class TopicError(CtxstreamError):
+    """A topic the deployment needs is missing, or is not as it must be, or was refused.
+
+    Not retriable as it is: someone has to create or fix the topic first
+    (``ctxstream topics create``).
+    """
+
+    def __init__(self, topic: str, problem: str) -> None:
+        super().__init__(f"topic {topic!r} {problem}")
+        self.topic, self.problem = topic, problem

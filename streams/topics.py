@@ -11,6 +11,7 @@ from typing import Final
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from schemas.errors import TopicError
 from schemas.kafka.settings import KafkaSettings, TopicRole
 
 logger = logging.getLogger(__name__)
@@ -142,7 +143,7 @@ async def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec]) -> TopicsCre
             )
             for name, code, message in _topic_errors(response):
                 if code not in (0, _TOPIC_ALREADY_EXISTS):
-                    raise RuntimeError(f"cannot create topic {name!r}: error {code}: {message}")
+                    raise TopicError(name, f"could not be created: error {code}: {message}")
     finally:
         await admin.close()
     created = tuple(spec.name for spec in missing)

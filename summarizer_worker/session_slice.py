@@ -31,6 +31,7 @@ from aiokafka import ConsumerRecord
 from aiokafka.admin import AIOKafkaAdminClient
 
 from schemas.codec import decode_envelope
+from schemas.errors import TopicError
 from schemas.kafka.committed_range import CommittedRangeReader
 from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset
@@ -180,7 +181,7 @@ async def _partition_count(bootstrap: str, topic: str) -> int:
         p for t in described if t["topic"] == topic and not t["error_code"] for p in t["partitions"]
     ]
     if not partitions:
-        raise RuntimeError(f"topic {topic!r} does not exist: run `ctxstream topics create`")
+        raise TopicError(topic, "does not exist: run `ctxstream topics create`")
     return len(partitions)
 
 

@@ -24,6 +24,7 @@ from typing import Final
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from schemas.errors import TopicError
 from streams.batch import TableWrite
 from streams.native_engine.store import PartitionStore
 from streams.projector_settings import ProjectorSettings
@@ -66,9 +67,10 @@ async def ensure_changelog(settings: ProjectorSettings, partitions: int) -> None
     await ensure_topics(settings.kafka_bootstrap, [spec])
     found = await partition_count(settings.kafka_bootstrap, name, wait_s=METADATA_WAIT_S)
     if found != partitions:
-        raise RuntimeError(
-            f"changelog {name!r} has {found} partitions, events has {partitions}: "
-            "they must match (entries of events partition p live in changelog partition p)"
+        raise TopicError(
+            name,
+            f"(the changelog) has {found} partitions, events has {partitions}: "
+            "they must match (entries of events partition p live in changelog partition p)",
         )
 
 

@@ -93,6 +93,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from projections.fold.projection import NO_OFFSET, SessionProjection
 from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
+from schemas.errors import TopicError
 from schemas.kafka.partitioning import session_partition
 from schemas.kafka.transaction import Transaction, partition_producer, transaction
 from schemas.keys import SessionKey
@@ -275,7 +276,7 @@ class NativeProjector:
             self._settings.kafka_bootstrap, self._events, wait_s=EVENTS_METADATA_WAIT_S
         )
         if not partitions:
-            raise RuntimeError(f"topic {self._events!r} does not exist: create it first")
+            raise TopicError(self._events, "does not exist: run `ctxstream topics create`")
         if partitions != self._settings.events_partitions:
             logger.warning(
                 "events has %d partitions, settings say %d: records are checked against %d",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schemas.errors import DecodeError, InvalidSessionKeyError
+from schemas.errors import CtxstreamError, DecodeError, InvalidSessionKeyError, TopicError
 
 
 def test_a_decode_reason_of_exactly_the_limit_is_kept_whole() -> None:
@@ -32,3 +32,10 @@ def test_a_longer_session_key_is_cut_to_77_characters() -> None:
     error = InvalidSessionKeyError("k" * 81, "too few parts")
     assert str(error) == "invalid session key '" + "k" * 77 + "...': too few parts"
     assert error.key == "k" * 81
+
+
+def test_a_topic_error_names_the_topic_and_what_is_wrong_and_is_not_retried() -> None:
+    error = TopicError("prod.events", "does not exist: run `ctxstream topics create`")
+    assert str(error) == "topic 'prod.events' does not exist: run `ctxstream topics create`"
+    assert (error.topic, error.retriable) == ("prod.events", False)
+    assert isinstance(error, CtxstreamError)
