@@ -46,6 +46,17 @@ TARGETS: Final[Mapping[str, tuple[str, ...]]] = {
     "batch": ("streams/batch/__init__.py",),
 }
 
+#: What each target leaves unmutated: the modules of schemas/kafka/ that talk to the broker
+#: (their tests are the broker tests, which mutants are not run against); the folder's pure
+#: parts (settings, partitioning) stay in.
+NOT_MUTATED: Final[Mapping[str, tuple[str, ...]]] = {
+    "schemas": (
+        "schemas/kafka/admin.py",
+        "schemas/kafka/committed_range.py",
+        "schemas/kafka/transaction.py",
+    ),
+}
+
 #: The tests each mutant is tested with: those that need no broker nor database, less the
 #: summarizer backend's HTTP tests, whose 0.2 s timeouts a machine busy with mutants cannot keep
 #: (they reach none of the targets' code that other tests do not).
@@ -255,6 +266,7 @@ def write_config(scratch: Path, target: str) -> None:
     (scratch / "setup.cfg").write_text(
         "[mutmut]\n"
         f"source_paths ={lines(paths)}\n"
+        f"do_not_mutate ={lines(NOT_MUTATED.get(target, ()))}\n"
         f"also_copy ={lines(also_copy)}\n"
         f"pytest_add_cli_args_test_selection ={lines(TEST_SELECTION)}\n"
         f"pytest_add_cli_args ={lines(PYTEST_ARGS)}\n"

@@ -98,3 +98,81 @@ def test_pairs_are_bounded_and_one_leaving_reports_its_count(
     letters.letter(_letter(b"t/a/u/3"))  # pushes out the least recently lettered: 1
     assert len(letters) == 2
     assert "1 more dead letters session=t/a/u/1 stage=session-size" in _lines(caplog)[-1]
+
+
+def test_a_pair_is_summarised_exactly_one_interval_after_its_first_letter(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    log = _letter_log(caplog, clock, interval_s=10.0)
+    log.letter(_letter(b"a/b/c/d", offset=0))
+    clock.now += 5.0
+    log.letter(_letter(b"a/b/c/d", offset=1))
+    assert len(_lines(caplog)) == 1  # counted, not yet due
+    clock.now += 5.0  # exactly one interval since the first line
+    log.letter(_letter(b"a/b/c/d", offset=2))
+    assert _lines(caplog)[1:] == [
+        "2 more dead letters session=a/b/c/d stage=session-size in the last 10 s"
+    ]
+    clock.now += 10.0  # the count restarted at zero: nothing more came, nothing is said
+    log.sweep()
+    assert len(_lines(caplog)) == 2
+
+
+def test_the_first_sweep_comes_one_interval_after_the_log_starts(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    log = _letter_log(caplog, clock, interval_s=10.0)
+    log.letter(_letter(b"k/a/u/s", offset=0))
+    clock.now += 1.0
+    log.letter(_letter(b"k/a/u/s", offset=1))  # counted
+    clock.now += 8.0
+    log.sweep()  # 9 s since the start: no sweep yet
+    assert len(_lines(caplog)) == 1
+    clock.now += 1.0
+    log.sweep()
+    assert _lines(caplog)[1:] == [
+        "1 more dead letters session=k/a/u/s stage=session-size in the last 10 s"
+    ]
+    clock.now += 3.0
+    log.letter(_letter(b"k/a/u/s", offset=2))
+    clock.now += 3.0
+    log.sweep()  # the next sweep is an interval after the last one, not before
+    assert len(_lines(caplog)) == 2
+
+
+def test_letters_without_a_key_or_with_undecodable_bytes_are_named_safely(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    log = _letter_log(caplog, clock, interval_s=10.0)
+    for key in (None, b"\xff\xfe/bad"):
+        log.letter(_letter(key, offset=0))
+        log.letter(_letter(key, offset=1))
+    clock.now += 10.0
+    log.sweep()
+    assert sorted(_lines(caplog)[2:]) == [
+        "1 more dead letters session=- stage=session-size in the last 10 s",
+        "1 more dead letters session=\ufffd\ufffd/bad stage=session-size in the last 10 s",
+    ]
+
+
+def test_an_empty_key_and_a_missing_key_are_one_pair(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    log = _letter_log(caplog, clock)
+    log.letter(_letter(None, offset=0))
+    log.letter(_letter(b"", offset=1))
+    assert (len(log), len(_lines(caplog))) == (1, 1)
+
+
+def test_the_least_recently_lettered_pair_leaves_first(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    log = _letter_log(caplog, clock, max_pairs=2)
+    log.letter(_letter(b"t/a/u/first", offset=0))
+    log.letter(_letter(b"t/a/u/second", offset=1))
+    log.letter(_letter(b"t/a/u/first", offset=2))  # counted; now the most recent
+    log.letter(_letter(b"t/a/u/third", offset=3))  # second leaves, with nothing counted
+    log.letter(_letter(b"t/a/u/first", offset=4))  # still remembered: counted, not logged
+    assert [line for line in _lines(caplog) if "offset=4" in line] == []
+    assert len(log) == 2

@@ -46,3 +46,40 @@ def test_the_credential_and_the_claim_key_differ_and_only_the_credential_is_admi
     assert not keys.admits("Bearer " + "s" * 40)  # the secret itself is not the credential
     assert not keys.admits(keys.credential)
     assert not derived_keys(b"t" * 40).admits(keys.authorization)
+
+
+def test_each_key_is_the_hmac_of_its_purpose_as_openssl_computes_it() -> None:
+    # printf 'ctxstream read endpoint v1' | openssl dgst -sha256 -hmac "$SECRET" (and claim v1)
+    keys = derived_keys(b"k3y-0123456789abcdef0123456789abcdef")
+    assert keys.credential == "decfca6a566a6673fc72b91b8d4d51eeb4f38f09293d2614b69b5bdc5d0a1e87"
+    assert keys.claims.hex() == "670a5c39411ff23ab808d30423aa9fa3e2646084b7caab336c032cc7d70e1c9c"
+
+
+def test_a_header_that_cannot_be_encoded_is_refused_not_raised() -> None:
+    keys = derived_keys(b"s" * 40)
+    assert not keys.admits("Bearer \ud800" + keys.credential[1:])  # a lone surrogate
+
+
+def test_a_secret_of_exactly_the_fewest_characters_is_taken(tmp_path: Path) -> None:
+    path = tmp_path / "exact"
+    path.write_text("x" * 32 + "\n", encoding="utf-8")
+    assert read_secret(KafkaSettings(read_secret_file=path)) == b"x" * 32
+
+
+def test_an_unreadable_file_is_refused_with_its_path_and_why(tmp_path: Path) -> None:
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    with pytest.raises(ReadSecretError, match=f"read secret file {folder}: .*Is a directory"):
+        read_secret(KafkaSettings(read_secret_file=folder))
+
+
+def test_a_new_secret_goes_into_a_private_folder_made_for_it_or_into_one_there(
+    tmp_path: Path,
+) -> None:
+    made = tmp_path / "new" / "read-secret"
+    assert len(read_secret(KafkaSettings(read_secret_file=made))) == 64
+    assert stat.S_IMODE(made.parent.stat().st_mode) == 0o700
+    there = tmp_path / "there"
+    there.mkdir(mode=0o755)
+    assert len(read_secret(KafkaSettings(read_secret_file=there / "read-secret"))) == 64
+    assert stat.S_IMODE(there.stat().st_mode) == 0o755  # a folder that was there is left as it is
