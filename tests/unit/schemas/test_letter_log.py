@@ -176,3 +176,44 @@ def test_the_least_recently_lettered_pair_leaves_first(caplog: pytest.LogCapture
     log.letter(_letter(b"t/a/u/first", offset=4))  # still remembered: counted, not logged
     assert [line for line in _lines(caplog) if "offset=4" in line] == []
     assert len(log) == 2
+
+
+def test_counts_are_due_one_interval_after_the_pairs_line_not_at_the_logs_sweeps(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()  # the log starts at 100: its first sweep is due at 110
+    log = _letter_log(caplog, clock, interval_s=10.0)
+    clock.now = 103.0
+    log.letter(_letter(b"t/a/u/s", offset=0))  # the pair's line, at 103
+    clock.now = 104.0
+    log.letter(_letter(b"t/a/u/s", offset=1))  # counted
+    clock.now = 110.0
+    log.sweep()  # a sweep, but the pair's line is 7 s old
+    assert len(_lines(caplog)) == 1
+    clock.now = 112.9
+    log.sweep()
+    assert len(_lines(caplog)) == 1  # no sweep before 120, and none due
+    clock.now = 113.0
+    log.letter(_letter(b"t/a/u/s", offset=2))  # exactly 10 s after the pair's line
+    assert _lines(caplog)[1:] == [
+        "2 more dead letters session=t/a/u/s stage=session-size in the last 10 s"
+    ]
+
+
+def test_a_sweep_is_due_one_interval_after_the_last_sweep(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()  # the first sweep is due at 110
+    log = _letter_log(caplog, clock, interval_s=10.0)
+    clock.now = 105.0
+    log.letter(_letter(b"t/a/u/s", offset=0))  # the pair's line, at 105
+    clock.now = 106.0
+    log.letter(_letter(b"t/a/u/s", offset=1))  # counted
+    clock.now = 110.0
+    log.sweep()  # the due sweep: the pair's line is 5 s old, nothing to say; next at 120
+    clock.now = 115.0
+    log.sweep()  # the pair is due now, but the next sweep is not
+    assert len(_lines(caplog)) == 1
+    clock.now = 120.0
+    log.sweep()
+    assert _lines(caplog)[1:] == [
+        "1 more dead letters session=t/a/u/s stage=session-size in the last 15 s"
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from schemas.kafka.settings import KafkaSettings
-from schemas.read_secret import ReadSecretError, derived_keys, read_secret
+from schemas.read_secret import ReadSecretError, derived_keys, read_keys, read_secret
 
 
 def test_a_missing_file_is_created_private_once_and_then_read(tmp_path: Path) -> None:
@@ -83,3 +84,31 @@ def test_a_new_secret_goes_into_a_private_folder_made_for_it_or_into_one_there(
     there.mkdir(mode=0o755)
     assert len(read_secret(KafkaSettings(read_secret_file=there / "read-secret"))) == 64
     assert stat.S_IMODE(there.stat().st_mode) == 0o755  # a folder that was there is left as it is
+
+
+def test_a_new_secret_is_linked_into_place_from_a_hidden_file_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    linked: list[tuple[Path, Path]] = []
+    link = os.link
+
+    def recorded(source: str, target: Path) -> None:
+        linked.append((Path(source), Path(target)))
+        link(source, target)
+
+    monkeypatch.setattr(os, "link", recorded)
+    path = tmp_path / "conf" / "read-secret"
+    read_secret(KafkaSettings(read_secret_file=path))
+    ((source, target),) = linked
+    assert target == path
+    assert source.parent == path.parent  # one filesystem: the link is atomic
+    assert source.name.startswith(".read-secret-")  # hidden while it is being written
+    assert not source.exists()
+
+
+def test_the_deployments_keys_are_those_of_its_secret(tmp_path: Path) -> None:
+    settings = KafkaSettings(read_secret=SecretStr("k" * 40), read_secret_file=tmp_path / "none")
+    assert read_keys(settings) == derived_keys(b"k" * 40)
+    path = tmp_path / "file"
+    path.write_text("f" * 48 + "\n", encoding="utf-8")
+    assert read_keys(KafkaSettings(read_secret_file=path)) == derived_keys(b"f" * 48)
