@@ -43,7 +43,7 @@ MUTMUT: Final = "mutmut==3.8.1"
 TARGETS: Final[Mapping[str, tuple[str, ...]]] = {
     "projections": ("projections",),
     "schemas": ("schemas",),
-    "batch": ("streams/batch/__init__.py",),
+    "batch": ("streams/batch",),
 }
 
 #: The tests each mutant is tested with: those that need no broker nor database, less the
