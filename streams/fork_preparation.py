@@ -1,30 +1,15 @@
 """A new fork's inheritance, read and folded off the folding loop before its partition folds it.
 
-Folding a fork record needs what the fork inherits: its source's records up
-to the fork's offset, read from the source's partition, and their fold
-(O(the source)). Done inline in the batch step (:mod:`streams.session_history`),
-that would hold the lock under which the native engine folds every partition
-it owns, so one tenant's fork of a long session would stall every other
-tenant's appends and reads for seconds.
+Folding a fork record inline needs its source's records and their fold (O(the
+source)), under the lock with which the native engine folds every partition it owns.
+So the engine stops a partition's batch before a new fork's record whose inheritance
+is not prepared (:meth:`ForkPreparations.first_unprepared`), pauses the partition,
+and :meth:`ForkPreparations.start` reads the line and folds it in a paced thread
+(:class:`~streams.reads.heavy.Pacer`); the batch step then takes the result
+(:meth:`ForkPreparations.take`), so what commits is the same as inline. At most one
+preparation runs and two results are kept per partition.
 
-So the native engine looks at each partition's records before it folds
-them (:meth:`ForkPreparations.first_unprepared`): at the first record that
-starts a new fork whose inheritance is not prepared, it folds only the
-records before it, seeks the partition back to the fork record and pauses
-it, and :meth:`ForkPreparations.start` reads the line (the same reads, with
-the same ``history_read_timeout_s`` and refusals, as the inline path) and
-folds it in a thread (paced, :class:`~streams.reads.heavy.Pacer`), without
-the engine's lock. Once it is prepared (or refused) the partition resumes,
-the fork record comes again, and the batch step takes the prepared result
-instead of reading (:meth:`ForkPreparations.take`): what the batch commits
-is the same as inline. Only the fork's own partition waits; it cannot
-commit past the fork record before the fork's state exists.
-
-Bounded: a partition has at most one preparation running (it is paused
-meanwhile) and keeps at most two results (the one its batch takes, the next
-one prepared meanwhile), each dropped once taken, once its partition
-committed past the fork record, or when the partition is revoked (its task
-cancelled).
+Why, and how results are dropped: ``streams/README.md``, "New forks off the folding loop".
 """
 
 from __future__ import annotations

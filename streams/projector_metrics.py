@@ -1,31 +1,8 @@
 """The projector's Prometheus metrics, in a registry of their own.
 
-=============================================  =========  ======================================
-metric                                         type       what
-=============================================  =========  ======================================
-``ctxstream_projector_events_applied_total``   counter    records folded into a projection
-``ctxstream_projector_events_redelivered_total`` counter  records skipped as already applied
-``ctxstream_projector_requests_emitted_total`` counter    compaction requests sent (``trigger``,
-                                                          ``kind`` = first or retry)
-``ctxstream_projector_dead_letters_total``     counter    records sent to `dead-letters`
-``ctxstream_projector_snapshots_total``        counter    snapshots sent to `projections`
-``ctxstream_projector_consumer_lag``           gauge      highwater - position per `events`
-                                                          partition, read at scrape time
-``ctxstream_projector_batch_seconds``          histogram  time to fold one batch and send
-                                                          its outputs (apply latency)
-``ctxstream_projector_sessions_cached``        gauge      projections held in memory
-``ctxstream_projector_cache_bytes``            gauge      estimated bytes the cached projections
-                                                          retain (bounded by session_cache_bytes)
-``ctxstream_projector_dead_letters_by_stage``  counter    dead letters by ``stage``
-``ctxstream_projector_sessions_quarantined``   gauge      sessions whose stored entries could not
-                                                          be read back
-``ctxstream_projector_requests_refused_total`` counter    requests refused after their last attempt
-``ctxstream_projector_last_batch_age_seconds`` gauge      seconds since a batch was last folded
-``ctxstream_projector_folding_alive``          gauge      1 while the folding task runs, else 0
-``ctxstream_projector_gaps_probed_total``      counter    skipped offsets checked against the log
-                                                          (``answer`` = empty, records or
-                                                          unanswered)
-=============================================  =========  ======================================
+Counters of folded, redelivered and dead-lettered records, requests and snapshots;
+gauges of lag, cache, quarantine and liveness; the batch-latency histogram. Every
+metric with its type and meaning: ``streams/README.md``, "Metrics".
 """
 
 from __future__ import annotations

@@ -1,42 +1,16 @@
 """Read sessions' histories from `events` for the batch step, when a projection released them.
 
-A projection keeps only what its next decisions and reads need
-(:mod:`projections.retention.log_retention`); a record that needs more (a rewind behind
-what it holds, a late answer to a call its compaction covered) makes the
-batch step list the session in ``BatchOutcome.history_needed``
-(:mod:`streams.batch`). Both engines then call :meth:`SessionHistory.complete`
-before they write the batch: it reads each listed session's records of
-``[first_offset, end_offset)`` from its `events` partition (committed
-records, the session's key only) and hands them to
-:meth:`~streams.batch.BatchProjector.project_history`, which folds
-the held-back records into the same outcome, so they commit with the rest
-of the batch.
+A record that needs what its projection released (:mod:`projections.retention.log_retention`)
+makes the batch step list its session in ``BatchOutcome.history_needed``. Both engines
+then call :meth:`SessionHistory.complete` before they write the batch: it reads each
+listed session's records of ``[first_offset, end_offset)`` from its `events` partition
+(committed records, the session's key only; a fork's whole line, at most
+:data:`MAX_FORK_DEPTH` sessions) and hands them to
+:meth:`~streams.batch.BatchProjector.project_history`, so the held-back records commit
+with the rest of the batch. A read past ``history_read_timeout_s`` quarantines that
+session alone (:meth:`~streams.batch.BatchProjector.refuse_history`).
 
-The read costs what the partition holds between the session's first record
-and its last, other sessions' records included: it is the rare path (a
-session's own history, read once, after which the projection releases
-again). A range whose start the log's retention deleted is read from the log
-start; the batch step then quarantines the session, saying so.
-
-A fork (:mod:`projections.fold.fork`) asks for its history when its fork record
-is folded (or when it is restored without a checkpoint): the records it
-inherits are its source's up to the fork's offset, read from the source's
-partition from the source's first offset, and, when the source is a fork
-too, its source's before them, each from its own first offset, and so on up
-the line (at most :data:`MAX_FORK_DEPTH` sessions). Where each source's
-history starts comes, in order, from the engine (:data:`FirstOffsets`: the
-native engine knows it for every session of a partition it owns: the
-session's stored header, or the partition's committed position for a
-session it has not folded a record of), else from the fork record that
-names the source (its ``first_offset``, which ``Client.fork`` writes), else,
-for an older fork record without it, from the partition's log start (logged
-once per reader; the timeout below bounds it).
-
-Every history read of one session (a fork's whole line included) has
-``history_read_timeout_s``; past it that session alone is quarantined and its
-records of the batch dead-lettered
-(:meth:`~streams.batch.BatchProjector.refuse_history`), and the
-batch, and the worker, go on.
+Where a history starts, its cost and a fork's line: ``streams/README.md``, "Session histories".
 """
 
 from __future__ import annotations

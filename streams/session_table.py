@@ -1,48 +1,15 @@
-"""The layout of the projector's one faust table: keys and value encodings. Pure.
+"""The layout of the projector's ``sessions`` table: keys and value encodings. Pure.
 
-What one event writes must stay proportional to that event, whatever the
-session's length, because a faust table writes the whole changed value to
-its changelog. So a session is spread over several keys of the one table
-``sessions`` (one table: every write of a session goes, in order, to the
-changelog partition of the session's `events` partition):
+A session is spread over several keys so that what one event writes stays
+proportional to that event: ``h:<session_key>`` its header, ``c:<session_key>:<n>``
+its records one batch at a time, ``k:<session_key>`` its checkpoint,
+``r:<session_key>`` its in-flight request; ``p:<partition>`` is the next `events`
+offset the projector expects there. Example: a session folded in three batches, with
+no checkpoint yet, holds ``h:<key>`` (``chunks=3``, ``base=0``) and ``c:<key>:0`` to
+``c:<key>:2``.
 
-=============================  ================================================  ===================
-key                            value                                             written
-=============================  ================================================  ===================
-``h:<session_key>``            header: ``last_offset``, ``chunks``, ``events``,  once per session
-                               ``base``, ``first_offset`` (orjson, ~90 bytes)    per batch
-``c:<session_key>:<n>``        chunk ``n``: the session's records of one batch   once per session
-                               (split to fit one changelog record), each         per batch (more if
-                               ``offset`` (8 bytes) + length (4 bytes) + the     split), never
-                               original envelope bytes                           rewritten; deleted
-                                                                                 once a checkpoint
-                                                                                 covers it
-``k:<session_key>``            checkpoint: the session's projection after        when retention
-                               chunks ``0 .. base-1``, released to what it       released events
-                               still needs (:mod:`projections.retention.state_codec`)      (once per
-                                                                                 compaction or so)
-``p:<partition>``              the next `events` offset the projector expects    once per partition
-                               in that partition (decimal)                       per batch, last
-``r:<session_key>``            the in-flight compaction request (codec JSON)     when decided;
-                                                                                 deleted when
-                                                                                 answered
-=============================  ================================================  ===================
-
-A batch writes, per session it touched, its new chunk or, when its
-retention released events, a new checkpoint instead (covering the batch's
-records too), then the request key, then the header, and last the deletions
-of the chunks the new checkpoint covers. Changelog writes of one
-partition arrive as a prefix of what was sent, so a header never names a
-chunk or a checkpoint that is missing (a crash before the deletions leaves
-chunks behind that nothing reads).
-
-The projection itself is a cache in the worker's memory: on first touch
-after a start or a rebalance it is decoded from the checkpoint (if any),
-the chunks ``base .. chunks-1`` are folded on and the stored request noted.
-Once a session's compaction lets its projection release events
-(:mod:`projections.retention.log_retention`), what a session keeps in the table is
-bounded the same way: the checkpoint holds the released projection, and the
-chunks after it only the records since.
+The table of keys, their values and when each is written, and why a header never
+names a missing chunk: ``streams/README.md``, "The sessions table".
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ MUTMUT: Final = "mutmut==3.8.1"
 TARGETS: Final[Mapping[str, tuple[str, ...]]] = {
     "projections": ("projections",),
     "schemas": ("schemas",),
-    "batch": ("streams/batch/__init__.py",),
+    "batch": ("streams/batch",),
 }
 
 #: What each target leaves unmutated: the modules of schemas/kafka/ that talk to the broker

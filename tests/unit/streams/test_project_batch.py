@@ -8,12 +8,12 @@ from schemas.keys import Offset, SessionKey
 from streams.batch import (
     BatchOutcome,
     BatchProjector,
-    CachedSession,
     SessionCache,
     SourceRecord,
     TableWrite,
     rebuild_session,
 )
+from streams.batch.cache import CachedSession
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import (
     SessionHeader,

@@ -1,6 +1,6 @@
 """Every dead-letter stage of the projector's batch step, one crafted failure each.
 
-For each :data:`streams.batch.Stage` a batch holds two sessions and one
+For each :data:`streams.batch.records.DeadLetterStage` a batch holds two sessions and one
 record (or one stored entry) made to fail at that stage. Each test checks the
 letter (stage, reason, source topic, partition and offset, the original key
 and value whole), that the other session of the batch still folds to its last
@@ -40,7 +40,6 @@ from schemas.event import Event
 from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset, SessionKey, TenantId
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams import batch as project_batch
 from streams.batch import (
     BatchOutcome,
     BatchProjector,
@@ -49,6 +48,9 @@ from streams.batch import (
     TableWrite,
     decode_record,
 )
+from streams.batch import fold as batch_fold
+from streams.batch import outcome as batch_outcome
+from streams.batch import records as batch_records
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import (
     SessionHeader,
@@ -246,7 +248,7 @@ def test_decode_a_codec_failure_of_another_kind(monkeypatch: pytest.MonkeyPatch)
             raise MemoryError("cannot allocate")
         return real(raw, record_key=record_key)
 
-    monkeypatch.setattr(project_batch, "decode_envelope_sized", decode)
+    monkeypatch.setattr(batch_records, "decode_envelope_sized", decode)
     outcome = _project(_merged(victim, other))
     [letter] = outcome.dead_letters
     _assert_letter(letter, "decode", poisoned, "MemoryError: cannot allocate")
@@ -285,7 +287,7 @@ def test_fold_a_record_whose_step_raises(monkeypatch: pytest.MonkeyPatch) -> Non
             raise KeyError("call-7")
         return real(projection, record, config)
 
-    monkeypatch.setattr(project_batch, "step", step)
+    monkeypatch.setattr(batch_fold, "step", step)
     outcome = _project(_merged(victim, other))
     [letter] = outcome.dead_letters
     _assert_letter(letter, "fold", poisoned, "KeyError: 'call-7'")
@@ -307,7 +309,7 @@ def test_fold_a_failure_with_a_long_message_keeps_its_first_500_characters(
             raise ValueError("v" * 1_000)
         return real(projection, record, config)
 
-    monkeypatch.setattr(project_batch, "step", step)
+    monkeypatch.setattr(batch_fold, "step", step)
     [letter] = _project(victim).dead_letters
     assert (letter.stage, letter.source_offset) == ("fold", victim[1].offset)
     assert letter.reason == "ValueError: " + "v" * 500 + "..."
@@ -334,7 +336,7 @@ def _deciding(
             return b"x" * request_bytes
         return real(record)
 
-    monkeypatch.setattr(project_batch, "encode", encode_request)
+    monkeypatch.setattr(batch_fold, "encode", encode_request)
     projector = BatchProjector(settings, SessionCache(1 << 30), partitions=PARTITIONS)
     return _project(victim, projector=projector), victim
 
@@ -399,7 +401,7 @@ def test_encode_a_request_that_cannot_be_encoded(monkeypatch: pytest.MonkeyPatch
             raise OverflowError("Integer exceeds 64-bit range")
         return real(record)
 
-    monkeypatch.setattr(project_batch, "encode", encode_request)
+    monkeypatch.setattr(batch_fold, "encode", encode_request)
     projector = BatchProjector(settings, SessionCache(1 << 30), partitions=PARTITIONS)
     outcome = _project([*victim, *other], projector=projector)
     # inv1's first event completes inv0 and decides; so does inv2's, over inv0 and inv1 again
@@ -592,7 +594,7 @@ def test_snapshot_that_cannot_be_encoded(monkeypatch: pytest.MonkeyPatch) -> Non
             raise OverflowError("Integer exceeds 64-bit range")
         return real(record)
 
-    monkeypatch.setattr(project_batch, "encode", encode_snapshot)
+    monkeypatch.setattr(batch_outcome, "encode", encode_snapshot)
     outcome = _project(_merged(victim, other))
     assert outcome.dead_letters == []
     published, letters = outcome.snapshot_records()

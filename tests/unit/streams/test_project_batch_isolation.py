@@ -19,13 +19,14 @@ from schemas.event import MAX_ID_CHARS, Event
 from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey, TenantId
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams import batch as project_batch
 from streams.batch import (
     BatchOutcome,
     BatchProjector,
     SessionCache,
     SourceRecord,
 )
+from streams.batch import fold as batch_fold
+from streams.batch import outcome as batch_outcome
 from streams.projector_settings import ProjectorSettings
 from streams.session_table import chunk_key, header_key
 from tests.support.kafka import scripted_sessions
@@ -137,11 +138,11 @@ def test_a_record_whose_fold_raises_is_dead_lettered_and_its_session_goes_on(
             raise RecursionError("maximum recursion depth exceeded")
         return real_step(projection, record, config)
 
-    monkeypatch.setattr(project_batch, "step", step)
+    monkeypatch.setattr(batch_fold, "step", step)
     outcome = _fold(good)
     assert _stages(outcome.dead_letters) == [("fold", poisoned.partition, poisoned.offset)]
     assert "RecursionError" in outcome.dead_letters[0].reason
-    monkeypatch.setattr(project_batch, "step", real_step)
+    monkeypatch.setattr(batch_fold, "step", real_step)
     assert _summary(outcome) == _summary(_fold([r for r in good if r is not poisoned]))
 
 
@@ -221,7 +222,7 @@ def test_a_snapshot_that_cannot_be_assembled_is_a_dead_letter_and_the_others_go_
             raise ValueError("Circular reference detected (depth exceeded)")
         return real(projection, previous)
 
-    monkeypatch.setattr(project_batch, "snapshot_with_digest", snapshot_with_digest)
+    monkeypatch.setattr(batch_outcome, "snapshot_with_digest", snapshot_with_digest)
     outcome = _fold(records)
     snapshots, failed = outcome.snapshot_records()
     assert {SessionKey(key.decode()) for key, _ in snapshots} == {

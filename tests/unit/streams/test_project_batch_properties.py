@@ -2,7 +2,7 @@
 
 A generated world: two to four sessions (:func:`tests.support.strategies.session_logs`)
 are produced a few records at a time, interleaved, onto the partitions their
-keys route to (:func:`streams.batch.session_partition`), with offset gaps
+keys route to (:func:`schemas.kafka.partitioning.session_partition`), with offset gaps
 (transaction markers). One :class:`~streams.batch.BatchProjector`
 consumes them in random batches:
 
@@ -86,12 +86,12 @@ from schemas.projection_snapshot import ProjectionSnapshot
 from streams.batch import (
     BatchOutcome,
     BatchProjector,
-    CachedSession,
     SessionCache,
     SourceRecord,
     TableWrite,
     rebuild_session,
 )
+from streams.batch.cache import CachedSession
 from streams.session_table import (
     chunk_key,
     decode_chunk,

@@ -1,0 +1,83 @@
+"""An `events` record as fetched, decoded, or refused as a dead letter. No I/O.
+
+:func:`decode_record` turns a :class:`SourceRecord` into a :class:`DecodedRecord`
+(its logged event and the bytes it will retain) or the record's dead letter;
+:func:`dead_letter` builds the letter of any stage (:data:`DeadLetterStage`)
+through the one builder (:func:`schemas.dead_letter.build_dead_letter`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from schemas.codec import decode_envelope_sized
+from schemas.dead_letter import DeadLetter, build_dead_letter
+from schemas.errors import DecodeError
+from schemas.keys import Offset
+from schemas.log_text import shown
+from schemas.logged_event import LoggedEvent
+
+DeadLetterStage = Literal[
+    "decode", "partition", "fold", "encode", "session-size", "rebuild", "snapshot"
+]
+"""Where the batch step refused a record: ``decode`` (no key, not a valid envelope),
+``partition`` (not on its key's partition), ``fold`` (applying it or deciding compaction
+raised), ``encode`` (its compaction request cannot be encoded), ``session-size`` (it would
+take its session over ``session_max_bytes``), ``rebuild`` (its session's stored entries
+cannot be read back: the session is quarantined), ``snapshot`` (its session's snapshot
+cannot be assembled or encoded)."""
+
+_REASON_CHARS: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    """One `events` record as the consumer fetched it."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedRecord:
+    """A record that decoded: its logged event and its estimated retained bytes."""
+
+    source: SourceRecord
+    logged: LoggedEvent
+    size: int
+
+
+def failure_reason(exc: BaseException) -> str:
+    """``Type: message`` of an exception, bounded and escaped, for a reason."""
+    return f"{type(exc).__name__}: {shown(str(exc), _REASON_CHARS)}"
+
+
+def dead_letter(record: SourceRecord, stage: DeadLetterStage, reason: str) -> DeadLetter:
+    """The dead letter of `record` (through the one builder); the projector logs it."""
+    letter = build_dead_letter(
+        reason=reason,
+        stage=stage,
+        source_topic=record.topic,
+        source_partition=record.partition,
+        source_offset=record.offset,
+        key=record.key,
+        value=record.value,
+    )
+    return letter
+
+
+def decode_record(record: SourceRecord) -> DecodedRecord | DeadLetter:
+    """The decoded record, or its dead letter when it breaks the event contract."""
+    if record.key is None:
+        return dead_letter(record, "decode", "record has no key (the session key)")
+    try:
+        envelope, size = decode_envelope_sized(record.value, record_key=record.key)
+    except DecodeError as exc:
+        return dead_letter(record, "decode", str(exc))
+    except Exception as exc:  # noqa: BLE001 - the codec's own bug must not stop the batch
+        return dead_letter(record, "decode", failure_reason(exc))
+    return DecodedRecord(record, LoggedEvent(Offset(record.offset), envelope), size)
