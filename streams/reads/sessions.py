@@ -45,8 +45,6 @@ from projections.fold.time_travel import StopCheck, never
 from projections.retention.retained_vector import NeedsHistory
 from schemas.keys import SessionKey
 from schemas.log_text import shown
-from streams.batch import SessionCache, TableReader, rebuild_session
-from streams.projector_settings import ProjectorSettings
 from streams.reads.gate import ReadGate
 from streams.reads.heavy import HeavyReads, OutOfTime
 from streams.reads.owners import PartitionOwners
@@ -88,31 +86,6 @@ class CommittedSessions(Protocol):
         Valid while the gate says its partition is committed.
         """
         ...
-
-
-def committed_projection(
-    settings: ProjectorSettings,
-    cache: SessionCache,
-    read: TableReader,
-    partition: int,
-    session_key: SessionKey,
-) -> SessionProjection:
-    """The session's projection as its partition's last committed batch left it.
-
-    The one place reads take a projection from a native engine's state:
-    the session cache, or on a miss a rebuild from the partition's store
-    through `read` (its checkpoint and the chunks since: O(what the session
-    holds)). The rebuild is not cached: only the batch step writes the
-    cache. Call it only while the partition's gate phase is ``committed``,
-    without yielding in between.
-
-    Raises:
-        Exception: The session's stored entries cannot be read back.
-    """
-    cached = cache.get((partition, session_key))
-    if cached is not None:
-        return cached.projection
-    return rebuild_session(settings, session_key, partition, read).projection
 
 
 @dataclass(frozen=True, slots=True)
