@@ -10,10 +10,10 @@ of it and never holds an aborted write; restoring it is reading the
 changelog's committed records from :attr:`PartitionStore.changelog_next` on
 (:mod:`streams.native_engine.changelog`).
 
-Two kinds: :class:`MemoryPartitionStore` (tests; restored from the changelog's
-start on every assignment) and :class:`RocksPartitionStore` (a RocksDB
-database per partition through rocksdict; a restart restores the changelog's
-tail only). :class:`PartitionStores` opens the kind the settings name.
+Two kinds, opened by :class:`PartitionStores` as the settings say:
+:class:`MemoryPartitionStore` (tests; kept for the process's life) and
+:class:`RocksPartitionStore` (a RocksDB database per partition through
+rocksdict; a restart restores the changelog's tail only).
 """
 
 from __future__ import annotations
