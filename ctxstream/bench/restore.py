@@ -121,9 +121,9 @@ async def measure(base: ProjectorSettings, events: int, run_dir: Path) -> Restor
         fresh = NativeProjector(settings.model_copy(update={"data_dir": run_dir / prefix / "b"}))
         await fresh.start()
         try:
-            await _until(lambda: 0 in fresh.owned(), "the restore")
-            changelog_s = fresh.restored[0].seconds
-            entries = fresh.table_entries()[0]
+            await _until(lambda: 0 in fresh.partitions.owned(), "the restore")
+            changelog_s = fresh.partitions.restored[0].seconds
+            entries = fresh.partitions.table_entries()[0]
             appended_at = time.monotonic()
             await _append(settings, records[events:])
             await _until(

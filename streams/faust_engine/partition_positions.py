@@ -1,44 +1,16 @@
 """Which fetched records the projector may fold: every partition in offset order, no record skipped.
 
 No I/O of its own. faust-streaming 0.15.3 can drop records around a
-rebalance and commit past them: a stale ``getmany`` result still being
-drained after ``Consumer.perform_seek`` moves faust's read offset past
-records that are then fetched again and discarded as already read, while
-the stale copies were acked as skipped. The rebalance test caught it at the
-first records of an assignment and a few batches later.
-
-So the projector keeps, per `events` partition, the offset it expects next,
-in its own table (``p:<partition>``, written after the batch's session
-entries), and checks every record against it:
-
-* a record below it is a redelivery: admitted, and the session's
-  ``last_offset`` skips it;
-* the expected record is admitted and moves the position;
-* a record above it leaves a *gap*. Most gaps are Kafka's own (the commit
-  marker after every transactional summary, aborted records), but only the
-  log can say: before the batch is admitted the gap recovery
-  (:mod:`streams.faust_engine.gap_recovery`) reads the gap's committed
-  records from the log (:class:`~streams.faust_engine.offset_probe.OffsetProbe`,
-  for each of :meth:`PartitionPositions.gaps`). Those records, when there
-  are any, are the ones faust dropped: they are folded right before the
-  record that revealed the gap, as if faust had delivered them. A gap the
-  log did not answer is sought back to the expected offset and read again.
-
-After a (re)assignment the position checked is the lower of the stored one
-and faust's committed offset (:func:`start_position`). A partition fetched
-past its position with nothing delivered after faust's queue ran empty (a
-drop at the end of a partition, which no later record reveals) is probed
-(:meth:`PartitionPositions.stalled`): when the log holds records there, the
-partition is sought back to the first one and *held* (nothing else
-admitted) until it arrives. Records faust never delivered are never acked,
-and faust's commits stop below them: a committed offset stuck below the
-fold is sought back to (:meth:`PartitionPositions.commit_holes`), and the
-records come again as redeliveries. The stored position is what the
-projector trusts, also across restarts.
+rebalance and commit past them, so the projector keeps, per `events`
+partition, the offset it expects next (``p:<partition>``) and checks every
+record against it: one below is a redelivery, the expected one moves the
+position, one above leaves a *gap* whose committed records the gap recovery
+reads from the log (:mod:`streams.faust_engine.gap_recovery`) and folds in
+place. Stalls and commit holes are sought back to.
 
 Example: position 10; record 15 arrives -> gap 10..15, the log holds 12 and
 13 there -> 12, 13, 15 are folded; then 17 after 15 -> gap 16..17, the log
-holds nothing (a marker) -> 17 is folded.
+holds nothing (a marker) -> 17 is folded. The full rules: this folder's README.
 """
 
 from __future__ import annotations

@@ -1,61 +1,16 @@
 """The projector worker on faust: consume `events`, fold, publish. A thin shell.
 
-One agent, ``concurrency=1`` (faust-streaming/faust#606: with more, a crash
-can lose a record committed past an in-flight one), takes the `events` topic
-in batches (``stream.take_events``), hands each batch to
-:class:`~streams.batch.BatchProjector` and moves the outcome:
-dead letters to `dead-letters`, requests to `compaction-requests`, snapshots
-to `projections` (log-compacted, keyed by session), writes to the
-``sessions`` table (layout in :mod:`streams.session_table`).
-:class:`ProjectorShell` composes one-idea parts around the batch step: the
-table bound to a batch's events (:mod:`streams.faust_engine.batch_table`),
-the sends (:mod:`streams.faust_engine.output_sender`), the requests in
-flight (:mod:`streams.faust_engine.request_retries`: the app's
-``request_retry_timer`` re-emits requests no summary answered in time, by
-:mod:`streams.pending_requests`' rules) and the gap recovery
-(:mod:`streams.faust_engine.gap_recovery`, with the app's
-``gap_recovery_timer``). Metrics (:class:`~streams.projector_metrics.ProjectorMetrics`)
-are served at ``/metrics`` on faust's web server.
-
-Delivery and crashes (at least once, made exact by offsets):
-
-* faust acks a batch's records when the agent asks for the next batch and
-  commits acked offsets every ``commit_interval_s``. The shell asks for the
-  next batch only after the broker acknowledged every output of this one
-  (changelog writes, requests, snapshots, dead letters: their delivery
-  futures are awaited). faust's own flush before a commit is not enough on
-  its own: ``ProducerBuffer.flush`` gives up after 0.1 s without a message
-  sent, leaving buffered table writes behind. So a committed offset implies
-  that everything the records before it caused is in Kafka.
-* A crash (``kill -9``) loses at most the outputs of uncommitted records,
-  and those records are delivered again. Their table writes: with the
-  memory store the table is read back from the changelog, whose writes for
-  one partition are a prefix of what was sent, so the header never runs
-  ahead of the chunks and ``last_offset`` tells which records are already in;
-  with RocksDB the local database may be ahead of its changelog, so the
-  entries produced by redelivered records are written again
-  (:mod:`streams.batch`). Redelivered records are skipped by
-  ``last_offset`` (the core's own rule), their sessions' snapshots are sent
-  again, and a request decided by one of them and lost with the crash is in
-  the table (``r:``, written before the header): the ``request_retry_timer``
-  re-emits it one timeout after the restart.
-* A rebalance revokes partitions after faust committed them; their cached
-  projections and pending requests are dropped, and the new owner rebuilds
-  from the table it recovered.
-* faust-streaming 0.15.3 can drop records around a rebalance and commit
-  past them (a stale fetch still being drained moves the read offset past
-  records that are fetched again). The table keeps each partition's next
-  expected offset (``p:<partition>``, written after the batch's session
-  entries); every record that skips offsets is checked against the log
-  (:mod:`streams.faust_engine.offset_probe`) before the batch is folded, and the records
-  faust skipped are read from the log and folded in their place
-  (:mod:`streams.faust_engine.partition_positions`, :mod:`streams.faust_engine.gap_recovery`),
-  so no record is skipped, even across restarts.
-
-The consumer reads ``read_committed`` (:mod:`streams.faust_engine.read_committed`): a
-summary the summarizer appended in a transaction that was later aborted is
-never folded. Dead letters are sent with the batch; a bad record never stops
-the worker.
+One agent (``concurrency=1``) takes `events` in batches and hands each to
+:class:`~streams.batch.BatchProjector`; :class:`ProjectorShell` composes the
+one-idea parts around that step: the table bound to a batch's events
+(:mod:`streams.faust_engine.batch_table`), the sends
+(:mod:`streams.faust_engine.output_sender`), the requests in flight
+(:mod:`streams.faust_engine.request_retries`, under the app's
+``request_retry_timer``) and the gap recovery
+(:mod:`streams.faust_engine.gap_recovery`, under ``gap_recovery_timer``).
+A batch's records are acked only once the broker has every output of the
+batch, so a crash loses only outputs of records delivered again. Delivery,
+crashes and the records faust drops: this folder's README.
 """
 
 from __future__ import annotations

@@ -10,10 +10,10 @@ of it and never holds an aborted write; restoring it is reading the
 changelog's committed records from :attr:`PartitionStore.changelog_next` on
 (:mod:`streams.native_engine.changelog`).
 
-Two kinds: :class:`MemoryPartitionStore` (tests; restored from the changelog's
-start on every assignment) and :class:`RocksPartitionStore` (a RocksDB
-database per partition through rocksdict; a restart restores the changelog's
-tail only).
+Two kinds, opened by :class:`PartitionStores` as the settings say:
+:class:`MemoryPartitionStore` (tests; kept for the process's life) and
+:class:`RocksPartitionStore` (a RocksDB database per partition through
+rocksdict; a restart restores the changelog's tail only).
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final, Literal, Protocol
 
 from rocksdict import Options, Rdict, WriteBatch
 
 from streams.batch import TableWrite
+from streams.projector_settings import ProjectorSettings
 
 #: Where a store keeps its changelog position. The table's own keys start with a letter and a
 #: colon (:mod:`streams.session_table`), so this one cannot collide with them.
@@ -165,3 +166,23 @@ class RocksPartitionStore:
     def close(self) -> None:
         """Close the database (its files stay for the next assignment)."""
         self._db.close()
+
+
+class PartitionStores:
+    """Opens each partition's store, of the kind the settings' ``table_store`` names."""
+
+    def __init__(self, settings: ProjectorSettings) -> None:
+        """Stores under `settings`' ``data_dir`` (RocksDB), or in this process's memory."""
+        self.kind: Literal["rocksdb", "memory"] = (
+            "rocksdb" if settings.table_store.startswith("rocksdb") else "memory"
+        )
+        self._root = Path(settings.data_dir) / f"{settings.app_id}-sessions"
+        self._memory: dict[int, MemoryPartitionStore] = {}
+
+    def open(self, partition: int) -> PartitionStore:
+        """The store of `partition`: its RocksDB database, or its memory store."""
+        if self.kind == "rocksdb":
+            return RocksPartitionStore(self._root / f"partition-{partition}")
+        # Kept across revocations like a RocksDB database's files: a partition that comes
+        # back restores only the changelog's tail.
+        return self._memory.setdefault(partition, MemoryPartitionStore())

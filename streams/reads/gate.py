@@ -1,26 +1,13 @@
 """When an owned `events` partition's state may be read, and how far it has folded.
 
 The native engine folds a batch into its session cache *before* the batch's
-transaction commits, so between the fold and the commit the cache holds
-state no reader may see. The engine tells the gate where each partition
-stands, and a read looks at the gate and reads the state in one synchronous
-step (no ``await`` between them), so it always sees what the partition's
-last committed batch left:
-
-========== ====================================================== =============
-phase      when                                                   a read
-========== ====================================================== =============
-(none)     not assigned to this worker, or lost in a rebalance    is refused
-restoring  assigned, its store not restored from the changelog    waits
-folding    a batch folded into the cache, its transaction open    waits
-committed  the last batch committed; ``position`` = next offset   is answered
-========== ====================================================== =============
-
-Reads wait on the partition's :meth:`ReadGate.moved` event, which is set on
-the partition's next change (a commit, a restore, a loss) and then replaced,
-so a waiting read wakes once per change of its own partition, never by
-polling. The gate holds no lock: the engine changes it synchronously inside
-its own (locked) steps, and a read never holds anything across an ``await``.
+transaction commits. It tells the gate where each partition stands
+(restoring, folding, committed at a position, or not owned), and a read looks
+at the gate and reads the state in one synchronous step, so it sees what the
+partition's last committed batch left. Reads wait on
+:meth:`ReadGate.moved`, set at the partition's next change, never polling.
+No lock: the engine changes the gate inside its own locked steps. The phase
+table: this folder's README.
 """
 
 from __future__ import annotations

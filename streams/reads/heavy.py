@@ -1,29 +1,14 @@
 """The budget of a worker's O(session) reads, answered in threads off the folding loop.
 
 A read whose answer costs what the whole session holds (an ``as_of`` refold,
-a rewind delta's replay, a view that needs the session's history) would
-hold the event loop that folds every partition the worker owns for as long
-as it runs. :class:`HeavyReads` runs such answers in a pool of
-``heavy_reads`` threads instead, over the immutable projection the read
-took on the loop; the loop goes on folding and answering the cheap reads
-meanwhile (the GIL is shared, the loop is not held).
-
-At most ``heavy_reads`` such reads run at once on a worker: one more waits
-for a slot within its own time, then is refused as ``busy``. A read whose
-client goes away (the read server cancels its handler) tells its thread to
-stop: the computation asks a :data:`~projections.fold.time_travel.StopCheck` between
-records and ends with :class:`~projections.fold.time_travel.ReadStopped`, which is
-logged (``heavy read stopped``); its slot is free once the thread ended. A
-read whose time runs out before its computation ended (it waited for its
-slot, or for its turn, most of that time) stops the same way and ends with
-:class:`OutOfTime`, so its worker answers before its client gives up.
-
-Threads share the GIL with the loop, so a heavy computation is also paced
-(:class:`Pacer`): the heavy threads compute one at a time, and the one
-computing lets go for :data:`PAUSE_S` after each :data:`WORK_SLICE_S` of
-work, at its next check between records. The loop so keeps at least half of
-the interpreter's time whatever the heavy reads do; they take about twice as
-long as they would alone.
+a rewind delta's replay, a view that needs the session's history) runs in a
+pool of ``heavy_reads`` threads (:class:`HeavyReads`) over the immutable
+projection the read took on the loop, which goes on folding. One more waits
+for a slot within its own time, then is refused as ``busy``; a read whose
+client went away, or whose time ran out (:class:`OutOfTime`), is stopped at
+its next :data:`~projections.fold.time_travel.StopCheck`. The threads
+compute one at a time and pause between slices of work (:class:`Pacer`), so
+the loop keeps at least half of the interpreter. More: this folder's README.
 """
 
 from __future__ import annotations

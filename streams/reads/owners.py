@@ -1,40 +1,15 @@
 """Who serves context reads of each `events` partition: claims on the `partition-owners` topic.
 
-A native projector that has restored an `events` partition *claims* it: one
-record on the deployment's `partition-owners` topic (one partition,
-log-compacted), keyed by the partition number, naming the address its read
-endpoint is reachable at. The claim is written in a transaction of the
-partition's own producer (``transactional_id = <app_id>-<events topic>-<p>``),
-so it commits only while its writer holds the partition, and is signed with
-the read secret (:mod:`streams.reads.claim`): the next owner's
-``InitProducerId`` fences a worker that lost the partition, and aborts a claim
-it had open. Read ``read_committed`` in log order, the newest claim of a
-partition is therefore its newest owner's, with no generation number to
-compare, and compaction keeps exactly that one per partition.
-
-A worker that lost a partition writes nothing: its claim stays the newest
-until the next owner's lands, and a read sent to it meanwhile is refused
-(the client reads the claims again and retries). A claim can outlive its
-worker (a crash); the client then cannot connect, and retries the same way.
-
-:class:`PartitionOwners` is the directory both sides read: the client routes
-with it, a worker names the owner in a refusal with it. It reads the topic
-on demand (:meth:`PartitionOwners.refresh`: what was committed since the
-last refresh), not in the background, as a Kafka client refreshes its
-metadata after a "not leader" answer. It takes in only claims signed with
-the deployment's read secret and naming an address of the advertised form:
-the topic is writable by any client of the broker (transactions or not), and
-a claim routes every tenant's reads. Others, unsigned claims of schema
-version 1 and tombstones are skipped, and logged (a bounded number of lines,
-with their count).
-
-Example, `events` with 4 partitions, workers A then B::
-
-    offset 0: key 0 -> A    offset 2: key 2 -> A    (A restored 0..3)
-    offset 1: key 1 -> A    offset 3: key 3 -> A
-    offset 4: key 2 -> B    offset 5: key 3 -> B    (B joined: 2 and 3 moved)
-
-    owners: 0 -> A, 1 -> A, 2 -> B, 3 -> B
+A native projector that has restored an `events` partition *claims* it: a
+signed record (:mod:`streams.reads.claim`) keyed by the partition, naming its
+read endpoint, committed in a transaction of the partition's own producer, so
+the next owner's ``InitProducerId`` fences a worker that lost it. Read
+``read_committed`` in log order, the newest claim of a partition is its
+newest owner's. :class:`PartitionOwners` is the directory the client routes
+with and a worker names owners from; it reads the topic on demand and takes
+in only validly signed claims. Example, 4 partitions, workers A then B:
+claims 0..3 -> A, then 2 -> B, 3 -> B; owners 0 -> A, 1 -> A, 2 -> B, 3 -> B.
+The reasons in full: this folder's README.
 """
 
 from __future__ import annotations

@@ -1,33 +1,15 @@
 """Context reads of the sessions a native worker owns, answered from committed state.
 
-A read names a session and, for read-your-writes, a ``min_offset``. It is
-answered by the worker that owns the session's `events` partition, from
-that worker's memory, once the partition's committed state has folded
-``min_offset``:
-
-1. the partition is the key's (:func:`schemas.kafka.partitioning.session_partition`,
-   over the count the engine routes by);
-2. the :class:`~streams.reads.gate.ReadGate` says where the partition
-   stands: not owned here -> :class:`NotOwner` (naming the newest claimant
-   when it is another worker); restoring or mid-transaction, or committed
-   but not past ``min_offset`` -> wait for the partition's next change, up
-   to ``timeout_s`` (:class:`TimedOut` after);
-3. committed and past ``min_offset`` -> in the same synchronous step, the
-   session's projection (:func:`committed_projection`), and for an
-   ordinary read the answer computed from it (O(visible context) for the
-   view's own request). A *heavy* read (the caller says so from the query:
-   ``as_of``, a rewind delta), and an answer that needs what the projection
-   released (:class:`~projections.retention.retained_vector.NeedsHistory`: another
-   agent's or branch's contents of a long session, computed from the
-   session's history on `events`, ``whole_projection``), are O(session):
-   they are computed in a thread off the folding loop, at most
-   ``heavy_reads`` at once (:mod:`streams.reads.heavy`); one more waits for
-   a slot within its own ``timeout_s``, then is refused (:class:`Busy`), and
-   one whose time runs out while it is computed is stopped and refused so.
-
-A read never takes the engine's lock and never writes the engine's state:
-the gate tells it when the cache and the store hold committed state only,
-and it reads them without yielding.
+A read names a session and, for read-your-writes, a ``min_offset``. The
+worker owning the session's `events` partition answers it once the
+partition's committed state has folded ``min_offset``
+(:class:`~streams.reads.gate.ReadGate`), from the session's committed
+projection (:class:`CommittedSessions`), in the same synchronous step; a
+heavy read runs in a thread of the heavy-read budget
+(:mod:`streams.reads.heavy`). Otherwise it comes to :class:`NotOwner`,
+:class:`TimedOut`, :class:`Unreadable` or :class:`Busy`. A read never takes
+the engine's lock and never writes its state. The steps in full: this
+folder's README.
 """
 
 from __future__ import annotations
@@ -45,8 +27,6 @@ from projections.fold.time_travel import StopCheck, never
 from projections.retention.retained_vector import NeedsHistory
 from schemas.keys import SessionKey
 from schemas.log_text import shown
-from streams.batch import SessionCache, TableReader, rebuild_session
-from streams.projector_settings import ProjectorSettings
 from streams.reads.gate import ReadGate
 from streams.reads.heavy import HeavyReads, OutOfTime
 from streams.reads.owners import PartitionOwners
@@ -88,31 +68,6 @@ class CommittedSessions(Protocol):
         Valid while the gate says its partition is committed.
         """
         ...
-
-
-def committed_projection(
-    settings: ProjectorSettings,
-    cache: SessionCache,
-    read: TableReader,
-    partition: int,
-    session_key: SessionKey,
-) -> SessionProjection:
-    """The session's projection as its partition's last committed batch left it.
-
-    The one place reads take a projection from a native engine's state:
-    the session cache, or on a miss a rebuild from the partition's store
-    through `read` (its checkpoint and the chunks since: O(what the session
-    holds)). The rebuild is not cached: only the batch step writes the
-    cache. Call it only while the partition's gate phase is ``committed``,
-    without yielding in between.
-
-    Raises:
-        Exception: The session's stored entries cannot be read back.
-    """
-    cached = cache.get((partition, session_key))
-    if cached is not None:
-        return cached.projection
-    return rebuild_session(settings, session_key, partition, read).projection
 
 
 @dataclass(frozen=True, slots=True)

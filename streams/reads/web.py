@@ -1,21 +1,16 @@
 """The native worker's read endpoint: context, projection, expand, rewind, history-start reads.
 
 And the append door's duplicate lookup (``stored-events``), the one read
-with a body.
-
-Served on ``query_bind:query_port`` (port 0: one the OS picks) while the
-engine runs, with the routes of :mod:`schemas.read_protocol`; answers come
-from :class:`~streams.reads.sessions.SessionReads`. Once it listens, its
-address (``query_advertised_address``, or the bound one) is what the
-engine's claims name on the `partition-owners` topic
-(:mod:`streams.reads.owners`), which this endpoint creates when the
-deployment lacks it.
-
-Every route requires the read credential (:mod:`schemas.read_secret`): a
-request without it is refused 401 before anything is parsed.
-
-Stopping wakes every read still waiting (they are refused as not owned, and
-their clients go to the partition's next owner) before the server closes.
+with a body. Served on ``query_bind:query_port`` (port 0: one the OS picks)
+while the engine runs, with the routes of :mod:`schemas.read_protocol`;
+answers come from :class:`~streams.reads.sessions.SessionReads`. Its address
+(``query_advertised_address``, or the bound one) is what the engine's claims
+name on the `partition-owners` topic (:mod:`streams.reads.owners`), which
+this endpoint creates when the deployment lacks it. Every route requires the
+read credential (:mod:`schemas.read_secret`): a request without it is
+refused 401 before anything is parsed. Stopping wakes every read still
+waiting (refused as not owned: their clients go to the next owner) before
+the server closes.
 """
 
 from __future__ import annotations

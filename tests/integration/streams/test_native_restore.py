@@ -44,11 +44,11 @@ async def _restored(settings: ProjectorSettings) -> tuple[dict[int, dict[bytes, 
     await asyncio.wait_for(engine.start(), STARTUP_TIMEOUT_S)
     try:
         deadline = time.monotonic() + RESTORE_TIMEOUT_S
-        while engine.owned() != set(range(settings.events_partitions)):
-            assert time.monotonic() < deadline, f"restored only {sorted(engine.owned())}"
+        while engine.partitions.owned() != set(range(settings.events_partitions)):
+            assert time.monotonic() < deadline, f"restored only {sorted(engine.partitions.owned())}"
             await asyncio.sleep(0.05)
-        entries = engine.table_entries()
-        read = sum(restored.records for restored in engine.restored.values())
+        entries = engine.partitions.table_entries()
+        read = sum(restored.records for restored in engine.partitions.restored.values())
     finally:
         await engine.stop()
     return entries, read
@@ -75,7 +75,7 @@ async def test_state_restored_from_the_changelog_equals_the_state_before(
         await wait_caught_up(settings, CATCH_UP_TIMEOUT_S)
         folded = clean_fold(settings, await read_log(kafka_bootstrap, events))
         await wait_for_snapshots(settings, expected_snapshots(folded), CATCH_UP_TIMEOUT_S)
-        before = engine.table_entries()
+        before = engine.partitions.table_entries()
     finally:
         await engine.stop()
     assert sorted(before) == list(range(settings.events_partitions))

@@ -111,7 +111,7 @@ import asyncio
 
 import faust.worker
 
-import streams.worker as worker
+import streams.faust_engine.worker as worker
 
 
 async def hanging_crash(self, exc):
