@@ -28,10 +28,9 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from aiokafka import ConsumerRecord
-from aiokafka.admin import AIOKafkaAdminClient
 
 from schemas.codec import decode_envelope
-from schemas.errors import TopicError
+from schemas.kafka.admin import partition_count
 from schemas.kafka.committed_range import CommittedRangeReader
 from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset
@@ -110,9 +109,9 @@ class SliceReaders:
         restart of every worker.
 
         Raises:
-            RuntimeError: The topic does not exist.
+            TopicError: The topic does not exist.
         """
-        self._partitions = await _partition_count(self._bootstrap, self._topic)
+        self._partitions = await partition_count(self._bootstrap, self._topic)
         for reader in self._readers:
             await reader.start()
             self._idle.put_nowait(reader)
@@ -168,21 +167,6 @@ class SliceReaders:
                     )
                     return
                 await asyncio.sleep(STABLE_POLL_S)
-
-
-async def _partition_count(bootstrap: str, topic: str) -> int:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        described = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    partitions = [
-        p for t in described if t["topic"] == topic and not t["error_code"] for p in t["partitions"]
-    ]
-    if not partitions:
-        raise TopicError(topic, "does not exist: run `ctxstream topics create`")
-    return len(partitions)
 
 
 class _SessionRecords:

@@ -93,7 +93,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from projections.fold.projection import NO_OFFSET, SessionProjection
 from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
-from schemas.errors import TopicError
+from schemas.kafka.admin import partition_count
 from schemas.kafka.partitioning import session_partition
 from schemas.kafka.transaction import Transaction, partition_producer, transaction
 from schemas.keys import SessionKey
@@ -128,7 +128,6 @@ from streams.session_table import (
     request_key,
     session_of_request_key,
 )
-from streams.topics import partition_count
 
 logger = logging.getLogger(__name__)
 
@@ -275,8 +274,6 @@ class NativeProjector:
         partitions = await partition_count(
             self._settings.kafka_bootstrap, self._events, wait_s=EVENTS_METADATA_WAIT_S
         )
-        if not partitions:
-            raise TopicError(self._events, "does not exist: run `ctxstream topics create`")
         if partitions != self._settings.events_partitions:
             logger.warning(
                 "events has %d partitions, settings say %d: records are checked against %d",
