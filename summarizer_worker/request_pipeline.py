@@ -56,7 +56,12 @@ from summarizer_worker.errors import (
 from summarizer_worker.inherited_events import inherited_records, inherited_starts
 from summarizer_worker.request_outcome import SKIPPED, OutputRecord, RequestOutcome
 from summarizer_worker.request_stage import at_stage, failure_reason
-from summarizer_worker.request_status import Answered, Summarize, Superseded, request_status
+from summarizer_worker.request_status import (
+    AlreadySummarized,
+    Summarize,
+    Superseded,
+    request_status,
+)
 from summarizer_worker.request_validity import request_problem
 from summarizer_worker.session_slice import SessionSlice, SliceReader
 from summarizer_worker.settings import SummarizerSettings
@@ -309,7 +314,7 @@ class RequestPipeline:
             records = [*inherited_records(request, slices), *session.records]
             status = request_status(request, records, session.stable_offset)
         match status:
-            case Answered(summary_offset):
+            case AlreadySummarized(summary_offset):
                 logger.info(
                     "skipped request=%s session=%s reason=answered summary_offset=%d",
                     shown(request.request_id),

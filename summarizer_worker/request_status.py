@@ -55,7 +55,7 @@ class Summarize:
 
 
 @dataclass(frozen=True, slots=True)
-class Answered:
+class AlreadySummarized:
     """A live summary at `summary_offset` already names the request."""
 
     summary_offset: Offset
@@ -68,7 +68,7 @@ class Superseded:
     reason: str
 
 
-RequestStatus = Summarize | Answered | Superseded
+RequestStatus = Summarize | AlreadySummarized | Superseded
 
 
 def request_status(
@@ -77,7 +77,7 @@ def request_status(
     """What to do with `request`, given its session's slice of the log.
 
     Example: window at offsets 4..6, tail ``7: summary naming the request`` ->
-    ``Answered(7)``; tail ``8: rewind to the window's invocation`` ->
+    ``AlreadySummarized(7)``; tail ``8: rewind to the window's invocation`` ->
     ``Superseded``; an empty tail -> ``Summarize(window)``.
 
     Args:
@@ -106,7 +106,7 @@ def request_status(
     tail = [record for record in live if record.offset > request.end_offset]
     for record in tail:
         if summary_request_id(record.envelope.event) == request.request_id:
-            return Answered(record.offset)
+            return AlreadySummarized(record.offset)
     for record in tail:
         if refused_request_id(record.envelope.event) == request.request_id:
             return Superseded(f"refused by the refusal at offset {record.offset}")
