@@ -25,7 +25,7 @@ from pydantic import SecretStr
 
 from projections.compaction.render import DEFAULT_PROMPT_TEMPLATE, build_prompt
 from schemas.event import Event, UsageMetadata
-from schemas.json_bounds import INT64_MAX
+from schemas.numbers import MAX_TOKEN_COUNT
 from summarizer_worker.endpoint import endpoint_problem, shown_endpoint
 from summarizer_worker.errors import (
     SummarizerRejectedError,
@@ -71,7 +71,7 @@ def _count(usage: dict[str, Any], key: str) -> int | None:
     value = usage.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
         return None
-    return value if 0 <= value <= INT64_MAX else None  # what a 64-bit field holds
+    return value if 0 <= value <= MAX_TOKEN_COUNT else None  # what an event can hold
 
 
 def _usage(body: dict[str, Any]) -> UsageMetadata | None:
