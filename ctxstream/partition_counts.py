@@ -14,7 +14,8 @@ from __future__ import annotations
 import time
 from typing import Final
 
-from streams.topics import partition_count
+from schemas.errors import TopicError
+from schemas.kafka.admin import partition_count
 
 #: How long a partition count found is reused before the broker is asked again.
 PARTITION_COUNT_TTL_S: Final = 60.0
@@ -31,9 +32,10 @@ async def known_partition_count(bootstrap: str, topic: str) -> int:
     found = _known.get((bootstrap, topic))
     if found is not None and now - found[1] < PARTITION_COUNT_TTL_S:
         return found[0]
-    count = await partition_count(bootstrap, topic)
-    if count > 0:
-        _known[(bootstrap, topic)] = (count, now)
-    else:
+    try:
+        count = await partition_count(bootstrap, topic)
+    except TopicError:
         _known.pop((bootstrap, topic), None)
+        return 0
+    _known[(bootstrap, topic)] = (count, now)
     return count

@@ -70,6 +70,8 @@ from ctxstream.errors import (
 from ctxstream.replay_request import ReplayRequest
 from ctxstream.subscription import CONNECT_TIMEOUT_S, opened_reader
 from schemas.codec import encode
+from schemas.errors import TopicError
+from schemas.kafka.admin import ensure_topics, partition_count
 from schemas.kafka.partitioning import session_partition
 from schemas.kafka.settings import KafkaSettings, TopicRole
 from schemas.keys import SessionKey
@@ -83,7 +85,7 @@ from streams.batch import (
 )
 from streams.projector_settings import ProjectorSettings
 from streams.session_history import SessionHistory
-from streams.topics import ensure_topics, partition_count, topic_specs
+from streams.topics import topic_specs
 
 logger = logging.getLogger(__name__)
 
@@ -286,12 +288,15 @@ async def _target(
     async with broker_calls(bootstrap, timeout_s):
         wanted = []
         for role in OUTPUT_ROLES:
-            live = await partition_count(bootstrap, settings.topic(role))
+            try:
+                live = await partition_count(bootstrap, settings.topic(role))
+            except TopicError:  # no such source topic: the target gets the declared count
+                live = 0
             spec = specs[role]
             wanted.append(replace(spec, partitions=live or spec.partitions))
         try:
             created = await ensure_topics(bootstrap, wanted)
-        except RuntimeError as exc:  # the broker refused a topic: the message names it
+        except TopicError as exc:  # the broker refused a topic: the message names it
             raise TopicCreationError(str(exc)) from exc
         await producer.start()
     if created.created:

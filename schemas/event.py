@@ -1,22 +1,13 @@
 """ADK's session event, field for field, as it crosses the `events` topic.
 
-The models read ADK's camelCase JSON (``Event.model_dump(mode="json",
-by_alias=True, exclude_none=True)``) as it is and write it back equal as a JSON
-value: :func:`event_to_json` dumps only the fields that were set, so defaults
-that the producer left out are not invented on the way back. Fields that ADK
-carries but context management never reads (grounding metadata, log
-probabilities, ...) are named in each model's :attr:`AdkModel.adk_fields`
-and kept as extra fields, written back unchanged.
-
-Decoding is lenient: a field no model knows is kept as an extra too, so
-records already on the topic, or written by a newer producer, still fold.
-The append door is strict: :func:`schemas.unknown_fields.unknown_fields`
-lists the fields that are neither modelled nor ADK's, and the client
-refuses an event that has any (ADK 2.13's models, genai's types).
-
-Numbers and booleans are strict (:mod:`schemas.numbers`): ``"timestamp":
-"inf"``, a digit string for a token count or ``"partial": "yes"`` is refused,
-not coerced, so what decodes is what ADK wrote and can be written again.
+The models read ADK's camelCase JSON as it is and write it back equal as a
+JSON value (:func:`event_to_json` dumps only the fields that were set).
+Fields ADK carries but context management never reads are named in each
+model's :attr:`AdkModel.adk_fields` and kept as extras. Decoding is lenient
+(an unknown field is kept too, so older and newer records still fold); the
+append door is strict (:func:`schemas.unknown_fields.unknown_fields`).
+Numbers and booleans are strict (:mod:`schemas.numbers`): refused, never
+coerced. Why: ``schemas/README.md``, "Events as ADK writes them".
 """
 
 from __future__ import annotations

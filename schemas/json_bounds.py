@@ -1,18 +1,11 @@
 """The bounds a record's parsed JSON must keep, checked by one iterative walk. Pure.
 
-orjson accepts nesting up to 1,024 levels and integers up to 2^64 - 1, but
-what the pipeline accepts it must also be able to encode again (orjson and
-pydantic refuse to serialize beyond ~254 levels or outside 64-bit integers)
-and to show in an error (``repr`` of a value ~1,000 levels deep recurses past
-the interpreter's limit). :func:`check_json_bounds` walks the value once with
-an explicit stack, never recursion, so a hostile value cannot exhaust the
-interpreter's stack while it is being checked.
-
-The size caps follow from the record size limit: a record may hold as many
-values as ordinary records of that size do, not as many as bare punctuation
-(``[0,0,0,...]``, ``[{},{},...]``) can pack into it. Such records cost many
-times their size once decoded (200,000 empty ``parts`` in 0.6 MB retain
-~166 MB), which is what the node cap bounds.
+What the pipeline accepts it must be able to encode again and show in an
+error, so nesting, integers and the number of values are bounded below what
+orjson would parse. :func:`check_json_bounds` walks the value once with an
+explicit stack, never recursion, so a hostile value cannot exhaust the
+interpreter's stack while it is checked. Where each bound comes from:
+``schemas/README.md``, "JSON bounds".
 
 Example: ``check_json_bounds({"a": [1, 2.5, "x"]})`` -> 5 (the object, the
 array and its three items); ``{"a": 2**63}`` -> ``DecodeError`` naming ``a``.

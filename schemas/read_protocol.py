@@ -1,38 +1,16 @@
 """The wire contract of context reads, shared by the worker's endpoint and the client. Pure.
 
-The routes of a native worker's read endpoint (:mod:`streams.reads.web`)::
-
-    GET /sessions/{session_key}/context?agent=&branch=&include_contents=default|none
-                                       &min_offset=N&timeout_s=S   (or &as_of=N)
-    GET /sessions/{session_key}/projection?min_offset=N&timeout_s=S
-    GET /sessions/{session_key}/expand?summary_id=&page_size=N&page_token=T
-                                      &min_offset=N&timeout_s=S
-    GET /sessions/{session_key}/rewind-delta?before_invocation_id=&min_offset=N&timeout_s=S
-    GET /sessions/{session_key}/history-start?min_offset=N&timeout_s=S
-    POST /sessions/{session_key}/stored-events?timeout_s=S   body: {"digests": {id: digest}}
-
-The session key is one path segment, percent-encoded as :func:`read_path`
-writes it (``acme%2Fsupport%2Fu1%2Fs1``); it is validated as every key is
-(:func:`schemas.keys.parse_session_key`). With ``min_offset`` (the offset
-``append`` returned), the answer waits until the session's partition has
-folded that record: read-your-writes. With ``as_of`` instead (time
-travel), the contents are those the session had right after the record at
-that offset of its partition, and the answer waits until the partition has
-folded it. ``expand`` pages through the raw events a summary event covers
-(:class:`ExpandedPage`; ``page_token`` is the previous page's
-``next_page_token``). ``history-start`` says where the session's history
-lies on its partition (:class:`HistoryStart`), from its stored header: what
-a fork of it names (``Client.fork``). ``stored-events`` says which of the
-events an append is about to write the session has stored already, equal
-(:class:`StoredEventsAsk`, answered with :class:`StoredEvents`): the
-append door's duplicate lookup.
-
-A read is answered with 200 and a :class:`ContextAnswer`, a
-``ProjectionSnapshot``, an :class:`ExpandedPage`, a :class:`RewindDelta` or
-a :class:`HistoryStart` (or a :class:`StoredEvents`), or refused with the
-status of its :data:`RefusalKind` and a :class:`ReadRefusal` saying why.
-Every route requires ``Authorization: Bearer <credential>``, the credential
-derived from the deployment's read secret (:mod:`schemas.read_secret`).
+A native worker's read endpoint (:mod:`streams.reads.web`) serves
+``/sessions/{session_key}/`` ``context``, ``projection``, ``expand``,
+``rewind-delta``, ``history-start`` (GET) and ``stored-events`` (POST); the
+session key is one percent-encoded path segment (:func:`read_path`). With
+``min_offset`` an answer waits until the session's partition has folded
+that record (read-your-writes); with ``as_of``, the contents are those right
+after it (time travel). A read is answered with 200 and one of the models
+below, or refused with the status of its :data:`RefusalKind` and a
+:class:`ReadRefusal`. Every route requires a bearer credential derived from
+the read secret (:mod:`schemas.read_secret`). The routes, their parameters
+and answers: ``schemas/README.md``, "The read protocol".
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """The read plane's shared secret: where a process finds it, and the keys derived from it.
 
-The projectors' read endpoints answer only callers that hold the secret, and
-clients route reads only by partition claims signed with it. Every process of
-a deployment (workers, the HTTP API, clients) therefore holds the same one:
-``CTXSTREAM_READ_SECRET`` when set, else the file ``CTXSTREAM_READ_SECRET_FILE``
-(by default ``~/.config/ctxstream/read-secret``, one per user). The first
-process that needs a missing file creates it, mode 0600, with 32 random bytes
-written as hex: it writes a private temporary file and links it into place,
-which fails when another process won the race, so every process reads the
-same complete secret.
-
-The secret itself never crosses the network: each use has its own key
-derived from it (HMAC-SHA256 of the secret over a purpose string), so the
-credential a client sends to a read endpoint cannot sign a claim.
+Every process of a deployment holds the same secret: ``CTXSTREAM_READ_SECRET``
+when set, else the file ``CTXSTREAM_READ_SECRET_FILE`` (by default
+``~/.config/ctxstream/read-secret``), created by the first process that
+needs it, mode 0600, without a race. The secret never crosses the network:
+each use has its own key derived from it (HMAC-SHA256 over a purpose
+string), so the credential a client sends cannot sign a claim. Why and how:
+``schemas/README.md``, "The read secret".
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from pydantic import SecretStr
 
 from projections.compaction.render import DEFAULT_PROMPT_TEMPLATE, build_prompt
 from schemas.event import Event, UsageMetadata
+from schemas.numbers import MAX_TOKEN_COUNT
 from summarizer_worker.endpoint import endpoint_problem, shown_endpoint
 from summarizer_worker.errors import (
     SummarizerRejectedError,
@@ -37,8 +38,6 @@ logger = logging.getLogger(__name__)
 
 #: Characters of a failed reply's body quoted in an error.
 EXCERPT_CHARS: Final = 200
-#: Largest token count taken from a reply's usage: what a 64-bit field holds.
-MAX_TOKEN_COUNT: Final = 2**63 - 1
 _REDACTED: Final = "<redacted>"
 
 
@@ -72,7 +71,7 @@ def _count(usage: dict[str, Any], key: str) -> int | None:
     value = usage.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
         return None
-    return value if 0 <= value <= MAX_TOKEN_COUNT else None
+    return value if 0 <= value <= MAX_TOKEN_COUNT else None  # what an event can hold
 
 
 def _usage(body: dict[str, Any]) -> UsageMetadata | None:

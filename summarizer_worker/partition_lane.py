@@ -1,25 +1,15 @@
 """One partition of `compaction-requests`: its transactional producer and its commits.
 
-Exactly once, per request partition. Each partition a worker owns gets a
-producer whose ``transactional_id`` is ``<group>.<topic>.<partition>``: stable
-across restarts and across workers, so whichever process takes the partition
-over (a restart after ``kill -9``, another worker after a rebalance) fences
-the previous owner when its producer starts, and the broker aborts the
-previous owner's open transaction before the new owner reads anything. The
-summary events (or dead letters) of finished requests and the partition's
-consumer offset are written in one transaction: either both are visible to
-``read_committed`` readers, or neither.
-
-Commits move over contiguous finished requests only
-(:class:`~summarizer_worker.offset_ledger.OffsetLedger`), while outputs are
-written as soon as their request finishes: a summary after a parked request
-is visible at once, but its request's offset is committed only once the
-parked one finishes. If the worker dies in between, those requests are read
-again and the check for a summary that already answers them skips them (a
-dead letter, though, is written again).
-
-Finished requests are batched: every transaction carries all outputs that
-finished while the previous one committed.
+Exactly once, per request partition: the partition's producer
+(:func:`schemas.kafka.transaction.partition_producer`) fences the previous
+owner when it starts, and the outputs of finished requests are written with
+the partition's committable offset in one transaction
+(:func:`schemas.kafka.transaction.transaction`). The offset moves over
+contiguous finished requests only (:class:`~summarizer_worker.offset_ledger.OffsetLedger`),
+while outputs are written as soon as their request finishes. Every
+transaction carries all outputs that finished while the previous one
+committed. Why this is exactly once, and what a crash in between rewrites:
+``summarizer_worker/README.md``, "Exactly once".
 """
 
 from __future__ import annotations

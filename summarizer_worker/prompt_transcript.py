@@ -1,16 +1,12 @@
 """The conversation history of a model prompt, bounded in characters. Pure: no I/O, no clock.
 
-ADK's rendering (:func:`projections.compaction.render.render_transcript`) keeps every
-text whole, so a window of large events would make a prompt of megabytes,
-sent again on every attempt (review M6). Here the window is rendered event by
-event, into exactly the lines ``render_transcript`` writes, and when the
-whole does not fit it is cut:
-
-* a rolling seed (the previous summary: first, authored ``"model"``) keeps
-  its start, up to half of the room: it stands for everything before;
-* then a note saying how many events were left out;
-* then the newest events that fit whole; if not even the newest fits, its
-  end (the newest part), marked with ``…``.
+ADK's rendering (:func:`projections.compaction.render.render_transcript`) keeps
+every text whole, so large events would make a prompt of megabytes, sent again
+on every attempt (review M6). Here the window is rendered event by event, into
+exactly the lines ``render_transcript`` writes, and cut when it does not fit:
+a rolling seed (the previous summary) keeps its start, up to half of the room;
+then a note of how many events were left out; then the newest events that fit
+whole (if not even the newest fits, its end, marked with ``…``).
 
 Example, room for 120 characters, a seed of 30 and events of 40 each:
 ``seed``, ``[transcript cut to fit the prompt: 3 of 5 events left out]``,

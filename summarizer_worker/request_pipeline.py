@@ -1,26 +1,16 @@
 """From one compaction request to its outcome: validate, read, check, summarize, retry.
 
-A request is first validated (:mod:`summarizer_worker.request_validity`) and
-its answer built with an empty text (:mod:`summarizer_worker.summary_room`),
-before anything is read or called. It is then read back from `events`
+A request is validated (:mod:`summarizer_worker.request_validity`) and its
+answer built with an empty text (:mod:`summarizer_worker.summary_room`)
+before anything is read or called; then it is read back from `events`
 (:mod:`summarizer_worker.session_slice`), checked
-(:mod:`summarizer_worker.request_status`), summarized, and its summary clipped
-to the room its envelope leaves. Failures are sorted by whether a retry helps:
-
-* the range lies past the last stable offset (a transaction on `events` is
-  open): poll again, briefly, for at most ``summarizer_range_wait_s``;
-* the summarizer is unavailable (``retriable``): back off and try again, up
-  to ``summarizer_retry_attempts`` calls in all. This is the one retry loop
-  around a call: a backend makes one attempt per call;
-* anything else is the request's failure for good, at the step it happened
-  in (:mod:`summarizer_worker.request_stage`), whatever it raised: a dead
-  letter with the step and the reason, and, when the request names its
-  session legitimately, a refusal event in that session
-  (:func:`projections.compaction.summary_request.refusal_envelope`) so the projector stops waiting.
-
-A request waiting for its retry holds no read/summarize slot, so other
-sessions' requests go on meanwhile. Only a Kafka error of the readers (the
-worker's own infrastructure) leaves `outcome`.
+(:mod:`summarizer_worker.request_status`), summarized and clipped. A range
+not yet stable is polled again, an unavailable summarizer is retried with
+backoff (the one retry loop around a call), and anything else fails the
+request for good at its step (:mod:`summarizer_worker.request_stage`): a
+dead letter and, where the request names its session legitimately, a
+refusal event. Only a Kafka error of the readers leaves `outcome`. The
+whole sorting: ``summarizer_worker/README.md``, "One request".
 """
 
 from __future__ import annotations
@@ -56,7 +46,12 @@ from summarizer_worker.errors import (
 from summarizer_worker.inherited_events import inherited_records, inherited_starts
 from summarizer_worker.request_outcome import SKIPPED, OutputRecord, RequestOutcome
 from summarizer_worker.request_stage import at_stage, failure_reason
-from summarizer_worker.request_status import Answered, Summarize, Superseded, request_status
+from summarizer_worker.request_status import (
+    AlreadySummarized,
+    Summarize,
+    Superseded,
+    request_status,
+)
 from summarizer_worker.request_validity import request_problem
 from summarizer_worker.session_slice import SessionSlice, SliceReader
 from summarizer_worker.settings import SummarizerSettings
@@ -309,7 +304,7 @@ class RequestPipeline:
             records = [*inherited_records(request, slices), *session.records]
             status = request_status(request, records, session.stable_offset)
         match status:
-            case Answered(summary_offset):
+            case AlreadySummarized(summary_offset):
                 logger.info(
                     "skipped request=%s session=%s reason=answered summary_offset=%d",
                     shown(request.request_id),

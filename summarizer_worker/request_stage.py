@@ -1,16 +1,10 @@
 """The steps of handling one request, each one's failure kept to that request. Pure: no I/O.
 
-Handling a request reads hostile input at every step: a record anyone could
-produce, a log anyone could append to, a reply from an endpoint. Whatever one
-of those makes a step raise (a validation error, ``RecursionError``, a
-``ValueError`` from a parser) is that request's failure, not the worker's:
-:func:`at_stage` turns it into a :class:`RequestFailedError` that names the
-step, and the worker dead-letters the request and goes on.
-
-Two kinds of error leave a step unchanged: those the retry loop sorts itself
-(a range not stable yet, a summarizer error, a failure already tagged) and
-the worker's own infrastructure (Kafka errors of its readers), which stop the
-worker as before.
+Every step reads hostile input (a record, a log, an endpoint's reply), so
+whatever a step raises is that request's failure, not the worker's:
+:func:`at_stage` turns it into a :class:`RequestFailedError` naming the step,
+and the worker dead-letters the request and goes on. Errors the retry loop
+sorts itself, and the worker's own infrastructure errors, pass unchanged.
 
 Example::
 

@@ -1,32 +1,14 @@
 """Whether a compaction request still needs its summary. Pure: no I/O, no clock.
 
-The worker reads a session's committed records from the request's first
-offset up to the last stable offset of the partition: the range itself and
-everything the session appended after it (the *tail*). From that slice alone
-it decides:
-
-* **rewound**: a rewind in the tail annuls part of the window, so a summary
-  would stand for events that are no longer live;
-* **answered**: a live summary in the tail already names the request id (a
-  duplicated request, a retry, or a redelivery after a crash between the
-  commit of the summary and the commit of the request's offset), so a second
-  one must not be appended;
-* **refused**: a live refusal in the tail already names the request (this
-  worker gave it up before a crash kept its offset from being committed, or
-  the projector stopped waiting for it), so the session has moved on;
-* **covered**: a live summary in the tail already spans the whole range;
-* otherwise the window is summarized.
-
-Rewinds follow reference §3.1 over the slice. A tail rewind whose target
-invocation does not appear in the slice before it may reach back before the
-range (the slice starts at the range): it is taken to, and the request is
-dropped. This is conservative: a rewind to an invocation that never existed
-(a no-op in ADK) also drops a request whose range it follows; the projector
-decides again on its next trigger, over a range that ends after that rewind.
-The one case it misjudges the other way: an invocation that began before the
-range, has no event inside it and goes on after it is taken to begin where
-the slice first shows it, so a rewind to it is not seen to annul the range.
-Cost: O(records in the slice).
+Decided from the session's slice alone: the range and everything the session
+appended after it (the *tail*). A live summary in the tail that names the
+request: :class:`AlreadySummarized`. A rewind in the tail that annuls the
+window, a refusal that names the request or a summary that covers the range:
+:class:`Superseded`. Otherwise: :class:`Summarize` the window. Rewinds follow
+reference §3.1 over the slice; a tail rewind to an invocation the slice does
+not show is taken to reach before the range (conservative). The rules, and
+the one case misjudged the other way: ``summarizer_worker/README.md``,
+"Is the request still needed". Cost: O(records in the slice).
 """
 
 from __future__ import annotations
@@ -55,7 +37,7 @@ class Summarize:
 
 
 @dataclass(frozen=True, slots=True)
-class Answered:
+class AlreadySummarized:
     """A live summary at `summary_offset` already names the request."""
 
     summary_offset: Offset
@@ -68,7 +50,7 @@ class Superseded:
     reason: str
 
 
-RequestStatus = Summarize | Answered | Superseded
+RequestStatus = Summarize | AlreadySummarized | Superseded
 
 
 def request_status(
@@ -77,7 +59,7 @@ def request_status(
     """What to do with `request`, given its session's slice of the log.
 
     Example: window at offsets 4..6, tail ``7: summary naming the request`` ->
-    ``Answered(7)``; tail ``8: rewind to the window's invocation`` ->
+    ``AlreadySummarized(7)``; tail ``8: rewind to the window's invocation`` ->
     ``Superseded``; an empty tail -> ``Summarize(window)``.
 
     Args:
@@ -106,7 +88,7 @@ def request_status(
     tail = [record for record in live if record.offset > request.end_offset]
     for record in tail:
         if summary_request_id(record.envelope.event) == request.request_id:
-            return Answered(record.offset)
+            return AlreadySummarized(record.offset)
     for record in tail:
         if refused_request_id(record.envelope.event) == request.request_id:
             return Superseded(f"refused by the refusal at offset {record.offset}")

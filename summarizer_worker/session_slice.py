@@ -1,20 +1,14 @@
 """Read one session's committed records of `events`, from an offset to the last stable offset.
 
-A session lives in the partition its key hashes to (Kafka's default
-partitioner, murmur2 of the key: the one aiokafka, faust and the Java client
-use), and partitions interleave sessions. A read assigns that one partition
-to a consumer of its own (no group, ``read_committed``: the range read of
-:class:`~schemas.kafka.committed_range.CommittedRangeReader`, which the projector's
-offset probe shares), seeks to the first requested offset and reads up to the
-partition's last stable offset (LSO) as it was when the read began, keeping
-the session's records only: its cost is the range plus what the partition
-received after it, never the session's or the partition's history before it.
-
-Readers are pooled, one read at a time each; a record of another session is
-skipped before it is decoded. The session's records one read keeps are
-bounded in bytes (their keys and values as read): a read that would keep more
-stops with :class:`~summarizer_worker.errors.SliceTooLargeError`, instead of
-decoding a session's whole tail into memory (review H6).
+A read assigns the session's one partition to a consumer of its own (the
+range read of :class:`~schemas.kafka.committed_range.CommittedRangeReader`),
+seeks to the first requested offset and reads up to the partition's last
+stable offset (LSO) as it was when the read began, keeping the session's
+records only: its cost is the range plus what the partition received after
+it. Readers are pooled, one read at a time each; a record of another session
+is skipped before it is decoded, and the records a read keeps are bounded in
+bytes (:class:`~summarizer_worker.errors.SliceTooLargeError`, review H6).
+More: ``summarizer_worker/README.md``, "Reading a session's slice".
 """
 
 from __future__ import annotations
@@ -28,10 +22,9 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from aiokafka import ConsumerRecord
-from aiokafka.admin import AIOKafkaAdminClient
 
 from schemas.codec import decode_envelope
-from schemas.errors import TopicError
+from schemas.kafka.admin import partition_count
 from schemas.kafka.committed_range import CommittedRangeReader
 from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset
@@ -110,9 +103,9 @@ class SliceReaders:
         restart of every worker.
 
         Raises:
-            RuntimeError: The topic does not exist.
+            TopicError: The topic does not exist.
         """
-        self._partitions = await _partition_count(self._bootstrap, self._topic)
+        self._partitions = await partition_count(self._bootstrap, self._topic)
         for reader in self._readers:
             await reader.start()
             self._idle.put_nowait(reader)
@@ -168,21 +161,6 @@ class SliceReaders:
                     )
                     return
                 await asyncio.sleep(STABLE_POLL_S)
-
-
-async def _partition_count(bootstrap: str, topic: str) -> int:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        described = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    partitions = [
-        p for t in described if t["topic"] == topic and not t["error_code"] for p in t["partitions"]
-    ]
-    if not partitions:
-        raise TopicError(topic, "does not exist: run `ctxstream topics create`")
-    return len(partitions)
 
 
 class _SessionRecords:

@@ -13,8 +13,8 @@ from summarizer_worker.extractive import DEFAULT_MAX_CHARS, MIN_MAX_CHARS
 
 #: Where a test may make the worker pause (`summarizer_stage_delay_s`): after the
 #: window is built, before the summarizer is called, inside the open transaction.
-Stage = Literal["render", "summarize", "transaction"]
-STAGES: Final[tuple[Stage, ...]] = ("render", "summarize", "transaction")
+PausePoint = Literal["render", "summarize", "transaction"]
+PAUSE_POINTS: Final[tuple[PausePoint, ...]] = ("render", "summarize", "transaction")
 
 
 class SummarizerSettings(KafkaSettings):
@@ -87,7 +87,7 @@ class SummarizerSettings(KafkaSettings):
     )
     summarizer_session_timeout_ms: int = Field(default=10_000, ge=6_000, le=300_000)
     summarizer_transaction_timeout_ms: int = Field(default=60_000, ge=1_000, le=900_000)
-    summarizer_stage_delay_s: dict[Stage, float] = Field(
+    summarizer_stage_delay_s: dict[PausePoint, float] = Field(
         default_factory=dict,
         description="fault injection for tests only: seconds to pause at each named stage, "
         'as JSON, e.g. {"transaction": 0.2}; empty in production',

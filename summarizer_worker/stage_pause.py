@@ -16,7 +16,7 @@ import logging
 from collections.abc import Mapping
 
 from schemas.log_text import shown
-from summarizer_worker.settings import Stage
+from summarizer_worker.settings import PausePoint
 
 logger = logging.getLogger(__name__)
 
@@ -24,11 +24,11 @@ logger = logging.getLogger(__name__)
 class StagePause:
     """Sleeps for the configured time at each named stage; a no-op when none is set."""
 
-    def __init__(self, delays_s: Mapping[Stage, float]) -> None:
+    def __init__(self, delays_s: Mapping[PausePoint, float]) -> None:
         """Pauses of `delays_s` seconds per stage; stages not named are not paused."""
         self._delays_s = dict(delays_s)
 
-    async def __call__(self, stage: Stage, request_id: str) -> None:
+    async def __call__(self, stage: PausePoint, request_id: str) -> None:
         """Pause at `stage` while handling `request_id`, if a pause is configured there."""
         delay_s = self._delays_s.get(stage)
         if not delay_s:

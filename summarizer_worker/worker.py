@@ -3,21 +3,14 @@
 A consumer group on `compaction-requests` (``read_committed``, no auto
 commit). Each request is handled in a task of its own
 (:mod:`summarizer_worker.request_pipeline`): at most
-``summarizer_concurrency`` read and summarize at once, one at a time per
-session (:mod:`summarizer_worker.session_locks`), and a request waiting for a
-retry blocks neither other sessions nor the consumer. Its outcome goes to the
-lane of its partition (:mod:`summarizer_worker.partition_lane`), which writes
-it with the partition's offset in one transaction.
-
-A partition with ``summarizer_max_pending`` requests, or
-``summarizer_max_pending_bytes`` of them, not yet committed is paused until
-both are below half. Nothing a request contains stops the worker:
-whatever it makes decoding or any later step raise dead-letters that request
-(:mod:`summarizer_worker.request_pipeline`). Only the worker's own
-infrastructure does (a failed transaction of a lane, a failed reader): the
-worker then stops with the error, ``python -m summarizer_worker`` exits
-non-zero, its supervisor restarts it and the uncommitted requests are read
-again.
+``summarizer_concurrency`` at once, one at a time per session
+(:mod:`summarizer_worker.session_locks`). Its outcome goes to the lane of its
+partition (:mod:`summarizer_worker.partition_lane`), which writes it with the
+partition's offset in one transaction. A partition with too many requests
+pending is paused (:mod:`summarizer_worker.backpressure`). Nothing a request
+contains stops the worker; only its own infrastructure does, and then
+``python -m summarizer_worker`` exits non-zero so that its supervisor
+restarts it. More: ``summarizer_worker/README.md``, "The worker".
 """
 
 from __future__ import annotations

@@ -163,5 +163,5 @@ def _quiet_kafka() -> None:
     # would log each failed attempt around it, and the topic and store steps their
     # progress, which the command's own lines say.
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
-    for name in ("streams.topics", "ctxstream.api.key_store"):
+    for name in ("schemas.kafka.admin", "ctxstream.api.key_store"):
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))

@@ -32,9 +32,10 @@ from pydantic import ValidationError
 from ctxstream.api.keys import ApiKeyRecord, decode_key_record
 from schemas.codec import encode
 from schemas.errors import CtxstreamError
+from schemas.kafka.admin import TopicsCreated, ensure_topics
 from schemas.kafka.settings import KafkaSettings
 from schemas.log_text import shown
-from streams.topics import TopicsCreated, ensure_topics, topic_specs
+from streams.topics import topic_specs
 
 logger = logging.getLogger(__name__)
 

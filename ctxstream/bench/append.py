@@ -30,8 +30,9 @@ from aiokafka import AIOKafkaProducer
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from ctxstream.client import Client, event_record
 from schemas.event import event_to_json
+from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.settings import KafkaSettings
-from streams.topics import create_topics, delete_topics_of
+from streams.topics import create_topics
 
 DEFAULT_EVENTS: Final = 20_000
 #: Events per append_many call, as an agent appends a turn's events at once.

@@ -72,11 +72,12 @@ from schemas.codec import decode_compaction_request, decode_envelope, decode_pro
 from schemas.codec import encode as encode_record
 from schemas.envelope import Envelope
 from schemas.errors import DecodeError
+from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.partitioning import session_partition
 from schemas.kafka.settings import KafkaSettings, TopicRole
 from schemas.keys import SessionKey
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams.topics import create_topics, delete_topics_of
+from streams.topics import create_topics
 
 logger = logging.getLogger(__name__)
 

@@ -39,8 +39,9 @@ from ctxstream.bench.neighbours_noisy import user_event
 from ctxstream.bench.processes import PROJECTOR, kafka_env, start_worker, stop_worker
 from ctxstream.client import Client, event_record
 from schemas.codec import decode_envelope_sized
+from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.settings import KafkaSettings
-from streams.topics import create_topics, delete_topics_of
+from streams.topics import create_topics
 
 HOST: Final = "127.0.0.1"
 QUIET_TENANT: Final = "quiet"

@@ -48,10 +48,11 @@ from ctxstream.client import Client
 from ctxstream.errors import NoPartitionOwnerError, ReadTimeoutError
 from projections.contents.snapshot import context_fingerprint
 from schemas.event import Content
+from schemas.kafka.admin import delete_topics_of
 from schemas.keys import Offset, SessionKey
 from streams.native_engine.engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
-from streams.topics import create_topics, delete_topics_of
+from streams.topics import create_topics
 
 logger = logging.getLogger(__name__)
 

@@ -36,10 +36,11 @@ from aiokafka import AIOKafkaProducer
 
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from schemas.codec import encode
+from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.settings import KafkaSettings
 from streams.native_engine.engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
-from streams.topics import create_topics, delete_topics_of
+from streams.topics import create_topics
 
 logger = logging.getLogger(__name__)
 

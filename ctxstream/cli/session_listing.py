@@ -28,11 +28,11 @@ from ctxstream.errors import TopicMissingError
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 from schemas.codec import decode_projection_snapshot
 from schemas.counted import counted
-from schemas.errors import DecodeError
+from schemas.errors import DecodeError, TopicError
+from schemas.kafka.admin import partition_count
 from schemas.kafka.settings import KafkaSettings
 from schemas.keys import parse_session_key
 from schemas.projection_snapshot import ProjectionSnapshot
-from streams.topics import partition_count
 
 #: How long one fetch waits for records before the read checks its progress again.
 FETCH_MS: Final = 500
@@ -125,9 +125,10 @@ async def list_sessions(
     )
     try:
         async with broker_calls(bootstrap, CONNECT_TIMEOUT_S):
-            count = await partition_count(bootstrap, topic)
-            if count == 0:
-                raise TopicMissingError(topic)
+            try:
+                count = await partition_count(bootstrap, topic)
+            except TopicError as exc:
+                raise TopicMissingError(topic) from exc
             await consumer.start()
             assigned = [TopicPartition(topic, partition) for partition in range(count)]
             consumer.assign(assigned)

@@ -63,7 +63,7 @@ from ctxstream.cli.port_holder import holder, is_taken, port_taken, socket_inode
 from ctxstream.cli.up_status import StatusCadence, StatusReader
 from ctxstream.context_reads import ContextReads
 from ctxstream.errors import ContextReadError
-from schemas.errors import CtxstreamError
+from schemas.errors import CtxstreamError, TopicError
 from schemas.kafka.settings import TOPIC_ROLES
 from schemas.log_text import shown
 from schemas.masked_dsn import masked_dsn
@@ -253,7 +253,7 @@ async def _start(
     _say(out, "creating topics ...")
     try:
         await _unless(stop, create_topics(settings))
-    except (KafkaError, RuntimeError) as exc:
+    except (KafkaError, TopicError) as exc:
         raise ServiceStartError(service="topics", reason=str(exc) or type(exc).__name__) from exc
 
     query_port = settings.query_port or _free_port()

@@ -1,33 +1,15 @@
 """Read a range of one partition's committed records: ``read_committed``, seek, read to an end.
 
-Both workers read ranges this way: the projector's faust engine reads the
-offsets faust skipped (:mod:`streams.faust_engine.offset_probe`), the
-summarizer a session's slice of `events` up to the last stable offset
-(:mod:`summarizer_worker.session_slice`). The import graph is `streams`,
-`summarizer_worker` -> `projections` -> `schemas`, and the two workers never
-import each other, so the one reader both use lives here, beside the Kafka
-settings (:mod:`schemas.kafka.settings`) and the partition function
-(:mod:`schemas.kafka.partitioning`) every process shares for the same reason.
-
-A :class:`CommittedRangeReader` is one consumer of one topic: no group, no
-commits, ``read_committed``, and a requested offset below the log start is an
-error, never a silent jump to another offset. One read at a time: it assigns
-the one partition, seeks to the range's start, reads until its position
-passes the range's end and pauses the partition (no prefetching while idle).
-How the end is found is the caller's:
-
-* :meth:`CommittedRangeReader.read_to_stable`: the partition's last stable
-  offset (LSO) as it is when the read begins; no deadline; a start below the
-  log start raises :class:`aiokafka.errors.OffsetOutOfRangeError`;
-* :meth:`CommittedRangeReader.read_range`: an end the caller names, or the
-  LSO if it comes first (nothing at or past the LSO is readable yet); at most
-  `limit` records, within a deadline, and optionally read on from the log
-  start when the range starts below it.
-
-Transaction markers and aborted records are never returned (the consumer
-reads ``read_committed``), but a fetch moves the position past them: a range
-ending in markers or aborted records ends once a poll that returned nothing
-has moved the position to its end.
+One reader both workers share: the faust engine's offset probe
+(:mod:`streams.faust_engine.offset_probe`) and the summarizer's slices of
+`events` (:mod:`summarizer_worker.session_slice`). A
+:class:`CommittedRangeReader` is one consumer of one topic (no group, no
+commits) that reads one range at a time; an offset below the log start is
+an error, never a silent jump. The end is the caller's choice:
+:meth:`~CommittedRangeReader.read_to_stable` reads to the last stable offset,
+:meth:`~CommittedRangeReader.read_range` to a named end, within a deadline.
+Transaction markers and aborted records are never returned. More:
+``schemas/kafka/README.md``, "Reading a committed range".
 """
 
 from __future__ import annotations

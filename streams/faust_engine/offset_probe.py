@@ -25,8 +25,9 @@ from typing import Any, Final
 
 from aiokafka import ConsumerRecord
 
+from schemas.errors import TopicError
+from schemas.kafka.admin import partition_count
 from schemas.kafka.committed_range import CommittedRangeReader, RangeReadTimeout
-from streams.topics import partition_count
 
 logger = logging.getLogger(__name__)
 
@@ -74,10 +75,12 @@ class OffsetProbe:
         Raises:
             ProbeTimeout: The broker named no partitions within the probe's timeout.
         """
-        partitions = await partition_count(self._bootstrap, self._topic, wait_s=self._timeout_s)
-        if not partitions:
-            raise ProbeTimeout(f"no partitions of {self._topic} in {self._timeout_s:.0f} s")
-        return partitions
+        try:
+            return await partition_count(self._bootstrap, self._topic, wait_s=self._timeout_s)
+        except TopicError as exc:
+            raise ProbeTimeout(
+                f"no partitions of {self._topic} in {self._timeout_s:.0f} s"
+            ) from exc
 
     async def first_record(self, partition: int, start: int, end: int) -> int | None:
         """The offset of the first committed record of `partition` in ``[start, end)``.

@@ -25,10 +25,10 @@ from typing import Final
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from schemas.errors import TopicError
+from schemas.kafka.admin import TopicSpec, ensure_topics, partition_count
 from streams.batch import TableWrite
 from streams.native_engine.store import PartitionStore
 from streams.projector_settings import ProjectorSettings
-from streams.topics import TopicSpec, ensure_topics, partition_count
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ async def ensure_changelog(settings: ProjectorSettings, partitions: int) -> None
     """Create the changelog (log-compacted, `partitions` partitions) unless it exists.
 
     Raises:
-        RuntimeError: The broker refused the topic for another reason than
+        TopicError: The broker refused the topic for another reason than
             that it exists, or it exists with another partition count than
             `events` (its partitions would not line up with `events`').
     """

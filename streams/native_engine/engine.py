@@ -24,7 +24,7 @@ from typing import Final
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
 from schemas.codec import encode
-from schemas.errors import TopicError
+from schemas.kafka.admin import partition_count
 from schemas.kafka.transaction import transaction
 from schemas.keys import SessionKey
 from schemas.read_secret import read_keys
@@ -47,7 +47,6 @@ from streams.reads.gate import ReadGate
 from streams.reads.web import serving_reads
 from streams.session_history import SessionHistory
 from streams.session_table import position_key
-from streams.topics import partition_count
 
 logger = logging.getLogger(__name__)
 
@@ -187,8 +186,6 @@ class NativeProjector:
         partitions = await partition_count(
             self._settings.kafka_bootstrap, self._events, wait_s=EVENTS_METADATA_WAIT_S
         )
-        if not partitions:
-            raise TopicError(self._events, "does not exist: run `ctxstream topics create`")
         if partitions != self._settings.events_partitions:
             logger.warning(
                 "events has %d partitions, settings say %d: records are checked against %d",

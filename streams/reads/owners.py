@@ -22,12 +22,13 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from pydantic import ValidationError
 
 from schemas.codec import encode
+from schemas.kafka.admin import TopicsCreated, ensure_topics
 from schemas.kafka.settings import KafkaSettings
 from schemas.kafka.transaction import transaction
 from schemas.log_text import shown
 from schemas.read_secret import read_keys
 from streams.reads.claim import PartitionClaim, UnsignedClaim, claim_refusal, decode_claim
-from streams.topics import TopicsCreated, ensure_topics, topic_specs
+from streams.topics import topic_specs
 
 logger = logging.getLogger(__name__)
 

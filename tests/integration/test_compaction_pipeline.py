@@ -36,7 +36,7 @@ from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from summarizer_worker.settings import STAGES
+from summarizer_worker.settings import PAUSE_POINTS
 from tests.conftest import unique_topic
 from tests.support.kafka import (
     ENGINES,
@@ -101,7 +101,7 @@ async def _produce(bootstrap: str, topic: str, rounds: list[list[Envelope]]) -> 
 async def _kill_loop(worker: WorkerProcess, rng: random.Random) -> Counter[str]:
     killed_at: Counter[str] = Counter()
     for _ in range(KILLS):
-        stage = rng.choice(STAGES)
+        stage = rng.choice(PAUSE_POINTS)
         hits = rng.randint(1, 3)
         reached = await worker.wait_for(f"stage reached stage={stage}", STAGE_TIMEOUT_S, count=hits)
         assert reached, f"stage {stage} not reached:\n{worker.log_since_start()[-3000:]}"
@@ -132,7 +132,7 @@ async def test_pipeline_compacts_every_session_exactly_once_through_20_kills(
     env = worker_env(
         kafka_bootstrap, prefix, group, CTXSTREAM_SUMMARIZER_INSTANCE_ID="e2e-summarizer"
     )
-    delays = json.dumps(dict.fromkeys(STAGES, STAGE_DELAY_S))
+    delays = json.dumps(dict.fromkeys(PAUSE_POINTS, STAGE_DELAY_S))
     summarizer = WorkerProcess(
         {**env, "CTXSTREAM_SUMMARIZER_STAGE_DELAY_S": delays}, tmp_path / "summarizer.log"
     )
@@ -153,7 +153,7 @@ async def test_pipeline_compacts_every_session_exactly_once_through_20_kills(
         stop_worker(projector)
         await finisher.stop()
         await summarizer.stop()
-    assert set(killed_at) == set(STAGES)
+    assert set(killed_at) == set(PAUSE_POINTS)
 
     emitted: dict[str, CompactionRequest] = {r.request_id: r for r in requests}
     log = _by_session(records)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from summarizer_worker.settings import STAGES
+from summarizer_worker.settings import PAUSE_POINTS
 from tests.conftest import unique_topic
 from tests.support.events import envelope, session_key
 from tests.support.kafka import (
@@ -83,7 +83,7 @@ async def test_kill_9_at_random_stages_leaves_one_summary_per_request(
     for partition, offset in placed:
         ends[partition] = max(ends[partition], offset + 1)
 
-    delays = json.dumps(dict.fromkeys(STAGES, STAGE_DELAY_S))
+    delays = json.dumps(dict.fromkeys(PAUSE_POINTS, STAGE_DELAY_S))
     env = worker_env(
         kafka_bootstrap,
         prefix,
@@ -96,7 +96,7 @@ async def test_kill_9_at_random_stages_leaves_one_summary_per_request(
     )
     killed_at: Counter[str] = Counter()
     for _ in range(KILLS):
-        stage = rng.choice(STAGES)
+        stage = rng.choice(PAUSE_POINTS)
         hits = rng.randint(1, 3)
         await worker.start()
         reached = await worker.wait_for(f"stage reached stage={stage}", STAGE_TIMEOUT_S, count=hits)
@@ -105,7 +105,7 @@ async def test_kill_9_at_random_stages_leaves_one_summary_per_request(
         )
         await worker.kill()
         killed_at[stage] += 1
-    assert set(killed_at) == set(STAGES)
+    assert set(killed_at) == set(PAUSE_POINTS)
 
     finisher = WorkerProcess(env, tmp_path / "finisher.log")
     await finisher.start()
@@ -167,7 +167,7 @@ async def test_a_second_worker_and_a_killed_first_leave_one_summary_per_request(
     ends = dict.fromkeys(range(REQUEST_PARTITIONS), 0)
     for partition, offset in placed:
         ends[partition] = max(ends[partition], offset + 1)
-    delays = json.dumps(dict.fromkeys(STAGES, STAGE_DELAY_S))
+    delays = json.dumps(dict.fromkeys(PAUSE_POINTS, STAGE_DELAY_S))
     env = {
         **worker_env(kafka_bootstrap, prefix, group, CTXSTREAM_SUMMARIZER_CONCURRENCY="2"),
         "CTXSTREAM_SUMMARIZER_STAGE_DELAY_S": delays,

@@ -348,6 +348,15 @@ async def test_token_counts_beyond_64_bits_are_left_out(
     assert result.usage == UsageMetadata(candidates_token_count=3)
 
 
+async def test_token_counts_beyond_what_an_event_holds_are_left_out(
+    chat_server: ChatServer, make: MakeSummarizer
+) -> None:
+    usage = {"prompt_tokens": 2**31, "completion_tokens": 2**31 - 1, "total_tokens": 2**40}
+    chat_server.script(Reply(body=completion("s", usage)))
+    result = await make().summarize(WINDOW)
+    assert result == SummaryResult(text="s", usage=UsageMetadata(candidates_token_count=2**31 - 1))
+
+
 async def test_a_prompt_over_its_bound_is_cut_and_says_so(
     chat_server: ChatServer, make: MakeSummarizer
 ) -> None:

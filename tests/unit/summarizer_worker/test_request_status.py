@@ -15,7 +15,7 @@ from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
 from summarizer_worker.errors import RangeNotFoundError, RangeNotStableError
 from summarizer_worker.request_status import (
-    Answered,
+    AlreadySummarized,
     Summarize,
     Superseded,
     request_status,
@@ -56,7 +56,7 @@ def test_a_summary_naming_the_request_after_the_range_answers_it() -> None:
     request = request_for(log[:4])
     summary = with_summary_request_id(summary_event("s", 100.0, 103.0, 200.0), request.request_id)
     log = _after(log, summary)
-    assert request_status(request, log, _stable(log)) == Answered(log[-1].offset)
+    assert request_status(request, log, _stable(log)) == AlreadySummarized(log[-1].offset)
 
 
 def test_a_summary_of_another_request_does_not_answer_it() -> None:
