@@ -16,11 +16,7 @@ Example: ``{"author": "user", "customMetadata": {"ctxstream": {"fork_of": ...}}}
 
 from __future__ import annotations
 
-from projections.compaction.summary_request import (
-    METADATA_NAMESPACE,
-    REFUSAL_AUTHOR,
-    REQUEST_ID_KEY,
-)
+from projections.event_kinds import METADATA_NAMESPACE, REFUSAL_AUTHOR, REQUEST_ID_KEY
 from schemas.event import Event
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from projections.compaction.summary_request import refused_request_id, summary_request_id
+from projections.event_kinds import refused_request_id, summary_request_id
 from projections.fold.rewind import drop_rewound
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event

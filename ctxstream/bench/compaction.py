@@ -67,7 +67,7 @@ from ctxstream.bench.processes import (
     summarizer_env,
 )
 from ctxstream.topic_follower import follow
-from projections.compaction.summary_request import summary_request_id
+from projections.event_kinds import summary_request_id
 from schemas.codec import decode_compaction_request, decode_envelope, decode_projection_snapshot
 from schemas.codec import encode as encode_record
 from schemas.envelope import Envelope

@@ -1,0 +1,1 @@
+"""Compaction: triggers, window selection, the size gate, and when the projector compacts."""

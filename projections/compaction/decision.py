@@ -1,120 +1,36 @@
 """When the projector asks for a compaction, and which request it emits. Pure: no I/O, no clock.
 
-ADK compacts at two hooks (reference §5.1, §6): the runner's post-invocation
-hook, after an invocation's last event (token threshold first, then the
-sliding window), and the pre-request token check, before every model call
-of an LLM agent (the token threshold alone, reading only that agent's
-recorded counts). A stream has no "end of invocation" and no "model call"
-record, so the projector evaluates each hook while folding the first record
-that shows it ran, on the very events ADK's hook saw:
-
-* **an invocation has completed** when the first event of a *new*
-  invocation arrives: a raw event (neither a summary nor a rewind) whose
-  non-empty ``invocation_id`` no earlier record of the session carried,
-  after at least one live invocation. The post-invocation hook
-  (:func:`~projections.compaction.after_invocation.select_post_invocation_window`) is
-  evaluated on the projection *before* that event;
-* **a model call follows** a tool step: after an agent's event that ADK's
-  flow does not treat as a final response and that calls no tool (a tool's
-  function responses, a trailing code-execution result), ADK calls the model
-  again, so the check for the agent that calls it (the author, or the
-  target of ``transfer_to_agent``) is evaluated on the projection *after*
-  that event (:func:`next_model_call`). This is where ADK checks in a tool
-  loop: after the tool responses, with the count of the response that
-  called the tools;
-* **a model call was answered** that the stream has not checked for yet:
-  the first model response of an invocation (the user's message does not
-  say which agent answers it) or of an agent that starts after another
-  one's final reply. The check for the responding agent is evaluated on the
-  projection *before* the response (:func:`answered_model_call`).
-
-The token trigger reads the newest recorded prompt-token count since the
-newest summary event and, when there is none, ADK's characters/4 estimate of
-the request contents (reference §3.6, :mod:`projections.compaction.token_count`), so a
-session whose model calls report no usage is compacted by tokens too.
-
-The selection reads a tail of the live list, not the session: in a live
-list in order (rising timestamps, contiguous invocations, the pipeline's
-own summaries; :mod:`projections.compaction.live_order`) the events from
-:func:`~projections.compaction.decision_window.decision_start` on choose the very
-window the whole list would, so a decision costs what the events since the
-newest summary cost. Out of order, or when the token trigger must estimate
-for another request than the view's, it reads the whole live list, as
-``use_memo=False`` always does.
-
-Cheap pre-checks keep the selection off the hot path: the
-post-invocation hook runs only when ``invocations.since_compaction`` has
-reached ``compaction_interval``, or the last recorded prompt-token count has
-reached ``token_threshold`` or none was recorded since the newest summary;
-a pre-request check reads its agent's recorded count walking back from the
-newest event (a few events: a tool's response follows the call that
-reported it) and selects only at the threshold or without a count.
-
-An armed trigger whose windows are not worth compacting stays armed, and
-ADK selects again at every hook. The projector remembers why nothing can
-pass the size gate (:mod:`projections.compaction.gate_memo`) and skips the selection
-while that stays true, so an armed but quiet trigger costs O(1) per event;
-the same O(1) facts skip a trigger whose own count says it cannot fire
-(``since_compaction`` below the interval, a recorded prompt-token count
-below the threshold). The decisions are exactly those of the plain
-selection: ``use_memo=False`` runs it alone, and a property test holds the
-two equal. Without a recorded count, a token check that the memo does not
-answer estimates from the view's contents when the view serves the check's
-request (the post-invocation hook's, with the default view): O(visible
-context), which compaction bounds; for another agent, branch or scope it
-assembles the contents from the whole live list (O(history)).
-
-Never two in flight: nothing is decided while the projection waits on a
-request. A request whose id a live summary already answers, or that a
-refusal named, is not emitted again; a refusal is not itself a trigger. The
-request id is
-:func:`~schemas.compaction_request.compaction_request_id` of the session,
-the trigger and the window's offsets, so the same log always yields the same
-requests: :func:`replay_decisions` is what the projector must emit for a log.
-
-**What a stream cannot reproduce.** ADK appends a summary synchronously,
-before the next event; the pipeline appends it after the record that
-decided it, and later still in production. Three consequences, each checked
-against ADK 2.13.0's runner by the ``compaction_decisions`` vectors:
-
-* a post-invocation summary lands after the next invocation's first event,
-  so a rewind to that invocation removes it where ADK's survives; and ADK's
-  summary of the invocation just before a rewind (its hook ran before the
-  rewind was appended) would be decided by the rewind record itself and
-  land after the rewind that removes its events. A rewind record therefore
-  completes no invocation here: the summary would stay live and bring the
-  rewound conversation back into the context. Reproducing ADK needs the
-  fold to place each summary where its decision was taken, which no record
-  carries;
-* when the check before an invocation's first model call compacts, the
-  summary lands after the model's response, so that response's own count
-  (ADK's count of the compacted prompt) is behind the summary and the next
-  check reads the estimate;
-* scoped invocations are not checked before their model calls: the summary
-  the pipeline appends carries no isolation scope.
+Per record, :func:`step` applies it and evaluates the ADK hooks it shows
+(:mod:`projections.compaction.hooks`): the post-invocation hook on the
+projection before the record, the token check before the model call it
+answers (before) or that follows it (after). Cheap pre-checks and the gate
+memo skip selections that cannot pass (:mod:`projections.compaction.quiet`);
+a selection reads the tail :func:`~projections.compaction.decision_window.decision_start`
+gives. Never two in flight, never a request a live summary answers or a
+refusal named; :func:`replay_decisions` is what the projector emits for a log.
+Why, and what a stream cannot reproduce: projections/README.md, "When it compacts".
 
 Example, ``compaction_interval=2, overlap_size=0``: inv1 (offsets 0, 1),
 inv2 (2, 3); the first event of inv3 (offset 4) completes inv2 and decides
-``sliding_window`` over offsets 0..3, ``decided_at_offset=4``. Example,
-``token_threshold=500, event_retention_size=0``: ``user`` (0), the agent's
-call reporting 1,000 prompt tokens (1), the tool's response (2): folding
-the response decides ``token_threshold`` over offsets 0..2 before the agent's
-next model call, ``decided_at_offset=2``.
+``sliding_window`` over offsets 0..3, ``decided_at_offset=4``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Final
 
 from projections.compaction.after_invocation import select_post_invocation_window
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision_window import decision_start
-from projections.compaction.gate_memo import gate_memo
-from projections.compaction.masking import is_summary
-from projections.compaction.rolling_seed import carried_seed
-from projections.compaction.summary_request import refused_request_id
+from projections.compaction.hooks import answered_model_call, completes_invocation, next_model_call
+from projections.compaction.quiet import (
+    hook_may_fire,
+    quiet_after_invocation,
+    quiet_token_check,
+    remembered,
+)
 from projections.compaction.token_count import content_characters, newest_recorded_count
 from projections.compaction.token_threshold import (
     POST_INVOCATION,
@@ -122,8 +38,9 @@ from projections.compaction.token_threshold import (
     TokenHook,
     select_token_threshold_window,
 )
-from projections.compaction.window import CompactionWindow
+from projections.compaction.window_request import SEED_INVOCATION_ID, compaction_request
 from projections.contents.contents_request import ContentsRequest
+from projections.event_kinds import refused_request_id
 from projections.fold.projection import (
     SessionProjection,
     apply,
@@ -132,148 +49,9 @@ from projections.fold.projection import (
     live_events,
     note_request,
 )
-from schemas.codec import MAX_RECORD_BYTES, encode
-from schemas.compaction_request import (
-    CompactionRequest,
-    InheritedEvent,
-    compaction_request_id,
-    seed_problem,
-)
-from schemas.event import Event
-from schemas.keys import Offset, SessionKey, parse_session_key
+from schemas.compaction_request import CompactionRequest
+from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-
-SEED_INVOCATION_ID: Final = "ctxstream-seed"
-"""Invocation id of the synthetic seed event; the request carries the seed without it."""
-
-
-def completes_invocation(before: SessionProjection, record: LoggedEvent) -> bool:
-    """Whether `record` is the first event of a new invocation after a live one.
-
-    Example: live ``inv1``; a raw event of ``inv2`` -> True; another event of
-    ``inv1``, a summary or a rewind -> False.
-    """
-    event = record.envelope.event
-    if is_summary(event) or event.actions.rewind_before_invocation_id:
-        return False
-    invocation = event.invocation_id
-    return (
-        bool(invocation)
-        and invocation not in before.log.first_positions
-        and before.invocations.total > 0
-    )
-
-
-def next_model_call(event: Event) -> TokenHook | None:
-    """The check ADK runs before the model call that follows `event`, or None if none follows.
-
-    ADK's flow (``BaseLlmFlow.run_async``) runs another step, and so checks
-    and calls the model again, after a step whose last event is not a final
-    response (``Event.is_final_response``): a tool step's function
-    responses, or a trailing code-execution result. So right after such an
-    event of an agent, the next thing in the invocation is the pre-request
-    token check of the agent that calls the model next: the event's author,
-    or the agent a ``transfer_to_agent`` action hands over to. (An
-    invocation aborted or cut at its model-call limit right there makes no
-    call: the stream cannot know, and checks as if it did.)
-
-    None for: the user's events (the agent that answers them is not in the
-    log until it does: :func:`answered_model_call`), a summary, a rewind,
-    a partial chunk, an event with function calls (the tools run next, not
-    the model), a final response (``skip_summarization``, long-running tool
-    ids, an error), an event that asks for a tool confirmation or
-    credentials (the invocation pauses for the user), and a scoped event
-    (the summary the pipeline appends carries no isolation scope, so a
-    scoped hook's summary cannot be asked for).
-
-    Example: ``agent`` answers its call ``c1`` -> the check for ``agent``;
-    ``coordinator`` answers ``transfer_to_agent`` -> the check for the
-    target; ``agent`` calls ``lookup`` -> None.
-    """
-    if (
-        event.author == "user"
-        or event.isolation_scope is not None
-        or event.partial
-        or is_summary(event)
-        or event.actions.rewind_before_invocation_id
-        or event.actions.skip_summarization
-        or event.long_running_tool_ids
-        or event.error_code
-        or event.actions.requested_auth_configs
-        or event.actions.requested_tool_confirmations
-    ):
-        return None
-    parts = event.content.parts if event.content is not None else None
-    if not parts or any(part.function_call is not None for part in parts):
-        return None
-    responds = any(part.function_response is not None for part in parts)
-    trailing_result = parts[-1].code_execution_result is not None
-    if not (responds or trailing_result):
-        return None
-    agent = event.actions.transfer_to_agent or event.author
-    return TokenHook(agent_name=agent, current_branch=event.branch)
-
-
-def answered_model_call(before: SessionProjection, event: Event) -> TokenHook | None:
-    """The check ADK ran before the model call `event` answers, when the stream has not run it.
-
-    A model's response (an agent's event with model content and no function
-    response, or an error) follows a model call, and ADK checked the token
-    threshold for that agent just before the call, on the events before the
-    response. The stream evaluates that check on `before` unless it already
-    did, right after the event before it (:func:`next_model_call`): so, in
-    practice, for the first model call of an invocation (the user's message
-    names no agent) and for an agent that starts after another one's final
-    response.
-
-    Example: ``user "q"``, then ``agent`` calls ``lookup`` -> the check for
-    ``agent`` on ``[user "q"]``; the reply after the tool's response -> None
-    (checked after the response).
-    """
-    if event.author == "user" or event.isolation_scope is not None or event.partial:
-        return None
-    if is_summary(event) or event.actions.rewind_before_invocation_id:
-        return None
-    content = event.content
-    model_content = content is not None and content.role == "model"
-    if not (model_content or event.error_code):
-        return None
-    parts = content.parts if content is not None else None
-    if parts and any(part.function_response is not None for part in parts):
-        return None
-    previous = _previous_raw_event(before)
-    if previous is not None and next_model_call(previous) is not None:
-        return None
-    return TokenHook(agent_name=event.author, current_branch=event.branch)
-
-
-def _previous_raw_event(projection: SessionProjection) -> Event | None:
-    """The newest live event that is not a summary. O(summaries at the end)."""
-    for record in reversed(projection.log.live):
-        event = record.envelope.event
-        if not is_summary(event):
-            return event
-    return None
-
-
-def _hook_may_fire(before: SessionProjection, config: CompactionConfig) -> bool:
-    """The pre-check of the post-invocation hook: O(1).
-
-    The token trigger may fire when the count it reads is at the threshold,
-    or when no count was recorded since the newest summary (it then reads
-    the characters/4 estimate, reference §3.6).
-    """
-    interval, threshold = config.compaction_interval, config.token_threshold
-    sliding = (
-        config.has_sliding_window
-        and interval is not None
-        and before.invocations.since_compaction >= interval
-    )
-    last = before.tokens.last_prompt_tokens
-    token = (
-        config.has_token_threshold and threshold is not None and (last is None or last >= threshold)
-    )
-    return sliding or token
 
 
 def decide_compaction(
@@ -291,8 +69,8 @@ def decide_compaction(
         after: ``apply(before, record)``.
         record: The event just applied.
         config: The compaction config of the session's app.
-        use_memo: Skip selections that :func:`_quiet_after_invocation` and
-            :func:`_quiet_token_check` prove empty; False runs every selection
+        use_memo: Skip selections that :mod:`projections.compaction.quiet`
+            proves empty; False runs every selection
             (the plain rule the memo must agree with).
     """
     return _decide(before, after, record, config, use_memo=use_memo).request
@@ -332,8 +110,8 @@ def _decide(
     event = record.envelope.event
     selected = False
     # 1. ADK's post-invocation hook, when this record shows the invocation before it ended.
-    hook = completes_invocation(before, record) and _hook_may_fire(before, config)
-    if hook and not (use_memo and _quiet_after_invocation(before, config)):
+    hook = completes_invocation(before, record) and hook_may_fire(before, config)
+    if hook and not (use_memo and quiet_after_invocation(before, config)):
         selected = True
         start, observed = _hook_tail(before, config) if use_memo else (0, None)
         window = select_post_invocation_window(
@@ -402,7 +180,7 @@ def _token_check(
     )
     if recorded is not None and recorded < threshold:
         return None, False
-    if use_memo and _quiet_token_check(projection):
+    if use_memo and quiet_token_check(projection):
         return None, False
     # Without a recorded count the trigger estimates from the whole contents: the view's,
     # when it serves the hook's request, else the tail is not enough.
@@ -474,114 +252,6 @@ def _may_emit(projection: SessionProjection, request: CompactionRequest) -> bool
     )
 
 
-def _quiet_after_invocation(before: SessionProjection, config: CompactionConfig) -> bool:
-    """Whether the post-invocation hook on `before` selects nothing, from O(1) facts.
-
-    Token threshold: a recorded prompt-token count below the threshold (the
-    count the trigger reads is the recorded one whenever there is one), or
-    the memo's token bound. Sliding window: fewer new invocations than the
-    interval, or the memo's sliding bound (computed for this overlap).
-    """
-    memo = before.gate_memo
-    token_quiet = True
-    if config.has_token_threshold and config.token_threshold is not None:
-        last = before.tokens.last_prompt_tokens
-        token_quiet = (last is not None and last < config.token_threshold) or (
-            memo is not None and memo.token is not None
-        )
-    sliding_quiet = True
-    if config.has_sliding_window and config.compaction_interval is not None:
-        sliding_quiet = before.invocations.since_compaction < config.compaction_interval or (
-            memo is not None
-            and memo.sliding is not None
-            and memo.overlap_size == config.overlap_size
-        )
-    return token_quiet and sliding_quiet
-
-
-def _quiet_token_check(projection: SessionProjection) -> bool:
-    """Whether a token check on `projection` selects nothing: the memo's token bound holds."""
-    memo = projection.gate_memo
-    return memo is not None and memo.token is not None
-
-
-def _remembered(projection: SessionProjection, config: CompactionConfig) -> SessionProjection:
-    """`projection` with the gate memo of its live events (after a selection found nothing).
-
-    Without its oldest live events (:mod:`projections.retention.log_retention`) the memo is
-    not known and stays None: the next selection runs, as after a rebuild.
-    """
-    if projection.log.live.first:
-        return projection
-    live = [event for event in live_events(projection) if event.isolation_scope is None]
-    memo = gate_memo(live, live_event_sizes(projection), config)
-    return replace(projection, gate_memo=memo)
-
-
-def compaction_request(
-    projection: SessionProjection,
-    window: CompactionWindow,
-    *,
-    decided_at_offset: Offset,
-    start: int = 0,
-) -> CompactionRequest | None:
-    """The request to summarize `window`, chosen from the live events of `projection`.
-
-    The window holds the very event objects of the projection's live records
-    from position `start` on, so their offsets are found by identity.
-    O(live events from `start`).
-
-    None when no request can carry the window: its seed (the previous
-    summary, rolled in) is beyond what a request may carry
-    (:func:`schemas.compaction_request.seed_problem`), or the encoded request
-    is over one record (:data:`schemas.codec.MAX_RECORD_BYTES`: a seed of
-    large inline data, thousands of events with the longest ids). Only a
-    summary the tenant wrote itself can be that long, since the summarizer
-    clips its own, and no record could hold the request. That trigger then
-    decides nothing, as if the window were not worth compacting, and the
-    session folds on; ADK, which has no such bound, would summarize it.
-    O(window) more when a request is decided: it is encoded once to measure it.
-
-    Raises:
-        ValueError: an event of the window is not a live event of `projection` (a bug).
-    """
-    records: Mapping[int, LoggedEvent] = {
-        id(record.envelope.event): record for record in projection.log.live[start:]
-    }
-    try:
-        window_records = [records[id(event)] for event in window.summarized_events]
-    except KeyError as exc:
-        raise ValueError("a window event is not a live event of the projection") from exc
-    event_offsets = tuple(record.offset for record in window_records)
-    inherited = tuple(
-        InheritedEvent(
-            offset=record.offset,
-            session_key=record.envelope.session_key,
-            origin_offset=record.origin_offset,
-        )
-        for record in window_records
-        if record.origin_offset is not None
-    )
-    seed = window.seed
-    if seed is not None and seed.content is not None and seed_problem(seed.content) is not None:
-        return None
-    request = CompactionRequest(
-        request_id=compaction_request_id(projection.session_key, window.trigger, event_offsets),
-        tenant=parse_session_key(projection.session_key).tenant,
-        session_key=projection.session_key,
-        trigger=window.trigger,
-        event_offsets=event_offsets,
-        event_ids=window.event_ids,
-        start_timestamp=window.start_timestamp,
-        end_timestamp=window.end_timestamp,
-        seed=None if seed is None else carried_seed(seed),
-        decided_at_offset=decided_at_offset,
-        inherited=inherited,
-        fork_offset=projection.forked_at if inherited else None,
-    )
-    return request if len(encode(request)) <= MAX_RECORD_BYTES else None
-
-
 @dataclass(frozen=True, slots=True)
 class Step:
     """One record folded by the projector.
@@ -623,7 +293,7 @@ def step(
     if request is not None:
         after = replace(note_request(after, request), gate_memo=None)
     elif decision.selected and use_memo:
-        after = _remembered(after, config)
+        after = remembered(after, config)
     return Step(after, request, decision.chosen_before)
 
 

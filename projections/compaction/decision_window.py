@@ -1,41 +1,16 @@
 """The tail of a session's live list that a compaction decision reads. Pure: no I/O, no clock.
 
 ADK's selection reads the whole live list, but in a live list in order
-(:mod:`projections.compaction.live_order`) only a tail can matter, and
-:func:`decision_start` says where it begins. Selecting on ``live[start:]``
-chooses the very window the whole list would:
+(:mod:`projections.compaction.live_order`) only a tail can matter:
+:func:`decision_start` says where it begins (the first invocation new since the
+newest summary, ``overlap_size`` invocations back), and selecting on
+``live[start:]`` chooses the very window the whole list would, for the sliding
+window, the token threshold, the size gate and the call obligations alike. Why
+each holds: projections/README.md, "Keeping a decision cheap". Cost: O(log n)
+plus the overlap invocations, so a decision costs the session's recent events.
 
-* **sliding window** (reference §4): the events before the first one newer
-  than the newest summary's end are all older than that end, so no
-  invocation that ends before the tail is new; invocations are contiguous
-  (summaries aside, which carry ids of their own), so the tail starts on an
-  invocation's first event and keeps the order of first appearance; it
-  reaches ``overlap_size`` invocations behind the first new one (or the
-  session's start, where the overlap is clamped anyway); the newest summary,
-  whose end is the one compared with, is in the tail;
-* **token threshold** (§5): the candidates are newer than the newest
-  summary's end, so they are in the tail; that summary, the last in stream
-  order, also has the greatest end, so it is the latest survivor in the
-  tail as in the whole list and the seed is the same; the recorded count
-  walks back no further than it. The estimate without a recorded count
-  reads the whole contents, so without one the whole list is read;
-* **size gate**: a summary before the tail ends before the tail's first
-  event, so it neither covers a tail event nor sits inside a window drawn
-  from the tail; with a seed, a summary inside the window ``[seed start,
-  ...]`` lies inside the newest summary, which hides it, and a raw event
-  before the tail and inside the window is one the newest summary covers.
-  Either way it adds nothing that the tail leaves out. The newest summary
-  is the gate's bar in both;
-* **obligations** (§4 step 8): a call the tail opens may be answered,
-  protected or requested by an event anywhere in the list; the tail is used
-  only when no event before it names any call id the tail names
-  (:attr:`~projections.compaction.live_order.LiveOrder.call_positions`) and the tail
-  holds the newest invocation.
-
-Cost: O(log n) to find the first new event, plus the overlap invocations
-and the tail itself; the tail ends up in the window or was appended since
-the newest summary, so a decision costs what the session's recent events
-cost, not its history.
+Example: inv1, inv2, inv3, a summary over inv1..inv2, inv4 (inv3 and inv4 are
+new), ``overlap_size=1`` -> the tail starts at inv2's first event.
 """
 
 from __future__ import annotations

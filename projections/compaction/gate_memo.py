@@ -1,57 +1,17 @@
 """Proofs that no compaction window can pass the size gate yet. Pure: no I/O, no clock.
 
-Once a trigger is armed (``compaction_interval`` new invocations; prompt
-tokens at the threshold, or no count since the newest summary, when the
-characters/4 estimate decides), ADK selects a window on every later hook,
-after every invocation and before every model call; when the window is not
-worth compacting (reference §3.5), nothing happens and the next hook selects
-again, O(history) each time. The projector remembers instead
-*why nothing can pass* and what would have to change first, so an armed but
-quiet trigger costs O(1) per event.
-
-The gate passes a window ``W`` only if ``removable(min ts W, max ts W) >
-previous summary size`` (:func:`~projections.compaction.size_gate.removable_size`), and
-removable only grows as the range widens. So if every window a trigger can
-still choose starts at or after a *floor* timestamp, then
-``removable(floor, +inf)`` bounds them all, and while it stays at or below
-the previous summary's size no window passes. A :class:`GateBound` keeps the
-floor and the *budget*: the previous summary size minus that bound.
-
-What keeps a bound true as events are appended (each case is exact, never a
-guess):
-
-* a raw unscoped event adds at most its own size to the removable sum at any
-  range, so it spends that much budget (content-less events spend nothing);
-  the masking, the survivors and the previous summary are those of the
-  summaries, which did not change;
-* a scoped event is invisible to both triggers (after an invocation they
-  read unscoped events only, and the projector checks only unscoped model
-  calls): nothing changes;
-* a summary or a rewind changes the masking, the bar and which invocations
-  are new: the memo is dropped, the next armed hook selects again.
-
-Floors:
-
-* **token threshold**: the same for every hook that checks it (the agent a
-  pre-request check reads counts of changes the count, not the window): its
-  candidates are the raw events after the latest summary's end, and its seed
-  is stamped with that summary's start, so every window starts at or after
-  ``min(start, end)`` of the latest summary (after 0.0 without one),
-  whatever is appended;
-* **sliding window**: a window is a slice of the live list starting at the
-  first event of the invocation ``overlap_size`` places before the first new
-  one. Appending events only adds new invocations after the existing ones,
-  so the slice can never start earlier, unless an old invocation becomes new
-  again (a late event after the previous end) or an invocation whose id the
-  log already holds (on a summary, a scoped or a rewound event) starts, whose
-  first position may lie before: either drops the bound. The floor is the
-  lowest timestamp of the raw events from that start on; an appended event
-  below it (a late timestamp) drops the bound too.
+Once a trigger is armed, ADK selects a window at every later hook, O(history)
+each time, even when none is worth compacting. A :class:`GateBound` remembers
+why none can pass instead: every window the trigger can still choose starts at
+or after a *floor* timestamp, and ``removable(floor, +inf)`` stays within the
+previous summary's size by a *budget*. Each appended unscoped event spends its
+own size; a summary or a rewind drops the memo. So an armed but quiet trigger
+costs O(1) per event. Why each case is exact, and each trigger's floor:
+projections/README.md, "Keeping a decision cheap".
 
 Example: ``compaction_interval=2``, invocations of state-only events, no
 summary. Every window removes ``0 - 27`` characters, the bar is 0, so both
-bounds hold with a budget of 27: the memo holds until more than 27 characters
-of content arrive, however many content-less invocations come.
+bounds hold with a budget of 27 until more than 27 characters of content arrive.
 """
 
 from __future__ import annotations
@@ -61,9 +21,10 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from projections.compaction.config import CompactionConfig
-from projections.compaction.masking import is_summary, summary_range, surviving_summary_positions
+from projections.compaction.masking import summary_range, surviving_summary_positions
 from projections.compaction.size_gate import EventSizes, previous_summary_size, removable_size
 from projections.compaction.sliding_window import previous_sliding_end
+from projections.event_kinds import is_rewind, is_summary
 from projections.fold.invocations import InvocationCounts
 from schemas.event import Event
 
@@ -198,7 +159,7 @@ def after_live_event(
     """
     if memo is None:
         return None
-    if is_summary(event) or event.actions.rewind_before_invocation_id:
+    if is_summary(event) or is_rewind(event):
         return None
     if event.isolation_scope is not None:
         return memo

@@ -1,36 +1,16 @@
-"""Whether a session's live list is in the order that lets a decision read only its tail.
+"""Whether a session's live list is in the order that lets a decision read only its tail. Pure.
 
-Pure: no I/O, no clock.
+In order means, for the live events in stream order: timestamps rise strictly,
+no event is scoped, invocations are contiguous, and every summary has an
+invocation id of its own and a range that ends above every earlier summary's
+end and below its own timestamp. An agent whose clock moves forward and the
+pipeline's own summaries keep all four; one event that breaks a rule sets
+:attr:`LiveOrder.ordered` to False until a rewind recomputes the live list.
+The record also keeps, per call id, the first live position that names it.
+Why this order lets a decision read a tail: projections/README.md, "Keeping a
+decision cheap".
 
-ADK's compaction selection reads the whole live list (reference §4, §5):
-which invocations are new goes by timestamps, the size gate masks every
-summary, and a call's obligations look for answers anywhere. In a session
-whose live list is *in order*, everything a decision can select or weigh
-lies in a short tail (:mod:`projections.compaction.decision_window`), so the decision
-costs what that tail costs, not the session's history. In order means, for
-the live events in stream order:
-
-1. timestamps rise strictly (a NaN never does);
-2. no event has an isolation scope;
-3. invocations are contiguous: an event that is not a summary has the
-   invocation id of the previous such event, or one no earlier live event
-   carried (the empty id counts as an id); summaries may land anywhere,
-   mid-invocation too, as the pipeline's do;
-4. every summary has an invocation id no other live event carries, and
-   covers ``[start, end]`` with ``0 < start <= end``, its end above every
-   earlier summary's end and below its own timestamp (a summary follows what
-   it summarizes).
-
-An agent whose clock moves forward and the pipeline's own summaries (fresh
-invocation ids, stamped when written) keep all four; one event that breaks a
-rule sets :attr:`LiveOrder.ordered` to False for good (until a rewind
-recomputes the live list), and every later decision reads the whole live
-list, as before.
-
-The record also keeps, per function-call id (calls, responses, long-running
-ids, confirmation and credential requests), the first live position that
-names it, so a decision can check that no event before its tail speaks of a
-call its tail opens.
+Example: ``inv1@100 inv1@101 inv2@102`` -> ordered; then ``inv1@103`` -> not.
 """
 
 from __future__ import annotations

@@ -14,16 +14,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
+from projections.event_kinds import is_summary
 from schemas.event import Event
-
-
-def is_summary(event: Event) -> bool:
-    """Whether `event` is a summary (compaction) event.
-
-    The schema makes ``start_timestamp``, ``end_timestamp`` and
-    ``compacted_content`` required, so a set ``actions.compaction`` is enough.
-    """
-    return event.actions.compaction is not None
 
 
 def summary_range(event: Event) -> tuple[float, float]:

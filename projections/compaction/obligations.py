@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from projections.event_kinds import is_summary
 from schemas.event import Event
 
 #: Synthetic calls that ask the client for something (reference §1.5).
@@ -70,7 +71,7 @@ def strict_prefix_length(window: Sequence[Event], ignored: Iterable[str] = ()) -
 def newest_invocation_id(live: Sequence[Event]) -> str:
     """Invocation id of the last non-summary event that has one (``""`` if none)."""
     for event in reversed(live):
-        if event.invocation_id and event.actions.compaction is None:
+        if event.invocation_id and not is_summary(event):
             return event.invocation_id
     return ""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from projections.event_kinds import is_summary
 from schemas.event import (
     Content,
     Event,
@@ -66,7 +67,7 @@ def _part_lines(event: Event, part: Part) -> list[str]:
     lines: list[str] = []
     author = event.author
     if part.thought:
-        if part.text and event.actions.compaction is None:
+        if part.text and not is_summary(event):
             lines.append(f"{author} (thought): {part.text}")
     elif part.text:
         lines.append(f"{author}: {part.text}")

@@ -26,12 +26,12 @@ import pydantic_core
 from projections.compaction.masking import (
     coverage,
     is_covered,
-    is_summary,
     latest_summary,
     mask_compacted,
     summary_range,
     surviving_summary_positions,
 )
+from projections.event_kinds import is_summary
 from schemas.event import Content, Event, EventActions, EventCompaction
 
 #: Free-form payloads: their keys are the tool's own, never renamed.

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from projections.compaction.config import CompactionConfig
-from projections.compaction.masking import is_summary
 from projections.compaction.obligations import self_contained_prefix
 from projections.compaction.size_gate import EventSizes, passes_size_gate
 from projections.compaction.window import CompactionWindow
+from projections.event_kinds import is_summary
 from projections.fold.rewind import drop_rewound
 from schemas.event import Event
 

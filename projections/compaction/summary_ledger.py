@@ -1,19 +1,15 @@
-"""The live summaries a projection tracks: the compaction boundary and applied requests.
+"""The live summaries a projection tracks: the compaction boundary and applied requests. Pure.
 
-Pure: no I/O, no clock. The *boundary* is the latest surviving summary of
-the live, unscoped events (reference §3.2: the last one, in stream order,
-whose range no other summary contains), the one the token trigger rolls
-forward. The *applied requests* are the compaction request ids carried by
-live summaries (:mod:`projections.compaction.summary_request`): a summary naming one of
-them is a duplicate, which the fold ignores.
+The *boundary* is the latest surviving summary of the live, unscoped events
+(reference §3.2), the one the token trigger rolls forward. The *applied
+requests* are the compaction request ids live summaries carry
+(:func:`~projections.event_kinds.summary_request_id`): a summary naming one of
+them is a duplicate, which the fold ignores. A rewind that annuls a summary
+frees its request id, so the same window can be summarized again, as a full
+rebuild decides (:mod:`projections.fold.rebuild`). Memory: the surviving
+summaries and one entry per live summary that names a request.
 
-A rewind that annuls a summary also frees its request id, so the same window,
-decided again over the events the rewind brought back, can be summarized
-again; a full rebuild decides the same way (:mod:`projections.fold.rebuild`).
-
-Memory: the surviving summaries (one per rolling chain; sliding-window
-summaries accumulate, as in ADK, reference §4.2) and one entry per live
-summary that names a request.
+Example: ``S1(r1)`` then ``S2(r1)`` -> ``S2`` is a duplicate.
 """
 
 from __future__ import annotations
@@ -23,8 +19,8 @@ from dataclasses import dataclass, field
 
 from pyrsistent import PMap, PVector, pmap, pvector
 
-from projections.compaction.masking import is_summary, surviving_summary_positions
-from projections.compaction.summary_request import summary_request_id
+from projections.compaction.masking import surviving_summary_positions
+from projections.event_kinds import is_summary, summary_request_id
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
 

@@ -1,41 +1,28 @@
-"""Which compaction request a summary event answers. Pure: no I/O, no clock.
+"""Marks the pipeline writes: a summary's request id, a refusal of a request. Pure.
 
-The summarizer worker writes the request id into the summary event it
-appends, under ``custom_metadata["ctxstream"]["compaction_request_id"]``
-(ADK keeps ``custom_metadata`` as free-form JSON, so the event stays
-ADK-shaped). The projection reads it back to apply at most one summary per
-request: this module is the one place that knows where the id lives.
+The summarizer worker writes the id of the request a summary answers into the
+summary event it appends (ADK keeps ``custom_metadata`` as free-form JSON, so
+the event stays ADK-shaped); whoever gives up on a request appends a refusal.
+The readers of both marks, and their keys, are in :mod:`projections.event_kinds`.
 
-Example: ``{"customMetadata": {"ctxstream": {"compaction_request_id": "9f2c"}}}``
--> ``"9f2c"``; an ADK summary without that entry -> ``None``.
+Example: a summary and request ``"9f2c"`` -> the summary with
+``{"customMetadata": {"ctxstream": {"compaction_request_id": "9f2c"}}}``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from projections.event_kinds import (
+    METADATA_NAMESPACE,
+    REFUSAL_AUTHOR,
+    REFUSED_KEY,
+    REQUEST_ID_KEY,
+)
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.log_text import shown
-
-METADATA_NAMESPACE: Final = "ctxstream"
-REQUEST_ID_KEY: Final = "compaction_request_id"
-
-
-def summary_request_id(event: Event) -> str | None:
-    """The id of the compaction request `event` answers, None when it names none.
-
-    Only summary events (``actions.compaction`` set) answer requests; a
-    non-string or empty id counts as none.
-    """
-    if event.actions.compaction is None or not event.custom_metadata:
-        return None
-    ours = event.custom_metadata.get(METADATA_NAMESPACE)
-    if not isinstance(ours, dict):
-        return None
-    request_id = ours.get(REQUEST_ID_KEY)
-    return request_id if isinstance(request_id, str) and request_id else None
 
 
 def with_summary_request_id(event: Event, request_id: str) -> Event:
@@ -54,35 +41,9 @@ def with_summary_request_id(event: Event, request_id: str) -> Event:
     return event.model_copy(update={"custom_metadata": metadata})
 
 
-REFUSED_KEY: Final = "compaction_refused"
 REFUSAL_REASON_KEY: Final = "reason"
-REFUSAL_AUTHOR: Final = "ctxstream"
 #: Characters of a refusal's reason kept in the event.
 MAX_REFUSAL_REASON_CHARS: Final = 500
-
-
-def refused_request_id(event: Event) -> str | None:
-    """The id of the compaction request `event` refuses, None when it is no refusal.
-
-    A refusal is the pipeline's own bookkeeping record on `events`: an event
-    without content or compaction whose custom metadata names a request under
-    ``ctxstream.compaction_refused``. The summarizer appends one when it gives
-    up on a request for good, the projector when a request stayed unanswered
-    for its last attempt. Folding it ends the wait on that request, so the
-    session decides again over a new window; it is never part of the context.
-
-    Example: ``{"author": "ctxstream", "customMetadata": {"ctxstream":
-    {"compaction_refused": "9f2c", "reason": "rejected"}}}`` -> ``"9f2c"``.
-    """
-    if event.content is not None or event.actions.compaction is not None:
-        return None
-    if not event.custom_metadata:
-        return None
-    ours = event.custom_metadata.get(METADATA_NAMESPACE)
-    if not isinstance(ours, dict):
-        return None
-    request_id = ours.get(REFUSED_KEY)
-    return request_id if isinstance(request_id, str) and request_id else None
 
 
 def refusal_event(request_id: str, reason: str, *, event_id: str, timestamp: float) -> Event:

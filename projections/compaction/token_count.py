@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from projections.contents.assembly import ContentsRequest, build_contents
+from projections.event_kinds import is_summary
 from schemas.event import Content, Event
 
 
@@ -43,7 +44,7 @@ def newest_recorded_count(
     for event in newest_first:
         if event.isolation_scope != isolation_scope:
             continue
-        if event.actions.compaction is not None:
+        if is_summary(event):
             return None
         if agent_name and event.author != agent_name:
             continue

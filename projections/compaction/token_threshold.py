@@ -9,12 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from projections.compaction.config import CompactionConfig
-from projections.compaction.masking import is_summary, latest_summary
+from projections.compaction.masking import latest_summary
 from projections.compaction.obligations import call_ids, response_ids, self_contained_prefix
 from projections.compaction.rolling_seed import seed_event
 from projections.compaction.size_gate import EventSizes, passes_size_gate
 from projections.compaction.token_count import observed_prompt_token_count
 from projections.compaction.window import CompactionWindow
+from projections.event_kinds import is_summary
 from projections.fold.rewind import drop_rewound
 from schemas.event import Event
 

@@ -1,35 +1,18 @@
 """Replay ``compaction_decisions`` vectors: when the core decides to compact a session. Pure.
 
 A vector is a session ADK 2.13.0's real runner ran with a compaction config
-and a scripted model: its raw events in stream order (ADK's summary events
-left out), the texts its scripted summarizer answered with, and, as
-``expected``, every compaction ADK made, in order.
+and a scripted model: its raw events in stream order (ADK's summaries left
+out), the texts its scripted summarizer answered with, and, as ``expected``,
+every compaction ADK made, in order. The replay folds the raw events with
+:func:`~projections.compaction.decision.step` and answers each request the core
+decides as the pipeline does (:func:`~projections.compaction.render.summary_event`
+naming the request, with the text and usage of ADK's summary at the same place),
+appended as the very next record, so nothing else is ever in flight.
 
-The replay folds the raw events as one session's records (offsets in stream
-order) with :func:`~projections.compaction.decision.step`, the step
-:func:`~projections.compaction.decision.replay_decisions` folds, and answers
-each request the core decides the way the pipeline does: a summary
-event of ADK's shape over the request's range
-(:func:`~projections.compaction.render.summary_event`) naming the request
-(:func:`~projections.compaction.summary_request.with_summary_request_id`), carrying the
-text and usage of the summary ADK made at the same place in the sequence,
-appended as the very next record. So nothing else is ever in flight, as in
-ADK, whose hooks summarize synchronously.
-
-**Position** (``after_index``). ADK appends a summary after raw event ``i``
-when one of its hooks ran on the events ``0..i``: the post-invocation hook
-after an invocation's last event, the pre-request token check before a model
-call. The core decides while folding a record ``j`` and says on which
-projection it chose the window (``Step.chosen_before``):
-
-* on the projection *before* ``j`` (the events ``0..j-1``): ADK's
-  post-invocation hook when ``j`` is the first event of a new invocation, or
-  the check before the model call whose response ``j`` is; position ``j - 1``;
-* on the projection *after* ``j``: the check before the model call that
-  follows ``j`` (a tool's response); position ``j``.
-
-A decision made while folding an appended summary (none is, today) would be
-at the position of the last raw event before it.
+Each compaction's position (``after_index``) comes from
+:attr:`~projections.compaction.decision.Step.chosen_before`: ``j - 1`` when the
+window was chosen before record ``j``, ``j`` when after it (the rule and an
+example: ``tests/conformance/test_compaction_decisions.py``).
 """
 
 from __future__ import annotations
@@ -40,9 +23,9 @@ from typing import Any, Final
 
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision import step
-from projections.compaction.masking import is_summary
 from projections.compaction.render import summary_event
 from projections.compaction.summary_request import with_summary_request_id
+from projections.event_kinds import is_summary
 from projections.fold.projection import SessionProjection
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope

@@ -8,8 +8,8 @@ from typing import Any
 from projections.fold.state import (
     REWIND_INVOCATION_PREFIX,
     append_event,
+    build_rewind_event,
     create_session,
-    rewind_event,
 )
 from schemas.event import Event
 
@@ -32,7 +32,7 @@ def run(vector_input: Mapping[str, Any]) -> dict[str, Any]:
     target = vector_input.get("rewind_before_invocation_id")
     if target is not None:
         latest = max((event.timestamp for event in stores.events), default=0.0)
-        rewind = rewind_event(
+        rewind = build_rewind_event(
             stores.events,
             working,
             target,

@@ -1,25 +1,14 @@
 """Assemble the contents of a model request from a session (reference §8, §9). Pure.
 
-``build_contents`` is a pipeline of named steps, one per step of the
-reference; each step lives in its own module:
+:func:`build_contents` is a pipeline of named steps, one per step of the
+reference, each in its own module: rewinds (§8.1), inclusion (§8.2), masking
+(§8.3), compacted calls (§8.4), transcriptions (§8.5), other agents (§8.6),
+call pairing (§8.7), the request copy (§8.8), scoped agents (§8.9) and the
+current turn (§9). The table of steps, modules and the context each reads:
+projections/README.md, "Contents assembly".
 
-========================  =====================================  ==========
-step                      function                               context
-========================  =====================================  ==========
-§8.1 rewind               ``rewind.drop_rewound``                global
-§8.2 inclusion            ``visibility.is_included``             per event*
-§8.3 masking              ``masking.mask_compacted``             global
-§8.4 compacted calls      ``compacted_calls.recover_...``        global
-§8.5 transcriptions       ``transcriptions.merge_transcriptions``  next event
-§8.6 other agents         ``other_agents.quote_other_agent``     per event*
-§8.7 call pairing         ``call_pairing.pair_calls_with_...``   global
-§8.8 copy, id stripping   ``request_contents.request_content``   per event
-§8.9 scoped agents        ``request_contents.task_input_...``    global
-§9 current turn           ``current_turn.find_turn_start``       global
-========================  =====================================  ==========
-
-(*) per event given a small global index: the recorded call ids for §8.2,
-the call authors for §8.6.
+Example: ``user "q"``, ``agent`` calls ``lookup``, the tool answers, for
+``agent`` -> ``[user "q", model call, user response]``.
 """
 
 from __future__ import annotations
@@ -28,7 +17,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import assert_never
 
-from projections.compaction.masking import is_summary, mask_compacted
+from projections.compaction.masking import mask_compacted
 from projections.contents.call_pairing import pair_calls_with_responses
 from projections.contents.compacted_calls import recover_compacted_calls
 from projections.contents.contents_request import ContentsRequest
@@ -37,6 +26,7 @@ from projections.contents.other_agents import quote_other_agents
 from projections.contents.request_contents import task_input_content, to_request_contents
 from projections.contents.transcriptions import merge_transcriptions
 from projections.contents.visibility import is_included, recorded_call_ids
+from projections.event_kinds import is_summary
 from projections.fold.rewind import drop_rewound
 from schemas.event import Content, Event
 

@@ -1,43 +1,17 @@
 """The context fingerprint kept as the view grows, without assembling the whole context. Pure.
 
 The fingerprint is SHA-256 of the canonical JSON of the assembled contents
-(:func:`canonical_contents`): ``[`` then each content's JSON, comma
-separated, then ``]``. SHA-256 reads its input in order, so the state after
-the contents of a reduced list can be copied and fed only the contents that
-new events add, when the contents of the longer list are those of the shorter
-one followed by those of the new events assembled alone. A
-:class:`ContextDigest` is that state, kept for a reduced list that is
-*settled*: its contents stay a prefix of the contents of every extension
-that :func:`_extends` accepts.
+(:func:`canonical_contents`). SHA-256 reads its input in order, so a
+:class:`ContextDigest` keeps the hash state after the contents of a *settled*
+reduced list and feeds a copy only what new events add, whenever the longer
+list's contents are the settled ones followed by the new events' alone
+(:func:`_extends`); anything else assembles the whole context once. Why an
+accepted extension assembles that way, step by step: projections/README.md,
+"The context digest".
 
-Why an accepted extension (the new events, the *tail*, after the settled
-list) assembles to the settled contents plus its own, step by step
-(reference §8):
-
-* rewinds and inclusion: the reduced list passes both unchanged
-  (:func:`~projections.contents.context_view.view_contents`);
-* masking: the tail holds no summary and only events newer than the settled
-  list's newest timestamp (summary ends included), in rising timestamps, so
-  the sort by (timestamp, position) puts it last, in its order, and no
-  summary covers it;
-* compacted calls, other agents (call authors), call pairing (owners,
-  orphans, the async and the latest-response rearrangements, stale chatter):
-  every call and response of the tail has an id the settled list never
-  named, the tail names no long-running tool, and the settled list ends, in
-  stream order and after masking's sort alike, with an event without calls
-  or responses, so ownership never crosses the boundary and the
-  latest-response rearrangement, which reads the newest event only, is a
-  no-op on the settled part (:func:`_is_settled`);
-* transcriptions: the tail holds none, so nothing merges across the boundary;
-* a scoped agent's task (§8.9) reads the whole list: a view with an
-  isolation scope keeps no digest.
-
-Anything else (a summary, a restored tool event entering the list before
-the tail, a rewind, a response to a settled call) assembles the whole
-context again, and settles the new list if it can. Costs: the reduced list
-and an O(visible) comparison of it with the settled one (identity checks),
-plus the assembly of the tail, per snapshot; O(visible) assembly when the
-list changed otherwise.
+Example: settled ``user "q"``, ``agent "a"`` (the state fed ``[`` and their two
+contents), then ``user "q2"`` at a later timestamp -> a copy of that state is
+fed ``,`` and the one new content, not the whole context again.
 """
 
 from __future__ import annotations
@@ -51,10 +25,10 @@ from typing import Final, Protocol
 
 from pydantic import TypeAdapter
 
-from projections.compaction.masking import is_summary
 from projections.contents.assembly import ContentsRequest, assemble_included
 from projections.contents.context_view import ContextView, view_events
 from projections.contents.parts import function_calls, function_responses
+from projections.event_kinds import is_summary
 from schemas.event import Content, Event
 
 #: Dumps a whole list of contents in one call, each exactly as

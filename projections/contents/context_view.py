@@ -1,46 +1,16 @@
 """The incremental context view: an agent's request contents at O(visible) cost. Pure.
 
-A view serves one :class:`~projections.contents.assembly.ContentsRequest` (default
-mode), chosen when the projection is created. Instead of the session it keeps
-a *reduced list* from which :func:`~projections.contents.assembly.build_contents`
-produces exactly what it produces from the whole session:
+A view serves one :class:`~projections.contents.assembly.ContentsRequest`
+(default mode). Instead of the session it keeps a *reduced list*: the live
+events that pass the inclusion filter and lie outside the surviving summaries'
+coverage, those summaries, and at read time the covered tool events §8.4 may
+restore. :func:`~projections.contents.assembly.build_contents` produces from it
+exactly what it produces from the whole session. Coverage only grows while
+summaries are appended; a rewind rebuilds the view. Why the reduced list gives
+the same contents, and the costs: projections/README.md, "The incremental view".
 
-* the live events that pass the inclusion filter (reference §8.2) and lie
-  outside the *coverage* (the union of the ranges of the included, surviving
-  summaries, §3.2-§3.3): the raw events masking keeps;
-* those surviving summaries;
-* at read time, the covered tool events §8.4 may restore: for each response
-  in the kept raw events, every covered event that calls or answers its id,
-  and for each call of those events, every covered event that calls or
-  answers that sibling id. A superset is harmless: masking removes covered
-  events again, and with every event that mentions an id present, ownership
-  by "latest call with that id" is decided as on the whole session.
-
-Why the reduced list gives the same contents: masking shows the surviving
-summaries and drops exactly the covered raw events and the contained
-summaries, whatever else is in the list; the re-sort by (timestamp, position)
-keeps the same relative order because the list stays in stream order; the
-inclusion filter only hides more with more recorded call ids, so events kept
-with the session's call ids pass again with the fewer ids of the reduced
-list.
-
-Coverage only grows while summaries are appended (a new survivor's range
-contains the ranges it subsumes), so a covered event never comes back; only a
-rewind can shrink it, and a rewind rebuilds the view from the live events.
-The tool-progress rule (§8.2 rule 6) can hide an earlier event when a call id
-named by its branch (``<name>@<id>``) is recorded later: the view keeps those
-awaited ids and rebuilds when one is recorded (rare: progress follows its
-call).
-
-Timestamps are taken as finite (JSON carries no NaN): with a NaN timestamp
-ADK's sort by timestamp depends on the whole list, and no reduced list can
-reproduce it.
-
-Costs: a raw event O(log n); a summary O(visible); a read O(visible + restored
-tool events) plus ``build_contents`` on that. Memory: the kept events, the
-surviving summaries, an index of covered tool events by call id (O(covered
-tool events)) and the recorded call ids (O(calls)), all sharing the events
-with the session log.
+Example: ``e1@100 e2@101 S[100,101]@102 e3@103`` -> the reduced list
+``S e3``, whose contents are the whole session's.
 """
 
 from __future__ import annotations
@@ -54,13 +24,13 @@ from projections.compaction.masking import (
     Coverage,
     coverage,
     is_covered,
-    is_summary,
     summary_range,
     surviving_summary_positions,
 )
 from projections.contents.assembly import ContentsRequest, assemble_included
 from projections.contents.parts import function_calls, function_responses
 from projections.contents.visibility import branch_call_refs, is_included, recorded_call_ids
+from projections.event_kinds import is_summary
 from projections.retention.released_ids import ReleasedIds
 from projections.retention.retained_vector import NeedsHistory
 from schemas.event import Content, Event, FunctionCall, FunctionResponse

@@ -1,36 +1,15 @@
 """Which agent a context read is for when it names none: the one ADK's router runs next. Pure.
 
-ADK builds a request's contents for one agent, the one its runner picks to
-answer the next message (``Runner._find_agent_to_run``, google-adk 2.13.0),
-reading the live events (rewinds applied):
+ADK builds a request's contents for the agent its runner picks to answer the
+next message (``Runner._find_agent_to_run``, google-adk 2.13.0): the author of
+the call the user's last event answers; else the newest reply's agent (its
+``transfer_to_agent`` target, or its author); else the root agent. The trail
+keeps what those rules read, one live event at a time, so an answer costs O(1)
+and an event O(log calls). The rules in full, and what ctxstream cannot know
+without the agent tree: projections/README.md, "The agent a read is for".
 
-1. the last event is the user's answer to a function call (its first
-   function response's id, non-empty) made by an earlier event: the author
-   of the latest such call event, unless that author is ``"user"`` or the
-   newest event not authored ``"user"`` seals an aborted invocation
-   (``error_code`` ``INVOCATION_ABORTED``). An answer the agent's own tool
-   wrote is authored by the agent and goes to rule 2, as in ADK 2.13 for an
-   app that is not resumable (a resumable one routes it to the caller too;
-   the two differ only when that answer carries a transfer);
-2. otherwise the newest *reply*, walking back: an event with an author
-   other than ``"user"`` (and not empty) that seals no aborted invocation,
-   carries no agent state and no end-of-agent mark, and is not a failure
-   without content. Its agent is the target of its ``transfer_to_agent``
-   when it has one (the target has not replied yet), else its author;
-3. otherwise the app's root agent as configured (``""`` when none is).
-
-ctxstream does not know the agent tree, so every author but ``"user"`` is
-taken for an agent of the app: ADK would pass over an author its tree does
-not hold, an agent that may not transfer back to its parent, and a transfer
-target its author may not reach, and it maps an agent inside a task
-delegation to its delegator. ctxstream's own records name no agent: summary
-events are authored ``"user"`` (reference §7.3), rewinds likewise, and fork
-records and refusals (author ``ctxstream``) are never live events.
-
-The trail keeps what the rules read, folded one live event at a time, so
-the answer costs O(1) and an event O(log calls): a map of call ids to
-their latest caller, the agent of the newest reply, and the call author the
-last event answers.
+Example: ``user "q"``, ``coordinator`` transfers to ``billing`` -> ``billing``;
+then ``billing "done"`` -> ``billing``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ import bisect
 import itertools
 from collections.abc import Sequence
 
-from projections.compaction.masking import is_summary
 from projections.contents.other_agents import USER
 from projections.contents.parts import (
     function_calls,
@@ -27,6 +26,7 @@ from projections.contents.parts import (
     parts_of,
     with_parts,
 )
+from projections.event_kinds import is_summary
 from schemas.event import Event, FunctionResponse, Part
 
 

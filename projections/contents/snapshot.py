@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from projections.compaction.summary_request import summary_request_id
 from projections.contents.context_digest import ContextDigest, canonical_contents, digest_context
+from projections.event_kinds import summary_request_id
 from projections.fold.projection import SessionProjection
 from schemas.event import Content
 from schemas.keys import parse_session_key

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Final
 
-from projections.compaction.masking import is_summary
 from projections.contents.contents_request import ContentsRequest
 from projections.contents.other_agents import USER, is_other_agent_reply
 from projections.contents.parts import function_calls, has_function_responses, parts_of
+from projections.event_kinds import is_summary
 from schemas.event import Event, Part
 
 # Function names whose calls and responses never reach a model (reference §1.5):

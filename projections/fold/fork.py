@@ -1,38 +1,17 @@
 """Forks: a new session whose history is another's up to an offset, diverging after. Pure.
 
 A fork is one record, the new session's first: a bookkeeping event of the
-pipeline (author ``ctxstream``, no content, never part of the context) whose
-custom metadata names the source session and an offset on its partition::
+pipeline (author ``ctxstream``, no content) whose custom metadata names the
+source session and an offset on its partition::
 
     {"author": "ctxstream", "customMetadata": {"ctxstream":
         {"fork_of": {"session_key": "acme/app/u1/s1", "offset": 41, "first_offset": 12}}}}
 
-``first_offset`` (optional) says where the source's history starts on its
-partition: the offset of its first record (for a source that is a fork
-itself, its fork record's), so the worker that folds the fork reads the
-source's partition from there, never from the log start. A record without
-it (written before it existed) stays valid; the source is then read from
-where the folding worker knows it starts, else from the log start.
-
-Nothing is copied. The fork's history is the source's records up to and
-including that offset (its *inherited* records, read back from the source's
-partition when the fork is folded), then the fork's own records. A fork of
-a fork inherits the whole line: its source's inherited records too, each
-still naming the session it was appended to. Fork records themselves are
-never inherited.
-
-Offsets: the fork's own records keep theirs; the ``i``-th of ``n`` inherited
-records takes ``i - n - 1`` (``-n - 1`` .. ``-2``), its place counted back
-from the fork, and keeps its offset on its own partition as
-``origin_offset``. The fold so sees one increasing sequence: it starts from
-a projection whose ``last_offset`` is :data:`INHERITING`, below every such
-place (:func:`~projections.fold.projection.inheriting`), folds the inherited
-records, then the fork record, which makes the history the fork's.
-A compaction window over inherited records names them by these negative
-offsets and says where each is (``CompactionRequest.inherited``).
-
-A source of another tenant is refused when the record is decoded, so a fork
-never reads another tenant's events.
+Nothing is copied: the fork inherits the source's records up to that offset,
+read back when it is folded, at negative offsets (:func:`inherited`) before the
+fork record, from a projection whose ``last_offset`` is :data:`INHERITING`.
+``first_offset``, a fork of a fork, and how a window names inherited records:
+projections/README.md, "Forks".
 """
 
 from __future__ import annotations
@@ -41,7 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from projections.compaction.summary_request import METADATA_NAMESPACE, pipeline_event
+from projections.compaction.summary_request import pipeline_event
+from projections.event_kinds import METADATA_NAMESPACE
 from schemas.envelope import Envelope
 from schemas.errors import InvalidSessionKeyError, TenantMismatchError
 from schemas.event import Event

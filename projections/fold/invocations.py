@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from pyrsistent import PMap, PSet, pmap, pset
 
-from projections.compaction.masking import is_summary
+from projections.event_kinds import is_summary
 from schemas.event import Event
 
 

@@ -1,59 +1,16 @@
 """Fold a session's events into its projection. Pure: no I/O, no clock.
 
-The projection is a value of persistent parts, so each version shares almost
-all of its structure with the one before: applying a raw event costs O(log n)
-and never copies the session. What it holds:
+:func:`apply` folds one record into a :class:`SessionProjection`, a value of
+persistent parts (the log, state, invocation counts, tokens, live summaries,
+the request in flight, refused requests, the gate memo, the next-agent trail
+and the incremental context view), so each version shares almost all of its
+structure with the one before: a raw event costs O(log n). A redelivered
+record returns the very same projection; a rewind recomputes the parts derived
+from the live list. The parts, their memory and the idempotence rules:
+projections/README.md, "The fold and its state".
 
-=====================  ===========================================  ==================
-part                   what                                         memory per session
-=====================  ===========================================  ==================
-``log``                every applied record, the live records,      O(events)
-                       first position per invocation
-``state``              persisted state by scope                     O(state keys)
-``invocations``        live invocation ids, the sliding window's    O(invocations)
-                       new ones
-``tokens``             last observed prompt tokens, totals          O(1)
-``summaries``          compaction boundary, applied request ids     O(live summaries)
-``in_flight``          the request being summarized                 O(1)
-``refused_requests``   ids of the requests the pipeline refused     O(refusals)
-``gate_memo``          why no compaction window can pass the size   O(1)
-                       gate yet (set by the decision, optional)
-``next_agent``         what ADK's router reads to pick the agent    O(calls)
-                       a read without ``agent`` is for
-``view``               the incremental context view, for that       O(visible + covered
-                       agent                                        tool events)
-=====================  ===========================================  ==================
-
-The view follows the agent ADK would run next (:mod:`projections.contents.next_agent`):
-when an event changes that agent (the first reply of a session, a transfer,
-an answer routed to another agent), the view is rebuilt for the new agent
-from the live list, O(events); a session of one agent rebuilds at most once.
-
-The log is retained because a rewind can bring back events an earlier rewind
-annulled (reference §3.1, §16) and because compaction selection reads the
-whole live list; it is O(events) per session, shared by reference with every
-other part, until :func:`projections.retention.log_retention.retained` releases what
-compaction has moved past (then a reader that needs the released records
-raises :class:`~projections.retention.retained_vector.NeedsHistory`, and the caller
-rebuilds from the log). When a rewind takes effect, every part derived from the live list
-is recomputed from the log (O(events)); the state and token totals are plain
-folds and need no recomputation.
-
-Idempotence: a record whose offset is not above ``last_offset`` is
-redelivered and returns the very same projection; a summary for a request
-that a live summary already answers is ignored, only its offset is recorded
-(:mod:`projections.compaction.summary_ledger`).
-
-A *refusal* (:func:`~projections.compaction.summary_request.refused_request_id`) is the
-pipeline's own bookkeeping record: it is never stored, never part of the
-context or of the invocation counts. Folding it records the refused request
-id for good (a rewind does not bring a refused request back) and ends the
-wait when it names the in-flight request.
-
-The gate memo (:mod:`projections.compaction.gate_memo`) is derived, never folded from
-records: the compaction decision sets it after a selection found nothing to
-summarize, :func:`apply` keeps it true or drops it, and a projection rebuilt
-without it only selects once more.
+Example: ``apply(p, LoggedEvent(Offset(7), envelope))`` -> the projection with
+``last_offset == 7``; applying offset 7 again -> that same projection.
 """
 
 from __future__ import annotations
@@ -66,18 +23,12 @@ from pyrsistent import PSet, pset
 
 from projections.compaction.gate_memo import GateMemo, after_live_event
 from projections.compaction.in_flight import InFlightRequest
-from projections.compaction.masking import is_summary
 from projections.compaction.size_gate import EventSizes, event_json_size
 from projections.compaction.summary_ledger import (
     SummaryLedger,
     is_duplicate_summary,
     note_summary,
     summary_ledger,
-)
-from projections.compaction.summary_request import (
-    REFUSAL_AUTHOR,
-    refused_request_id,
-    summary_request_id,
 )
 from projections.contents.assembly import ContentsRequest, build_contents
 from projections.contents.context_view import (
@@ -88,6 +39,13 @@ from projections.contents.context_view import (
     view_contents,
 )
 from projections.contents.next_agent import NextAgentTrail, agent_to_run, note_event, trail_of
+from projections.event_kinds import (
+    REFUSAL_AUTHOR,
+    is_rewind,
+    is_summary,
+    refused_request_id,
+    summary_request_id,
+)
 from projections.fold.fork import INHERITING, fork_source
 from projections.fold.invocations import InvocationCounts, count_invocations
 from projections.fold.invocations import note_live_event as note_invocation
@@ -219,7 +177,7 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
     tokens = add_reported(projection.tokens, event)
     if rewound:
         return _recomputed(projection, record.offset, log, state, tokens)
-    if event.actions.rewind_before_invocation_id:  # to an unknown invocation: only itself goes
+    if is_rewind(event):  # to an unknown invocation: only itself goes
         return replace(
             projection,
             last_offset=record.offset,

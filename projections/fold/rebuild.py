@@ -1,28 +1,23 @@
 """The plain full rebuild a projection must agree with. Pure: no I/O, no clock.
 
 Written independently of the incremental fold, as directly as the rules
-read, so that tests and benchmarks can hold the two together:
+read, so that tests and benchmarks can hold the two together: redelivered
+records, refusals (:func:`~projections.event_kinds.refused_request_id`, whose
+request is refused for good: :func:`refused_requests`), partial events,
+copies of kept events and summaries of an already answered request are
+dropped; the context is :func:`~projections.contents.assembly.build_contents`
+of the rest. Cost O(events) plus O(events) per rewind.
 
-* a record whose offset is not above every earlier offset is redelivered and
-  dropped;
-* a refusal (:func:`~projections.compaction.summary_request.refused_request_id`) is
-  the pipeline's bookkeeping, never an event of the session: dropped, and
-  the request it names is refused for good (:func:`refused_requests`);
-* a partial event, and an event equal (same id, every field) to one kept
-  before, is what ADK's session service never stores, and dropped;
-* a summary event naming a compaction request that a summary among the live
-  events so far (rewinds applied) already answers is a duplicate and dropped;
-* the context is :func:`~projections.contents.assembly.build_contents` of the rest.
-
-Cost O(events) plus O(events) per rewind.
+Example (offset:event): ``0:e1 0:e1 1:S(r1) 2:S(r1)``, ``S`` summaries naming
+request ``r1`` -> the effective records ``0:e1 1:S(r1)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from projections.compaction.summary_request import refused_request_id, summary_request_id
 from projections.contents.assembly import ContentsRequest, build_contents
+from projections.event_kinds import is_rewind, refused_request_id, summary_request_id
 from projections.fold.rewind import drop_rewound
 from schemas.event import Content, Event
 from schemas.logged_event import LoggedEvent
@@ -54,7 +49,7 @@ def effective_records(records: Iterable[LoggedEvent]) -> list[LoggedEvent]:
             stored[event.id] = event
         if request_id is not None:
             answered.add(request_id)
-        if event.actions.rewind_before_invocation_id:
+        if is_rewind(event):
             answered = _answered_requests(kept)
     return kept
 

@@ -1,24 +1,15 @@
 """The events a projection retains and the live events that rewinds leave. Pure: no I/O.
 
-Every reader of ADK's context starts from the live events (reference §3.1),
-and a rewind can bring back events that an earlier rewind annulled, so the
-live list cannot be folded forward alone: the whole applied log is kept, and
-the live list is recomputed from it when a rewind takes effect.
+A rewind can bring back events an earlier rewind annulled, so the live list
+cannot be folded forward alone: the whole applied log is kept, and the live
+list is recomputed from it when a rewind takes effect (O(events)); every other
+record costs O(log events). Each record's size for the size gate
+(:func:`~projections.compaction.size_gate.event_json_size`) is measured once,
+when it is appended. The vectors keep every position's meaning after retention
+releases their start (:class:`~projections.retention.retained_vector.RetainedVector`).
 
-Each record's size for the compaction size gate (what its event adds to a
-request, :func:`~projections.compaction.size_gate.event_json_size`) is measured once,
-when it is appended, and kept beside it, so the gate never serializes the
-live events again.
-
-Memory: two persistent vectors over the session's applied records (the live
-one shares its records with the log) and two of their sizes, plus one entry
-per invocation id: O(events) per session, until retention
-(:mod:`projections.retention.log_retention`) releases the records no decision needs any
-more. The vectors keep every position's meaning after a release
-(:class:`~projections.retention.retained_vector.RetainedVector`); a reader that asks
-for a released record gets :class:`~projections.retention.retained_vector.NeedsHistory`.
-A rewind costs O(events); every other record costs O(log events) plus
-measuring its own event.
+Example: ``a1(inv a) b1(inv b) rw(before b)`` -> log of three records, live
+``a1``.
 """
 
 from __future__ import annotations

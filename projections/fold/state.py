@@ -23,7 +23,7 @@ REWIND_INVOCATION_PREFIX: Final = "e-"
 State = dict[str, Any]
 
 
-class InvocationNotFoundError(LookupError):
+class RewindTargetNotFoundError(LookupError):
     """A rewind names an invocation with no stored event; retrying cannot help."""
 
     def __init__(self, invocation_id: str) -> None:
@@ -56,7 +56,7 @@ class SessionStores:
 
 
 @dataclass(frozen=True, slots=True)
-class AppendResult:
+class SessionAppend:
     """The outcome of appending one event.
 
     Attributes:
@@ -114,7 +114,7 @@ def without_temp_keys(event: Event) -> Event:
 
 def append_event(
     stores: SessionStores, working_state: Mapping[str, Any], event: Event
-) -> AppendResult:
+) -> SessionAppend:
     """Append `event` to a session the way ADK's session service does.
 
     1. A partial event is returned unchanged and not stored.
@@ -128,7 +128,7 @@ def append_event(
     """
     working = dict(working_state)
     if event.partial or any(e.id == event.id and e == event for e in stores.events):
-        return AppendResult(stores, working, event, stored=False)
+        return SessionAppend(stores, working, event, stored=False)
     working.update(event.actions.state_delta)
     stored_event = without_temp_keys(event)
     persisted = persist_delta(stores, stored_event.actions.state_delta)
@@ -138,7 +138,7 @@ def append_event(
         persisted.session_state,
         (*stores.events, stored_event),
     )
-    return AppendResult(after, working, stored_event, stored=True)
+    return SessionAppend(after, working, stored_event, stored=True)
 
 
 def rewind_state_delta(
@@ -158,11 +158,11 @@ def rewind_state_delta(
     ``{init: 0}`` -> ``{a: 1, b: None, init: None}``.
 
     Raises:
-        InvocationNotFoundError: No stored event has that invocation id.
+        RewindTargetNotFoundError: No stored event has that invocation id.
     """
     index = next((i for i, e in enumerate(events) if e.invocation_id == before_invocation_id), None)
     if index is None:
-        raise InvocationNotFoundError(before_invocation_id)
+        raise RewindTargetNotFoundError(before_invocation_id)
     replayed: State = {}
     for event in events[:index]:
         for key, value in event.actions.state_delta.items():
@@ -183,7 +183,7 @@ def rewind_state_delta(
     return delta
 
 
-def rewind_event(
+def build_rewind_event(
     events: Sequence[Event],
     current_state: Mapping[str, Any],
     before_invocation_id: str,
@@ -207,7 +207,7 @@ def rewind_event(
             is used.
 
     Raises:
-        InvocationNotFoundError: No stored event has that invocation id.
+        RewindTargetNotFoundError: No stored event has that invocation id.
     """
     delta = rewind_state_delta(events, current_state, before_invocation_id)
     return Event(

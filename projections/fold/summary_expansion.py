@@ -1,18 +1,12 @@
 """The raw events a summary stands in for, a page at a time: what ``expand`` answers. Pure.
 
-A summary event covers the raw events whose timestamps lie in its
-``[start_timestamp, end_timestamp]``, both ends inclusive, exactly as masking
-hides them (:func:`projections.compaction.masking.coverage` and
-:func:`~projections.compaction.masking.is_covered`: an inverted range covers nothing).
-``expand`` lists them among the session's live events (rewinds applied),
-summaries left out, in stream order, whether or not another summary
-contains this one's range. The summary is the last live event with the
-asked id; an id that names no live event, or a live event that is not a
-summary, is :class:`SummaryMissing`.
-
-Pages are cut by offset, not by position: a page token is the offset of the
-page's last event, and the next page starts after it, so the events a rewind
-appended meanwhile annuls are simply not listed, and none is listed twice.
+A summary covers the raw events whose timestamps lie in its range, both ends
+inclusive, exactly as masking hides them
+(:func:`~projections.compaction.masking.coverage`). ``expand`` lists them among
+the live events, summaries left out, in stream order; the summary is the last
+live event with the asked id, else :class:`SummaryMissing`. Pages are cut by
+offset (a page token is the offset of the page's last event), so events a
+rewind annuls meanwhile are simply not listed, and none is listed twice.
 
 Example (offset:event@timestamp): ``0:e1@100 2:e2@101 3:S[100,101]@102
 4:e3@103``; expanding ``S`` gives ``e1 e2``; with pages of one event, ``e1``
@@ -24,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from projections.compaction.masking import coverage, is_covered, is_summary, summary_range
+from projections.compaction.masking import coverage, is_covered, summary_range
+from projections.event_kinds import is_summary
 from schemas.logged_event import LoggedEvent
 
 

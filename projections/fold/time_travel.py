@@ -1,32 +1,17 @@
 """A session's projection as it stood right after one offset: what ``as_of`` reads answer. Pure.
 
-A projection keeps the records it applied, in stream order
-(``log.records``). Folding again, with the core's
-:func:`~projections.fold.projection.project`, those at or below the offset, from
-an empty projection that serves the same view, gives the projection the
-session had right after its record at that offset. The records the fold
-passed over (redelivered ones, refusals, partial events, copies of stored
-events, summaries of an answered request) are not needed: each changed only
-the last offset and the request bookkeeping, never what the next record's
-fold or the contents read, so the refold applies exactly the records the
-fold applied, in the same order, and reaches the same log and view.
-
-An offset at or past the projection's last one is the projection itself. A
-projection that released its oldest records (:mod:`projections.retention.log_retention`)
-raises :class:`~projections.retention.retained_vector.NeedsHistory` for any earlier
-offset: the caller refolds the session's history from `events` whole and
-asks again (:meth:`streams.reads.sessions.SessionReads.read` does).
-
-Cost: O(records up to the offset), the refold's. The refold asks `stop`
-before each record and ends with :class:`ReadStopped` once it says so (a
-read whose client went away); it never changes the result otherwise.
+Folding again, with :func:`~projections.fold.projection.project`, the records a
+projection applied at or below the offset, from an empty projection that serves
+the same view, gives the projection the session had right after that offset
+(the records the fold passed over changed nothing the refold reads). An offset
+at or past the last one is the projection itself; one before a released record
+raises :class:`~projections.retention.retained_vector.NeedsHistory`. The refold
+asks `stop` before each record and ends with :class:`ReadStopped` once it says
+so. Cost: O(records up to the offset). More: projections/README.md, "Reads of
+the past".
 
 Example (offset:event): a projection of ``3:a 5:b 9:c`` as of offset 6 is
 the fold of ``3:a 5:b``, whose last offset is 5; as of 2 it is empty.
-
-A fork (:mod:`projections.fold.fork`) had nothing before its fork record; from
-its fork record on, its history starts with what it inherited (held at
-negative offsets), so the refold starts as the fork's fold does.
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Final
 
-from projections.compaction.masking import is_summary
 from projections.compaction.token_count import recorded_prompt_token_count
+from projections.event_kinds import is_summary
 from schemas.event import Event
 
 MAX_TOKEN_TOTAL: Final = 2**63 - 1

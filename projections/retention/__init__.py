@@ -1,0 +1,1 @@
+"""Retention and checkpoints: what a projection may release, and its bytes."""

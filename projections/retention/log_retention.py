@@ -1,36 +1,18 @@
 """What a projection keeps once compaction has moved on: retention of the log. Pure.
 
-A session's projection keeps its records so that a rewind can recompute the
-live list and a decision can read its events; both make it O(events). In a
-live list in order (:mod:`projections.compaction.live_order`) every decision reads only
-the tail from :func:`~projections.compaction.decision_window.decision_start`, and that
-start only moves forward while the list stays in order (the newest
-summary's end and position only rise). So :func:`retained` releases the
-live events before that start, the records before the first of them, their
-sizes, the stored events the retry check compares with, and the covered
-tool events no read of the view can ask for
-(:func:`~projections.contents.context_view.released_tools`); the maps keyed by the
-ids those events named (invocations and their first positions, call ids,
-the requests their summaries answer) lose those entries, and the ids are
-kept as 8-byte digests (:mod:`projections.retention.released_ids`). What stays is
-O(the tail + the visible context) plus 8 bytes per released id.
+In a live list in order every decision reads only the tail from
+:func:`~projections.compaction.decision_window.decision_start`, and that start
+only moves forward. So :func:`retained` releases the records, live events,
+sizes and covered tool events before it, and keeps the ids they named as
+8-byte digests (:mod:`projections.retention.released_ids`): O(the tail + the
+visible context) stays. Anything that needs a released event raises
+:class:`~projections.retention.retained_vector.NeedsHistory` and the caller
+rebuilds from the log. What asks for the history, and the one narrow rule that
+changes: projections/README.md, "Retention and checkpoints".
 
-Anything that needs a released event raises
-:class:`~projections.retention.retained_vector.NeedsHistory` rather than answering
-from less: an event that names a released id (:mod:`projections.retention.release_guard`:
-an invocation or call id used again, a rewind to a released invocation, a
-duplicate summary of a released one, a late answer to a compacted call), an
-event that breaks the order, a rewind to a held invocation (the live list is
-recomputed from every record), a decision that falls back to the whole list,
-a context read for another agent, branch or mode. The caller rebuilds the
-projection from the session's records on the log and applies again; the
-result is the one the whole projection gives, which the retention properties
-check.
-
-One rule changes with retention, narrowly: an exact copy of a released event
-is recognised as a retry (reference §11.1 rule 2) because it names its
-released invocation, and so asks for the history, unless its invocation id
-is empty and it names no call: such a copy is folded as a new event.
+Example: a summary over inv1..inv2, then inv3, ``overlap_size=0``: the tail
+starts at inv3, so inv1..inv2's records may go (once :data:`RELEASE_STEP` live
+events can); a rewind to inv1 then asks for the history.
 """
 
 from __future__ import annotations

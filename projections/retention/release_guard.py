@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from projections.compaction.live_order import call_ids_named
-from projections.compaction.summary_request import summary_request_id
 from projections.contents.visibility import branch_call_refs
+from projections.event_kinds import summary_request_id
 from projections.retention.released_ids import Kind, ReleasedIds
 from schemas.event import Event
 

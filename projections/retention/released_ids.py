@@ -1,21 +1,16 @@
-"""The ids released events named, eight bytes each: what a new event is checked against.
+"""The ids released events named, eight bytes each: what a new event is checked against. Pure.
 
-Pure: no I/O, no clock.
+When retention (:mod:`projections.retention.log_retention`) releases the start
+of a session, the maps keyed by what those events named (invocation ids, call
+ids, the requests their summaries answer) lose those entries, and the ids go
+here, each as a 64-bit digest of its kind and value in one sorted array:
+8 bytes an id, a membership test in O(log n). An event that names a released
+id asks for the history. Two ids share a digest with a chance of about n/2^64
+per new id, which only makes the fold ask for a history it did not need.
 
-When retention (:mod:`projections.retention.log_retention`) releases the start of a
-session, the maps keyed by what those events named (invocation ids and their
-first positions, call ids, the requests their summaries answer) would still
-grow with the session. They lose those entries instead, and the ids go here,
-each as a 64-bit digest of its kind and value, in one sorted array: 8 bytes
-an id, a membership test in O(log n).
-
-The fold asks before it applies an event: an event that names a released id
-(reuses an invocation or call id, rewinds to a released invocation, answers
-a request a released summary answered, names a released call in its branch)
-raises :class:`~projections.retention.retained_vector.NeedsHistory`, and the caller
-rebuilds the projection from the log. Two different ids share a digest with
-a chance of about n/2^64 per new id; a shared digest only makes the fold ask
-for a history it did not need, never answer wrongly.
+Example: ``ReleasedIds().with_ids([("invocation", "inv1")]).has("invocation",
+"inv1")`` -> True; the fold then refuses a new event of ``inv1`` with
+:class:`~projections.retention.retained_vector.NeedsHistory`.
 """
 
 from __future__ import annotations

@@ -1,31 +1,14 @@
 """A session projection as bytes and back, exactly: what a checkpoint of the state holds. Pure.
 
-A projection is persistent parts sharing records (:mod:`projections.fold.projection`).
 The encoding keeps each record once and every part refers to records by
-offset (one record per offset in a session):
+offset: ``CS1``, a length-prefixed JSON document of every part but the records
+and released ids, the released ids' 8-byte digests, then each record as offset,
+length and its envelope as its topic carries it (layout: projections/README.md,
+"Retention and checkpoints"). Decoding builds one record object per offset,
+shared by every part that names it, as the folded projection does.
 
-=================  ====================================================
-bytes              what
-=================  ====================================================
-``CS1``            the format's mark and version
-4 (big endian)     length of the document
-document           compact JSON: every part but the records and the released
-                   ids, records named by offset, floats that are not finite
-                   as strings; ``origins`` (only if any) maps the offset of
-                   each record a fork inherited to its offset on its own
-                   session's partition (:mod:`projections.fold.fork`)
-4 (big endian)     length of the released ids
-released ids       their digests, 8 bytes each (:mod:`projections.retention.released_ids`)
-the rest           each record: offset (8 bytes), length (4 bytes), its
-                   envelope as its topic carries it (compact JSON)
-=================  ====================================================
-
-Decoding builds one record object per offset, shared by every part that
-names it, so a decoded projection holds its records once, as the folded one
-does. ``decode_state(encode_state(p)) == p`` for every projection the fold
-makes, released (:mod:`projections.retention.log_retention`) or not; the size of the bytes
-is what a projection retains: its held records, its visible context and the
-identifiers the fold checks new events against.
+Example: ``decode_state(encode_state(p)) == p`` for every projection the fold
+makes, released (:mod:`projections.retention.log_retention`) or not.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from projections.fold.projection import (
     default_agent,
 )
 from projections.fold.session_log import stored_offsets
-from projections.fold.state import InvocationNotFoundError, rewind_state_delta
+from projections.fold.state import RewindTargetNotFoundError, rewind_state_delta
 from projections.fold.summary_expansion import SummaryMissing, covered_page
 from projections.fold.time_travel import StopCheck, projection_as_of, unless_stopped
 from schemas.codec import encode
@@ -365,7 +365,7 @@ def _rewind_delta_of(session_key: SessionKey, query: RewindQuery) -> Answer[Base
             state_delta = rewind_state_delta(
                 events, projection.state.read_state(), query.before_invocation_id
             )
-        except InvocationNotFoundError as exc:
+        except RewindTargetNotFoundError as exc:
             return ReadRefusal(error="invocation-not-found", reason=shown(str(exc), 500))
         return RewindDelta(
             session_key=session_key, last_offset=projection.last_offset, state_delta=state_delta

@@ -41,8 +41,8 @@ lands after that record, and a rewind to that invocation removes it where
 ADK's (appended before the record) survives. ADK's summary of the
 invocation before a rewind is decided by the rewind record itself, and the
 pipeline's would land after the rewind that removes its events, where no
-rule of the fold removes it (:mod:`projections.compaction.decision`,
-"What a stream cannot reproduce").
+rule of the fold removes it (projections/README.md, "What a stream cannot
+reproduce").
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ from projections.compaction.after_invocation import select_post_invocation_windo
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision import replay_decisions
 from projections.compaction.render import summary_event
-from projections.compaction.summary_request import summary_request_id
 from projections.contents.snapshot import to_snapshot
+from projections.event_kinds import summary_request_id
 from projections.fold.projection import SessionProjection, empty_projection
 from projections.retention.state_codec import decode_state
 from schemas.codec import (

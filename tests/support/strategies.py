@@ -31,12 +31,9 @@ from typing import Any, Final, Protocol, TypeVar
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from projections.compaction.summary_request import (
-    refusal_event,
-    summary_request_id,
-    with_summary_request_id,
-)
+from projections.compaction.summary_request import refusal_event, with_summary_request_id
 from projections.contents.assembly import ContentsRequest
+from projections.event_kinds import summary_request_id
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import SessionKey

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 import pytest
 
 from ctxstream import InvalidArgumentError, SyncClient
-from projections.compaction.summary_request import summary_request_id
 from projections.contents.contents_request import ContentsRequest
+from projections.event_kinds import summary_request_id
 from projections.fold.fork import fork_source
 from projections.fold.rebuild import rebuild_contents
 from schemas.event import Event

@@ -33,7 +33,7 @@ from ctxstream import (
     SyncClient,
     TopicMissingError,
 )
-from projections.compaction.summary_request import summary_request_id
+from projections.event_kinds import summary_request_id
 from schemas.codec import decode_dead_letter
 from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey

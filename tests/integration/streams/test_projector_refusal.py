@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from projections.compaction.summary_request import refused_request_id
+from projections.event_kinds import refused_request_id
 from schemas.codec import decode_envelope, encode
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import unique_topic

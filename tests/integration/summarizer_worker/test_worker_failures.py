@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from projections.compaction.summary_request import refused_request_id
+from projections.event_kinds import refused_request_id
 from schemas.codec import decode_envelope
 from tests.conftest import unique_topic
 from tests.support.chat_server import ChatServer, Reply

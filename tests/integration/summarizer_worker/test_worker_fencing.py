@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from aiokafka.structs import ConsumerRecord
 
-from projections.compaction.summary_request import refused_request_id
+from projections.event_kinds import refused_request_id
 from schemas.codec import decode_envelope
 from schemas.compaction_request import CompactionRequest
 from schemas.logged_event import LoggedEvent

@@ -39,7 +39,7 @@ from typing import Final
 import orjson
 import pytest
 
-from projections.compaction.summary_request import refused_request_id
+from projections.event_kinds import refused_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.compaction_request import CompactionRequest
 from tests.conftest import unique_topic

@@ -25,7 +25,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from projections.compaction.summary_request import refused_request_id, summary_request_id
+from projections.event_kinds import refused_request_id, summary_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.compaction_request import CompactionRequest, SummarySeed
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES

@@ -10,9 +10,8 @@ import pytest
 
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from ctxstream.cli.main import main
-from projections.compaction.masking import is_summary
-from projections.compaction.summary_request import summary_request_id
 from projections.contents.assembly import ContentsRequest
+from projections.event_kinds import is_summary, summary_request_id
 from projections.fold.projection import context_contents, project
 from projections.fold.rebuild import rebuild_contents
 

@@ -50,7 +50,7 @@ from ctxstream.bench.workload import (
     bench_session,
     quiet_session,
 )
-from projections.compaction.summary_request import summary_request_id
+from projections.event_kinds import summary_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.event import Event
 from schemas.keys import SessionKey

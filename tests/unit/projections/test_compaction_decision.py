@@ -10,19 +10,13 @@ from hypothesis import strategies as st
 
 from projections.compaction.after_invocation import select_post_invocation_window
 from projections.compaction.config import CompactionConfig
-from projections.compaction.decision import (
-    answered_model_call,
-    compaction_request,
-    completes_invocation,
-    decide_compaction,
-    next_model_call,
-    replay_decisions,
-    step,
-)
+from projections.compaction.decision import decide_compaction, replay_decisions, step
 from projections.compaction.gate_memo import GateBound, GateMemo
+from projections.compaction.hooks import answered_model_call, completes_invocation, next_model_call
 from projections.compaction.summary_request import refusal_event, with_summary_request_id
 from projections.compaction.token_count import estimated_prompt_token_count
 from projections.compaction.token_threshold import TokenHook
+from projections.compaction.window_request import compaction_request
 from projections.fold.projection import SessionProjection, apply, live_events, project
 from schemas.codec import MAX_RECORD_BYTES, encode
 from schemas.compaction_request import MAX_SEED_TEXT_CHARS, compaction_request_id

@@ -7,7 +7,6 @@ import pytest
 from projections.compaction.masking import (
     coverage,
     is_covered,
-    is_summary,
     latest_summary,
     latest_summary_end,
     mask_compacted,
@@ -15,6 +14,7 @@ from projections.compaction.masking import (
     summary_range,
     surviving_summary_positions,
 )
+from projections.event_kinds import is_summary
 from schemas.event import Event
 from tests.support.events import ids, summary_event, text_event
 

@@ -8,13 +8,10 @@ from typing import Any
 import pytest
 
 from projections.compaction.size_gate import event_json_size
-from projections.compaction.summary_request import (
-    refusal_event,
-    summary_request_id,
-    with_summary_request_id,
-)
+from projections.compaction.summary_request import refusal_event, with_summary_request_id
 from projections.contents.assembly import ContentsRequest, build_contents
 from projections.contents.snapshot import to_snapshot
+from projections.event_kinds import summary_request_id
 from projections.fold.projection import (
     SessionProjection,
     apply,

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.compaction.masking import is_summary, latest_summary
+from projections.compaction.masking import latest_summary
 from projections.compaction.sliding_window import previous_sliding_end
-from projections.compaction.summary_request import refused_request_id, summary_request_id
 from projections.compaction.token_count import recorded_prompt_token_count
 from projections.contents.assembly import ContentsRequest
+from projections.event_kinds import is_summary, refused_request_id, summary_request_id
 from projections.fold.projection import (
     SessionProjection,
     apply,

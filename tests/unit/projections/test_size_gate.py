@@ -7,7 +7,6 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.compaction.masking import is_summary
 from projections.compaction.rolling_seed import seed_event
 from projections.compaction.size_gate import (
     content_json_size,
@@ -18,6 +17,7 @@ from projections.compaction.size_gate import (
     renamed_content_json_size,
     worth_compacting,
 )
+from projections.event_kinds import is_summary
 from projections.fold.rewind import drop_rewound
 from schemas.event import Content, Event
 from schemas.logged_event import LoggedEvent

@@ -5,12 +5,12 @@ from typing import Any
 import pytest
 
 from projections.fold.state import (
-    InvocationNotFoundError,
+    RewindTargetNotFoundError,
     SessionStores,
     append_event,
+    build_rewind_event,
     create_session,
     persist_delta,
-    rewind_event,
     rewind_state_delta,
 )
 from schemas.event import Event
@@ -96,13 +96,13 @@ def test_rewind_keeps_keys_whose_value_is_unchanged_out_of_the_delta() -> None:
 
 
 def test_rewind_to_unknown_invocation_raises() -> None:
-    with pytest.raises(InvocationNotFoundError, match="'missing'"):
+    with pytest.raises(RewindTargetNotFoundError, match="'missing'"):
         rewind_state_delta([_delta_event("e1", "i1", {})], {}, "missing")
 
 
 def test_rewind_event_shape() -> None:
     events = [_delta_event("e1", "i1", {"a": 1}), _delta_event("e2", "i2", {"a": 2})]
-    event = rewind_event(
+    event = build_rewind_event(
         events, {"a": 2}, "i2", event_id="r", invocation_suffix="1234", timestamp=9.0
     )
     assert event.invocation_id == "e-1234"
@@ -142,6 +142,6 @@ def test_rewind_deleting_a_key_never_set_is_no_error() -> None:
 
 
 def test_an_unknown_invocation_is_named_by_the_error() -> None:
-    with pytest.raises(InvocationNotFoundError) as raised:
+    with pytest.raises(RewindTargetNotFoundError) as raised:
         rewind_state_delta([_delta_event("e1", "i1", {"a": 1})], {}, "nowhere")
     assert raised.value.invocation_id == "nowhere"

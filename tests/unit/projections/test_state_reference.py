@@ -12,11 +12,11 @@ import pytest
 
 from projections.conformance.session_state import run as run_state_vector
 from projections.fold.state import (
-    InvocationNotFoundError,
+    RewindTargetNotFoundError,
     SessionStores,
     append_event,
+    build_rewind_event,
     create_session,
-    rewind_event,
     rewind_state_delta,
 )
 from schemas.event import Event, event_to_json
@@ -111,7 +111,7 @@ def test_rewind_replay_skips_prefixed_keys_and_none_deletes() -> None:
 
 def test_rewind_replays_earlier_rewind_events() -> None:
     stores = _stored(_delta("e1", "inv1", {"a": 1}), _delta("e2", "inv2", {"a": 2}))
-    first = rewind_event(
+    first = build_rewind_event(
         stores.events,
         stores.read_state(),
         "inv2",
@@ -131,7 +131,7 @@ def test_rewind_replays_earlier_rewind_events() -> None:
 
 def test_rewind_event_shape_and_unknown_invocation() -> None:
     stores = _stored(_delta("e1", "inv1", {"a": 1}), _delta("e2", "inv2", {"a": 2}))
-    event = rewind_event(
+    event = build_rewind_event(
         stores.events,
         stores.read_state(),
         "inv2",
@@ -144,7 +144,7 @@ def test_rewind_event_shape_and_unknown_invocation() -> None:
     assert event.actions.rewind_before_invocation_id == "inv2"
     assert dict(event.actions.state_delta) == {"a": 1}
     assert dict(event.actions.artifact_delta) == {"f.txt": 0}
-    with pytest.raises(InvocationNotFoundError):
+    with pytest.raises(RewindTargetNotFoundError):
         rewind_state_delta(stores.events, stores.read_state(), "nope")
 
 

@@ -6,11 +6,8 @@ import re
 
 import pytest
 
-from projections.compaction.summary_request import (
-    refusal_event,
-    refused_request_id,
-    with_summary_request_id,
-)
+from projections.compaction.summary_request import refusal_event, with_summary_request_id
+from projections.event_kinds import refused_request_id
 from schemas.event import Content, Part
 from tests.support.events import summary_event
 

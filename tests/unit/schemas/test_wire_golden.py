@@ -38,11 +38,8 @@ from pydantic import BaseModel
 
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision import replay_decisions
-from projections.compaction.summary_request import (
-    refusal_envelope,
-    refused_request_id,
-    summary_request_id,
-)
+from projections.compaction.summary_request import refusal_envelope
+from projections.event_kinds import refused_request_id, summary_request_id
 from schemas.codec import (
     decode_compaction_request,
     decode_dead_letter,

@@ -17,7 +17,7 @@ import pytest
 from aiokafka.errors import KafkaConnectionError, OffsetOutOfRangeError
 from aiokafka.structs import ConsumerRecord
 
-from projections.compaction.summary_request import refused_request_id, summary_request_id
+from projections.event_kinds import refused_request_id, summary_request_id
 from schemas.codec import decode_dead_letter, decode_envelope, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES, MAX_KEY_BYTES

@@ -8,11 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from projections.compaction.summary_request import (
-    refusal_envelope,
-    refused_request_id,
-    summary_request_id,
-)
+from projections.compaction.summary_request import refusal_envelope
+from projections.event_kinds import refused_request_id, summary_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.event import UsageMetadata
 from schemas.keys import TenantId

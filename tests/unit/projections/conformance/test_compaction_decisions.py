@@ -36,7 +36,6 @@ from __future__ import annotations
 from typing import Any
 
 from projections.compaction.config import CompactionConfig
-from projections.compaction.summary_request import summary_request_id
 from projections.conformance.compaction_decisions import (
     SESSION,
     TENANT,
@@ -46,6 +45,7 @@ from projections.conformance.compaction_decisions import (
     _ScriptedSummary,
     run,
 )
+from projections.event_kinds import summary_request_id
 from schemas.envelope import Envelope
 from schemas.event import Event, UsageMetadata
 from tests.support.vectors import Json, text_content, vector_event

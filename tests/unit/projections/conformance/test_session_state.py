@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 
 from projections.conformance.session_state import run
-from projections.fold.state import InvocationNotFoundError
+from projections.fold.state import RewindTargetNotFoundError
 
 
 def test_a_rewind_of_a_session_without_events_is_refused_naming_the_invocation() -> None:
-    with pytest.raises(InvocationNotFoundError) as refused:
+    with pytest.raises(RewindTargetNotFoundError) as refused:
         run({"events": [], "rewind_before_invocation_id": "inv1"})
     assert str(refused.value) == "invocation not found: 'inv1'"
 
@@ -23,6 +23,6 @@ def test_a_rewind_to_an_unknown_invocation_is_refused_likewise() -> None:
     events = [
         {"id": "e1", "invocationId": "inv1", "author": "user", "timestamp": 5.0},
     ]
-    with pytest.raises(InvocationNotFoundError) as refused:
+    with pytest.raises(RewindTargetNotFoundError) as refused:
         run({"events": events, "rewind_before_invocation_id": "inv9"})
     assert str(refused.value) == "invocation not found: 'inv9'"
