@@ -60,7 +60,7 @@ from ctxstream.api.models import (
     Appended,
     AppendedEvent,
     AppendedMany,
-    ContextAnswer,
+    ContextContents,
     EventBatch,
     ExpandedEvents,
     ForkRequest,
@@ -193,7 +193,7 @@ async def append_many(
 
 @router.get(
     f"{_SESSION}/context",
-    response_model=ContextAnswer,
+    response_model=ContextContents,
     responses=READ_RESPONSES,
     dependencies=[ReadSlot],
     summary="The session's context, once its projection has folded min_offset",

@@ -27,8 +27,9 @@ from typing import Final
 
 from aiokafka import AIOKafkaProducer
 
+from ctxstream.appends.event_records import event_record
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
-from ctxstream.client import Client, event_record
+from ctxstream.client import Client
 from schemas.event import event_to_json
 from schemas.kafka.settings import KafkaSettings
 from streams.topics import create_topics, delete_topics_of

@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Final
 
 from ctxstream.api.commands import create_key
+from ctxstream.appends.event_records import event_record
 from ctxstream.bench.neighbours_noisy import user_event
 from ctxstream.bench.processes import PROJECTOR, kafka_env, start_worker, stop_worker
-from ctxstream.client import Client, event_record
+from ctxstream.client import Client
 from schemas.codec import decode_envelope_sized
 from schemas.kafka.settings import KafkaSettings
 from streams.topics import create_topics, delete_topics_of

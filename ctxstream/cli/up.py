@@ -61,8 +61,8 @@ from ctxstream.api.settings import ServeSettings
 from ctxstream.bench.processes import PROJECTOR, SUMMARIZER, stop_worker
 from ctxstream.cli.port_holder import holder, is_taken, port_taken, socket_inodes
 from ctxstream.cli.up_status import StatusCadence, StatusReader
-from ctxstream.context_reads import ContextReads
 from ctxstream.errors import ContextReadError
+from ctxstream.reads import ContextReads
 from schemas.errors import CtxstreamError
 from schemas.kafka.settings import TOPIC_ROLES
 from schemas.log_text import shown

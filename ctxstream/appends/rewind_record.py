@@ -15,7 +15,7 @@ clock and uuids), so a test pins them.
 
 Example::
 
-    rewind_event("inv2", event_id="9f...", invocation_id="e-41...", timestamp=1733130010.0)
+    rewind_record("inv2", event_id="9f...", invocation_id="e-41...", timestamp=1733130010.0)
     -> {"id": "9f...", "invocationId": "e-41...", "author": "user",
         "timestamp": 1733130010.0,
         "actions": {"rewindBeforeInvocationId": "inv2", "stateDelta": {}}}
@@ -51,7 +51,7 @@ def checked_invocation_id(before_invocation_id: object) -> str:
     return before_invocation_id
 
 
-def rewind_event(
+def rewind_record(
     before_invocation_id: object,
     *,
     event_id: str,
