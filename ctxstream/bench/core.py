@@ -23,18 +23,20 @@ twice what they cost at 100.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import gc
-import json
 import logging
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Final
 
+from ctxstream.bench.report import results_json, write_report
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from ctxstream.cli.common import Subcommands
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision import step
 from projections.fold.projection import apply, context_contents, project
@@ -136,16 +138,6 @@ def run_core_bench(
     return results
 
 
-def report_json(results: Sequence[CoreBenchResult]) -> str:
-    """``{"results": [{"events": N, "read_s", "rebuild_s", "apply_s", "decide_s"}, ...]}``."""
-    return json.dumps({"results": [asdict(result) for result in results]}, indent=2) + "\n"
-
-
-def write_report(results: Sequence[CoreBenchResult], path: Path) -> None:
-    """Write :func:`report_json` to `path`."""
-    path.write_text(report_json(results), encoding="utf-8")
-
-
 def report_table(results: Sequence[CoreBenchResult]) -> str:
     """A plain-text table of the results, with read and apply relative to the smallest size."""
     lines = [
@@ -163,3 +155,27 @@ def report_table(results: Sequence[CoreBenchResult]) -> str:
             f"{apply_ratio:>7.2f}  {decide_ratio:>8.2f}"
         )
     return "\n".join(lines) + "\n"
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``core`` to the ``bench`` subcommands."""
+    core = bench_commands.add_parser(
+        "core", help="time reading, rebuilding and applying on synthetic sessions"
+    )
+    core.add_argument("--json", required=True, metavar="FILE", help="write the results here")
+    core.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[100, 1_000, 10_000, 50_000],
+        metavar="N",
+        help="session lengths in events (default 100 1000 10000 50000)",
+    )
+    core.add_argument("--repeats", type=int, default=5, help="samples per position (default 5)")
+    core.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    results = run_core_bench(args.sizes, repeats=args.repeats)
+    write_report(args.json, results_json(results), report_table(results), sys.stdout)
+    return 0

@@ -26,17 +26,19 @@ writes a cProfile of the timed calls only.
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import gc
-import json
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Final
 
-from ctxstream.bench.ingest_workload import workload
+from ctxstream.bench.report import figures_json, write_report
+from ctxstream.bench.workload import workload
+from ctxstream.cli.common import Subcommands, positive
 from schemas.kafka.partitioning import session_partition
 from streams.batch import BatchProjector, SessionCache, SourceRecord
 from streams.native_engine.store import MemoryPartitionStore
@@ -102,10 +104,6 @@ class FoldBenchResult:
     us_per_event: float
     project_us_per_event: float
     snapshot_us_per_event: float
-
-    def write_json(self, path: Path) -> None:
-        """Write the figures to `path` as JSON."""
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
 
 
 def source_records(
@@ -217,3 +215,33 @@ def report_text(result: FoldBenchResult) -> str:
         f"dead_letters {result.dead_letters}",
     ]
     return "".join(f"{line}\n" for line in lines)
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``fold`` to the ``bench`` subcommands."""
+    fold = bench_commands.add_parser(
+        "fold",
+        help="time the projector's batch step and snapshots on the ingest workload, no broker",
+    )
+    fold.add_argument("--events", type=positive, default=40_000, help="events (default 40000)")
+    fold.add_argument("--sessions", type=positive, default=400, help="sessions (default 400)")
+    fold.add_argument(
+        "--batch-size", type=positive, default=5_000, help="records per batch (default 5000)"
+    )
+    fold.add_argument("--json", metavar="FILE", help="also write the figures here")
+    fold.add_argument(
+        "--profile", metavar="FILE", help="also write a cProfile of the timed calls here"
+    )
+    fold.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = FoldBenchConfig(
+        events=args.events,
+        sessions=args.sessions,
+        batch_size=args.batch_size,
+        profile=args.profile,
+    )
+    result = run_fold_bench(config)
+    write_report(args.json, figures_json(asdict(result)), report_text(result), sys.stdout)
+    return 0

@@ -29,11 +29,12 @@ they compare per-event costs.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import cProfile
 import gc
-import json
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -45,7 +46,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 
-from ctxstream.bench.ingest_workload import workload
+from ctxstream.bench.report import figures_json, write_report
+from ctxstream.bench.workload import workload
+from ctxstream.cli.common import Subcommands
 from schemas.codec import decode_envelope
 from streams.faust_engine.projector import build_projector, projector_app, raw_topic
 from streams.native_engine.engine import NativeProjector
@@ -101,10 +104,6 @@ class IngestBenchResult:
     faust_floor_seconds: float
     store: str
     batch_size: int
-
-    def write_json(self, path: Path) -> None:
-        """Write the figures to `path` as JSON."""
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
 
 
 async def produce_workload(settings: ProjectorSettings, config: IngestBenchConfig) -> int:
@@ -338,3 +337,24 @@ def report_text(result: IngestBenchResult) -> str:
     lines.append(f"faust_floor_events_per_s {result.faust_floor_events_per_s}")
     lines.append(f"faust_floor_ratio {result.faust_floor_ratio}")
     return "".join(f"{line}\n" for line in lines)
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``ingest`` to the ``bench`` subcommands."""
+    ingest = bench_commands.add_parser(
+        "ingest", help="produce a workload, then time the projector and a plain consumer on it"
+    )
+    ingest.add_argument("--events", type=int, default=200_000, help="events (default 200000)")
+    ingest.add_argument("--sessions", type=int, default=2_000, help="sessions (default 2000)")
+    ingest.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    ingest.add_argument(
+        "--profile", metavar="FILE", help="also write a cProfile of the projector run here"
+    )
+    ingest.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = IngestBenchConfig(events=args.events, sessions=args.sessions, profile=args.profile)
+    result = asyncio.run(run_ingest_bench(config))
+    write_report(args.json, figures_json(asdict(result)), report_text(result), sys.stdout)
+    return 0
