@@ -1,4 +1,4 @@
-"""What the client appends: each event checked into its record, fork and rewind records, answers.
+"""What the client appends: events checked into records, fork and rewind records, the answers.
 
-Every module here is pure (see README.md); :class:`ctxstream.Client` sends what they build.
+Every module but ``writer.py`` (the producer) is pure; see ``ctxstream/README.md``.
 """

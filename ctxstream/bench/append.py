@@ -11,8 +11,7 @@ to fresh topics of their own on the same cluster:
 * ``raw_producer_events_per_s``: a plain aiokafka producer with the same settings sending
   the very bytes the client built, timed the same way.
 
-The goal of issue #13: the client at least half as fast as the plain producer. The two
-run one after the other, plain producer first, and the ratio is what compares them.
+More in ``ctxstream/bench/README.md`` (append.py).
 """
 
 from __future__ import annotations

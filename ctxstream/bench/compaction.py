@@ -1,36 +1,8 @@
 """``ctxstream bench compaction``: trigger-to-applied latency of compaction, end to end.
 
 One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``, on fresh topics
-(``bench-<hex>.*``, deleted afterwards):
-
-1. start the projector (``python -m ctxstream worker``, sliding window:
-   ``compaction_interval=3, overlap_size=1``) and the summarizer
-   (``python -m summarizer_worker``, extractive) as child processes;
-2. warm both up with a few sessions until a summary of theirs is applied;
-3. append the workload (:mod:`ctxstream.bench.figures`) one round
-   every ``--round-pause-s``, noting when each event's append began. With
-   ``--arrivals spread`` (the default) the round's sessions append their
-   invocations one after another, evenly spaced over the round, as
-   independent agents would; with ``--arrivals burst`` every session of the
-   round appends at the same instant (a stress case: the last trigger of a
-   burst waits for the whole burst to be folded). Meanwhile read
-   `compaction-requests` (which event decided each request) and
-   `projections` (when a snapshot first shows each request's summary as its
-   compaction boundary);
-4. once every request is applied and both workers have consumed everything,
-   count the committed summaries per request.
-
-The latency of a request runs from the start of the append of the event that
-decided it to the arrival here of the first snapshot showing its summary
-applied: it covers the projector's decision, the request, the summarizer's
-read, summary and transaction, and the projector applying the summary.
-
-``--engine`` picks the projector's engine (native by default).
-``--background-events-per-s N`` loads the same `events` topic with other
-sessions (the ingest benchmark's workload, tenants ``background*``) at N
-events per second from the first measured round to the last, paced in 10 ms
-steps; the figures name the engine and the background rate actually reached
-(events appended over the time they took).
+(``bench-<hex>.*``, deleted afterwards); the steps are in ``ctxstream/bench/README.md``
+(compaction.py).
 """
 
 from __future__ import annotations

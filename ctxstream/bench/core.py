@@ -2,23 +2,8 @@
 
 For each size N the synthetic session of :mod:`ctxstream.bench.workload`
 (rolling summaries, so the visible context stays bounded) is folded into a
-projection, then three medians are measured with ``time.perf_counter``:
-
-* ``read_s``: reading the assembled context from the projection's
-  incremental view;
-* ``rebuild_s``: assembling the same context from the N raw records, with no
-  projection (what a stateless reader would pay);
-* ``apply_s``: applying one more event to the projection;
-* ``decide_s``: applying *and deciding* (:func:`projections.compaction.decision.step`,
-  sliding window ``compaction_interval=3, overlap_size=1``) the first event
-  after N that completes an invocation and makes the projector decide a
-  compaction request: the decision's cost where it is paid.
-
-Read and apply are sampled at every position of one summary cycle after N
-(the projection after N, N+1, ... events, and the event that follows each),
-so a size is not flattered or penalized by where its last summary falls.
-The goal: reading, applying and deciding at 50,000 events cost no more than
-twice what they cost at 100.
+projection, then three medians are measured with ``time.perf_counter``; the steps are in
+``ctxstream/bench/README.md`` (core.py).
 """
 
 from __future__ import annotations

@@ -2,26 +2,7 @@
 
 What the projector pays per event once the bytes are in memory, measured
 offline so that a change to the fold can be compared before and after on the
-same figures:
-
-1. the records of ``ctxstream bench ingest`` (:mod:`ctxstream.bench.ingest_workload`)
-   are generated in memory, each on its key's partition with offsets
-   counted per partition, and cut into batches of ``--batch-size`` records
-   in the order they would be produced;
-2. each batch is split by partition and each partition's records go through
-   :meth:`~streams.batch.BatchProjector.project` with that
-   partition's in-memory store as the table reader, then
-   :meth:`~streams.batch.BatchOutcome.snapshot_records` (the
-   snapshots encoded, as both engines publish them), as the native engine
-   does; the table writes are applied to the store afterwards, untimed, as
-   the engine applies them after its commit;
-3. ``us_per_event`` is the time of step 2's two calls over the events
-   applied, split into ``project_us_per_event`` and
-   ``snapshot_us_per_event``.
-
-The garbage collector is tuned as the worker tunes it
-(:meth:`~streams.projector_settings.ProjectorSettings.tune_gc`). ``--profile``
-writes a cProfile of the timed calls only.
+same figures; the steps are in ``ctxstream/bench/README.md`` (fold.py).
 """
 
 from __future__ import annotations

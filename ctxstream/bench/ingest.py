@@ -1,30 +1,7 @@
 """``ctxstream bench ingest``: the projector's throughput against a plain consumer's.
 
-One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``:
-
-1. produce the workload to fresh topics (``bench-<hex>.*``): ``--sessions``
-   sessions of realistic ADK events (:mod:`ctxstream.bench.ingest_workload`, copies
-   of the sessions of :mod:`ctxstream.bench.workload`: invocations of
-   about ten events with tool calls, token usage, state deltas and rolling
-   summaries), interleaved one invocation burst at a time
-   as concurrent agents would write them, with aiokafka (acks=all,
-   idempotent, lingering, large batches);
-2. read and decode the topic with a plain aiokafka consumer:
-   ``raw_events_per_s``, from its first record to its last;
-3. run faust's floor: an agent configured as the projector's (same app
-   settings, ``take_events`` with the same batch size and window) that does
-   nothing with its batches, until its committed offsets equal the end
-   offsets: ``faust_floor_events_per_s``, the most any projector on faust
-   can fold here, and ``faust_floor_ratio``, that over raw;
-4. run the projector on each engine in turn (``native``, then ``faust``), in
-   this process (garbage-collector thresholds as the worker sets them), each
-   with a group and state of its own, from empty state until its committed
-   offsets equal the end offsets: an engine's ``events_per_s`` is the events
-   divided by the time from its first batch to that moment, its ``ratio``
-   that over raw; ``native_over_faust`` compares the two.
-
-Every rate leaves out the fixed start-up (group join, changelog creation), so
-they compare per-event costs.
+One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``; the steps are in
+``ctxstream/bench/README.md`` (ingest.py).
 """
 
 from __future__ import annotations

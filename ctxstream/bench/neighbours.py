@@ -1,27 +1,8 @@
 """``ctxstream bench neighbours``: a quiet tenant's round trips, alone and beside a noisy one.
 
 One run, against a deployment of its own (:mod:`ctxstream.bench.neighbours_deployment`:
-a native projector and the HTTP API as child processes, a key per tenant):
-
-1. phase *alone*: the quiet tenant's loops run for ``seconds``, one per
-   session (``quiet_sessions`` of them, new ones each phase), each a round
-   trip after another, :data:`QUIET_PAUSE_S` apart: an HTTP append of one
-   event, then a context read of the session with ``min_offset`` = its
-   offset (read-your-writes), which must show the event's own text;
-2. phase *with_noisy*: the noisy tenant runs every pattern of the review at
-   once (:mod:`ctxstream.bench.neighbours_noisy`), in a process of its own as another
-   tenant's agents would (so that its client's work, parsing megabytes of as-of
-   answers say, is not done in the quiet client's event loop; both share the
-   machine's cores with the servers and the broker); :data:`NOISY_RAMP_S` later the
-   quiet tenant runs as in 1; when it is done the noisy process is told to stop;
-3. phase *alone_again* (unless ``again`` is off): as 1, to show what the
-   noisy phase left behind.
-
-Each round trip's time (failed ones too: a refusal after 10 s is time the
-quiet tenant waited) gives the phase's p50 and p99; a round trip that was
-not answered 200 twice with its own write visible counts as a failure, by
-kind. The figure of issue #21 is ``ratio``: the quiet p99 with the noisy
-tenant over the better p99 alone (goal: at most 2).
+a native projector and the HTTP API as child processes, a key per tenant); the steps are
+in ``ctxstream/bench/README.md`` (neighbours.py).
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
 """``ctxstream bench reads``: context reads through the client, by session length.
 
 Against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``, on fresh topics
-(``bench-<hex>.*``, one `events` partition, deleted afterwards):
-
-1. start a native engine in this process; it serves reads of the partition
-   it owns on its read endpoint and claims it on `partition-owners`, as a
-   worker does (:mod:`streams.native_engine.engine`);
-2. for each size N, append the first N records of the core benchmark's
-   synthetic session (:mod:`ctxstream.bench.workload`: rolling summaries,
-   so the visible context stays bounded) under a session key of its own
-   (:func:`reads_session`), through :meth:`ctxstream.Client.append_many`;
-   the engine decides compactions as the core benchmark's decision step
-   does (:data:`ctxstream.bench.core.DECISION_CONFIG`);
-3. wait until each session is folded (a read with ``min_offset`` = its last
-   offset), read each :data:`WARMUP_READS` times untimed, then time ``reads``
-   reads of each session with :meth:`ctxstream.Client.context`, without
-   ``min_offset`` and with it (the last offset: read-your-writes, already
-   folded), taking the sizes and the two kinds in turn, so noise of the
-   machine falls on every size alike.
-
-Each figure is the whole call as an agent sees it: the client's routing, the
-HTTP round trip on loopback, the worker's read of its memory and the JSON
-both ways. The worker runs on the same event loop as the client, so a read's
-time includes both sides of it (and nothing else runs: no records arrive
-while reads are timed). ``context_items`` and ``context_fingerprint``
-describe what every read of the size answered (all answers are checked
-equal). The goal (issue #13): p50 at 50,000 events within 2x of p50 at 100.
+(``bench-<hex>.*``, one `events` partition, deleted afterwards); the steps are in
+``ctxstream/bench/README.md`` (reads.py).
 """
 
 from __future__ import annotations

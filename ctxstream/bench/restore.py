@@ -12,12 +12,7 @@ topics (``bench-<hex>.*``, one `events` partition, deleted afterwards):
    the session's next record and wait until the engine has folded and
    committed it.
 
-``restore_s`` is the changelog restore plus that first fold (the session's
-projection is rebuilt on its first touch), ``state_bytes`` the bytes of the
-table entries the engine holds for the session (keys and values),
-``dead_letters`` the records the first engine refused (none, unless a bound
-was reached: the figures then describe a shorter session). The goal
-(the engine issue): both at 50,000 events within 2x of the same at 100.
+More in ``ctxstream/bench/README.md`` (restore.py).
 """
 
 from __future__ import annotations

@@ -11,10 +11,7 @@ and prints the rewind event's offset; ``fork SESSION OFFSET NEW_SESSION``
 starts a fork with :meth:`~ctxstream.Client.fork` and prints the fork
 record's offset. Settings come from the ``CTXSTREAM_*`` variables.
 
-Each error is one line on stderr and a non-zero exit: 2 for an argument the
-client refuses, 1 for anything the deployment answers (no such summary, a
-timeout, no projector serving the partition) or a broker it cannot reach.
-The libraries' own log lines stay quiet, so that line is the only one.
+More in ``ctxstream/cli/README.md`` (reads.py).
 """
 
 from __future__ import annotations
