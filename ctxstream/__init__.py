@@ -1,23 +1,17 @@
-"""ctxstream's front door and tools: the client, the ``ctxstream`` command, the demo, benchmarks.
+"""ctxstream's front door: the client agents append and read with, and its errors.
 
-Agents append their sessions' events with :class:`Client` (async) or
-:class:`SyncClient` (:mod:`ctxstream.client`) and read a session's context back,
-read-your-writes, with :meth:`Client.context` (:mod:`ctxstream.context_reads`), as it
-stood at an offset with :meth:`Client.context_as_of`, and the events a summary stands in
-for with :meth:`Client.expand`; services follow a tenant's projection snapshots with
-:meth:`Client.subscribe` (:mod:`ctxstream.subscription`); :meth:`Client.replay`
-rebuilds projections from the log into another namespace (:mod:`ctxstream.replay`).
-
-The command (:mod:`ctxstream.cli.main`, also ``python -m ctxstream``) starts every
-process of the pipeline (the projector from :mod:`streams`, the summarizer from
-:mod:`summarizer_worker`) and runs the tools around it: topic creation, the
-conformance report, the live demo and the benchmarks. The import graph shows
-the architecture: `ctxstream` -> `streams`, `summarizer_worker` ->
-`projections` -> `schemas`; nothing below imports `ctxstream`.
+Agents append their sessions' events with :class:`Client` (async) or :class:`SyncClient`
+and read a session's context back, read-your-writes, with :meth:`Client.context`
+(:mod:`ctxstream.reads`), as it stood at an offset with :meth:`Client.context_as_of`,
+and the events a summary stands in for with :meth:`Client.expand`; services follow a
+tenant's projection snapshots with :meth:`Client.subscribe`; :meth:`Client.replay`
+rebuilds projections from the log into another namespace. The ``ctxstream`` command
+is :mod:`ctxstream.cli`, the HTTP API :mod:`ctxstream.api`, the benchmarks and the
+demo :mod:`ctxstream.bench`; ``ctxstream/README.md`` has a line per module.
 """
 
-from ctxstream.append_results import AppendResult
-from ctxstream.client import Client, SyncClient
+from ctxstream.appends.results import AppendResult
+from ctxstream.client import Client
 from ctxstream.errors import (
     BrokerUnavailableError,
     ContextReadError,
@@ -33,6 +27,7 @@ from ctxstream.errors import (
 )
 from ctxstream.replay import PartitionProgress, ReplayProgress, ReplayReport
 from ctxstream.subscription import Subscribed
+from ctxstream.sync_client import SyncClient
 from schemas.read_protocol import ExpandedPage
 
 __all__ = [

@@ -1,78 +1,43 @@
-"""The client agents append their sessions' events with: validated, idempotent, acknowledged.
+"""The client agents append their sessions' events with, and read their contexts back. Async.
 
-Each event is checked the way the projector will read it, before anything is sent: the
-record is built and decoded by the very decoder the projector runs
-(:func:`schemas.codec.decode_envelope`, with the record key), so what the client accepts
-the pipeline folds, and what it refuses raises :class:`InvalidEventError` (a
-``ValueError``) naming the field, with nothing sent. The client is stricter than the
-decoder in one way: a field that no model knows, at any depth (a misspelt
-``invocationID``), is refused, naming each by its path
-(:mod:`schemas.unknown_fields`), where the topic's decoder keeps it. Records go out on an idempotent
-producer with ``acks=all``, keyed by the session (Kafka's default partitioner, the
-projector's :func:`schemas.kafka.partitioning.session_partition`), so a session's events keep
-their order; :meth:`Client.append` returns the offset the broker gave the record once every
-in-sync replica has it.
-
-The idempotency key of an event is ``<session key>/<event id>``; an event without an id
-gets a fresh one, so give events ids when a retry must not append twice. An event the
-session has stored already, equal, is not written again: its answer is the stored offset,
-marked a duplicate (:meth:`Client.append_results`, :mod:`ctxstream.append_results`).
+Each event is checked before anything is sent, by the decoder the projector runs
+(:mod:`ctxstream.appends.event_records`); a refused one raises
+:class:`~ctxstream.errors.InvalidEventError` naming the field. Records go out on an
+idempotent producer with ``acks=all``, keyed by the session (so a session's events keep
+their order); :meth:`Client.append` returns the offset once every in-sync replica has
+it, and an event the session stored already, equal, answers with the stored offset
+(:mod:`ctxstream.appends.results`). Reads go to the worker that owns the session
+(:mod:`ctxstream.reads`); :meth:`Client.subscribe` and :meth:`Client.replay` follow
+and rebuild projections. :class:`ctxstream.sync_client.SyncClient` blocks instead.
 
 Example::
 
     async with Client(bootstrap="127.0.0.1:9092") as client:
         offset = await client.append("acme/support/u1/s1", {"author": "user", ...})
-
-:meth:`Client.subscribe` follows a tenant's projection snapshots
-(:mod:`ctxstream.subscription`); :meth:`Client.replay` rebuilds projections
-from the log into another namespace (:mod:`ctxstream.replay`).
-:class:`SyncClient` wraps the same calls for scripts, on an event loop of its own.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
-from collections.abc import (
-    AsyncGenerator,
-    Callable,
-    Coroutine,
-    Generator,
-    Iterable,
-    Mapping,
-    Sequence,
-)
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Literal, Self, TypeVar
+from typing import Literal, Self
 
-import orjson
-from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaConnectionError
-
-from ctxstream.append_results import (
-    AppendResult,
-    CheckedRecord,
-    lookup_digests,
-    merged,
-    unstored,
-)
-from ctxstream.broker_calls import unreachable
-from ctxstream.context_reads import ContextReads
-from ctxstream.errors import InvalidArgumentError, InvalidEventError
-from ctxstream.fork_request import checked_fork, fork_record
-from ctxstream.pipeline_records import bookkeeping_refusal
-from ctxstream.replay import OnProgress, ReplayReport, replay
+from ctxstream.appends.event_records import EventInput
+from ctxstream.appends.fork_record import checked_fork, fork_record
+from ctxstream.appends.results import AppendResult
+from ctxstream.appends.rewind_record import checked_invocation_id, rewind_record
+from ctxstream.appends.writer import EventWriter
+from ctxstream.errors import InvalidArgumentError
+from ctxstream.reads import ContextReads
+from ctxstream.replay import OnProgress, ReplayReport, replay, replay_settings
 from ctxstream.replay_request import replay_request
-from ctxstream.rewind_request import checked_invocation_id, rewind_event
 from ctxstream.subscription import CONNECT_TIMEOUT_S, Subscribed, subscription
 from ctxstream.subscription_request import OffsetArgument, TimeArgument, subscription_request
-from schemas.codec import MAX_RECORD_BYTES, decode_envelope
-from schemas.errors import DecodeError, InvalidSessionKeyError
-from schemas.event import Content, Event, event_to_json
-from schemas.event_digest import event_digest
+from schemas.event import Content
 from schemas.kafka.settings import KafkaSettings
-from schemas.keys import Offset, parse_session_key
+from schemas.keys import Offset
 from schemas.projection_snapshot import ProjectionSnapshot
 from schemas.read_protocol import (
     DEFAULT_PAGE_SIZE,
@@ -80,126 +45,7 @@ from schemas.read_protocol import (
     ExpandedPage,
     HistoryStart,
 )
-from schemas.unknown_fields import unknown_fields, unknown_fields_refusal, unknown_top_fields
 from streams.projector_settings import ProjectorSettings
-
-EventInput = Event | Mapping[str, Any]
-"""An event as an ADK ``Event`` or its JSON (camelCase or snake_case field names)."""
-
-T = TypeVar("T")
-
-
-def event_record(
-    session_key: str, event: EventInput, *, producer_id: str, pipeline: bool = False
-) -> tuple[bytes, bytes]:
-    """The (key, value) record of `event` in session `session_key`, as the projector reads it.
-
-    The value is an exact-size copy: orjson's buffer keeps kilobytes of slack.
-    `pipeline`: the event may be one of the pipeline's own bookkeeping records
-    (:mod:`ctxstream.pipeline_records`), which a caller's event may not be.
-
-    Raises:
-        InvalidEventError: The session key or the event is not one the pipeline accepts,
-            or is the pipeline's own; the message says which field and why.
-    """
-    record = checked_record(session_key, event, producer_id=producer_id, pipeline=pipeline)
-    return record.key, record.value
-
-
-def checked_record(
-    session_key: str,
-    event: EventInput,
-    *,
-    producer_id: str,
-    pipeline: bool = False,
-    digest: bool = False,
-) -> CheckedRecord:
-    """:func:`event_record`'s record, with the event's digest when `digest` and its id was given.
-
-    Raises:
-        InvalidEventError: As :func:`event_record`.
-    """
-    try:
-        tenant = parse_session_key(session_key).tenant
-    except InvalidSessionKeyError as exc:
-        raise InvalidEventError(f"session_key: {exc}") from exc
-    if isinstance(event, Event):
-        fields: dict[str, Any] = event_to_json(event)
-    elif isinstance(event, Mapping):
-        fields = dict(event)
-    else:
-        raise InvalidEventError(f"event: expected an Event or a JSON object, got {type(event)}")
-    event_id = fields.get("id")
-    given = bool(event_id)
-    if not event_id:
-        event_id = fields["id"] = uuid.uuid4().hex
-    record = {
-        "schema_version": 2,
-        "tenant": tenant,
-        "session_key": session_key,
-        "producer_id": producer_id,
-        "idempotency_key": f"{session_key}/{event_id}"[:256],
-        "event": fields,
-    }
-    try:
-        value = bytes(memoryview(orjson.dumps(record)))
-    except TypeError as exc:
-        raise InvalidEventError(f"event: not JSON: {exc}") from exc
-    if len(value) > MAX_RECORD_BYTES:
-        raise InvalidEventError(
-            f"event: the record takes {len(value)} bytes, over the limit of {MAX_RECORD_BYTES}"
-        )
-    key = session_key.encode()
-    try:
-        envelope = decode_envelope(value, record_key=key)
-    except DecodeError as exc:
-        unknown = unknown_top_fields(Event, fields)
-        also = f"; {unknown_fields_refusal(unknown)}" if unknown else ""
-        raise InvalidEventError(f"{exc}{also}") from exc
-    if unknown := unknown_fields(envelope.event):
-        raise InvalidEventError(unknown_fields_refusal(unknown))
-    if not pipeline and (refusal := bookkeeping_refusal(envelope.event)) is not None:
-        raise InvalidEventError(f"event: {refusal}")
-    looked_up = event_digest(envelope.event) if digest and given else None
-    return CheckedRecord(key, value, envelope.event.id, looked_up)
-
-
-def event_records(
-    session_key: str, events: Sequence[EventInput], *, producer_id: str, pipeline: bool = False
-) -> list[tuple[bytes, bytes]]:
-    """The records of `events` (as :func:`event_record`), every one checked.
-
-    Raises:
-        InvalidEventError: An event or the key is refused; the message names its index.
-    """
-    checked = checked_records(session_key, events, producer_id=producer_id, pipeline=pipeline)
-    return [(record.key, record.value) for record in checked]
-
-
-def checked_records(
-    session_key: str,
-    events: Sequence[EventInput],
-    *,
-    producer_id: str,
-    pipeline: bool = False,
-    digest: bool = False,
-) -> list[CheckedRecord]:
-    """The records of `events` (as :func:`checked_record`), every one checked.
-
-    Raises:
-        InvalidEventError: An event or the key is refused; the message names its index.
-    """
-    records = []
-    for index, event in enumerate(events):
-        try:
-            records.append(
-                checked_record(
-                    session_key, event, producer_id=producer_id, pipeline=pipeline, digest=digest
-                )
-            )
-        except InvalidEventError as exc:
-            raise InvalidEventError(f"events[{index}]: {exc}") from exc
-    return records
 
 
 class Client:
@@ -227,15 +73,14 @@ class Client:
             if value is not None
         }
         self._settings = base.model_copy(update=overrides) if overrides else base
-        self._events = self._settings.topic("events")
-        self._producer_id = producer_id or f"ctxstream-client-{uuid.uuid4().hex[:12]}"
-        self._producer: AIOKafkaProducer | None = None
         self._reads = ContextReads(self._settings)
+        producer_id = producer_id or f"ctxstream-client-{uuid.uuid4().hex[:12]}"
+        self._writer = EventWriter(self._settings, self._reads, producer_id)
 
     @property
     def events_topic(self) -> str:
         """The topic the client appends to."""
-        return self._events
+        return self._writer.topic
 
     async def start(self) -> None:
         """Connect the producer.
@@ -243,27 +88,12 @@ class Client:
         Raises:
             BrokerUnavailableError: No broker at the bootstrap address accepted a connection.
         """
-        producer = AIOKafkaProducer(
-            bootstrap_servers=self._settings.kafka_bootstrap,
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=5,
-        )
-        try:
-            await producer.start()
-        except BaseException as exc:
-            await producer.stop()  # a failed start leaves its client open
-            if isinstance(exc, KafkaConnectionError):
-                raise unreachable(self._settings.kafka_bootstrap) from exc
-            raise
-        self._producer = producer
+        await self._writer.start()
 
     async def stop(self) -> None:
         """Send what is buffered and close the producer (and what reads opened)."""
-        producer, self._producer = self._producer, None
         try:
-            if producer is not None:
-                await producer.stop()
+            await self._writer.stop()
         finally:
             await self._reads.close()
 
@@ -312,7 +142,7 @@ class Client:
 
         Then the session's owner is asked which of the events whose id the
         caller gave it has stored already, equal (``duplicate_lookup_timeout_s``;
-        :mod:`ctxstream.append_results`): those are not written, and answer
+        :mod:`ctxstream.appends.results`): those are not written, and answer
         with the stored offset and ``duplicate`` true. With no owner to ask in
         that time, every event is written, and the fold drops copies; so does
         a copy sent before the first one was folded.
@@ -321,40 +151,7 @@ class Client:
             InvalidEventError: An event or the key is refused; the message names its index.
             RuntimeError: The client is not started.
         """
-        return await self._append_many(session_key, events, pipeline=False)
-
-    async def _append_many(
-        self,
-        session_key: str,
-        events: Sequence[EventInput],
-        *,
-        pipeline: bool,
-        lookup: bool = True,
-    ) -> list[AppendResult]:
-        producer = self._started()
-        timeout_s = self._settings.duplicate_lookup_timeout_s
-        lookup = lookup and not pipeline and timeout_s > 0
-        records = await asyncio.to_thread(
-            checked_records,
-            session_key,
-            events,
-            producer_id=self._producer_id,
-            pipeline=pipeline,
-            digest=lookup,
-        )
-        digests = lookup_digests(records)
-        stored = (
-            await self._reads.stored_offsets(session_key, digests, timeout_s=timeout_s)
-            if digests
-            else {}
-        )
-        deliveries = [
-            await producer.send(self._events, key=record.key, value=record.value)
-            for record in unstored(records, stored)
-        ]
-        written = [await delivery for delivery in deliveries]
-        self._reads.note_written((record.partition, record.offset) for record in written)
-        return merged(records, stored, [Offset(record.offset) for record in written])
+        return await self._writer.write(session_key, events, pipeline=False)
 
     async def rewind(
         self,
@@ -370,7 +167,7 @@ class Client:
         the session replays the state deltas of its stored events before the
         invocation's first one and says which of the session's own keys must
         change back; then this appends ADK's rewind event carrying that
-        ``state_delta`` (:mod:`ctxstream.rewind_request`: author ``user``, a
+        ``state_delta`` (:mod:`ctxstream.appends.rewind_record`: author ``user``, a
         fresh id, invocation id ``e-<uuid>`` and this client's clock). The
         session's context drops the invocation's events once the projector
         folds it (pass the offset as ``min_offset`` to read it). With
@@ -390,7 +187,7 @@ class Client:
         state_delta = await self._reads.rewind_delta(
             session_key, before_invocation_id, min_offset=min_offset, timeout_s=timeout_s
         )
-        event = rewind_event(
+        event = rewind_record(
             before_invocation_id,
             event_id=uuid.uuid4().hex,
             invocation_id=f"e-{uuid.uuid4()}",
@@ -398,7 +195,7 @@ class Client:
             state_delta=state_delta,
         )
         # A fresh id: no stored copy to look up.
-        results = await self._append_many(session_key, [event], pipeline=False, lookup=False)
+        results = await self._writer.write(session_key, [event], pipeline=False, lookup=False)
         return results[0].offset
 
     async def fork(
@@ -458,7 +255,7 @@ class Client:
             event_id=uuid.uuid4().hex,
             timestamp=time.time(),
         )
-        return (await self._append_many(new_session_key, [event], pipeline=True))[0].offset
+        return (await self._writer.write(new_session_key, [event], pipeline=True))[0].offset
 
     async def context(
         self,
@@ -473,7 +270,7 @@ class Client:
         """The contents a model request of the session would carry, as the core assembles them.
 
         Answered by the projector that owns the session's partition, from its
-        memory (:mod:`ctxstream.context_reads`). `agent` None: the agent ADK's
+        memory (:mod:`ctxstream.reads`). `agent` None: the agent ADK's
         router would run next (the last to reply, else the app's root agent);
         `branch`: the invocation branch;
         `include_contents` ``none``: the current turn only. With `min_offset`
@@ -691,251 +488,7 @@ class Client:
             from_offset=from_offset,
             from_time=from_time,
         )
-        settings = self._on_this_deployment(projector_settings)
+        settings = replay_settings(self._settings, projector_settings)
         return await replay(
             settings, request, progress=progress, connect_timeout_s=connect_timeout_s
         )
-
-    def _on_this_deployment(self, given: ProjectorSettings | None) -> ProjectorSettings:
-        """`given` (else this client's settings, or the projector's from the environment).
-
-        Its cluster and deployment are always this client's: the target was checked against it.
-        """
-        if given is None and isinstance(self._settings, ProjectorSettings):
-            return self._settings
-        base = given if given is not None else ProjectorSettings()
-        ours = {name: getattr(self._settings, name) for name in KafkaSettings.model_fields}
-        return base.model_copy(update=ours)
-
-    def _started(self) -> AIOKafkaProducer:
-        if self._producer is None:
-            raise RuntimeError("the client is not started: use 'async with' or start()")
-        return self._producer
-
-
-class SyncClient:
-    """:class:`Client` for scripts: the same calls, blocking, on an event loop of its own.
-
-    Example::
-
-        with SyncClient(bootstrap="127.0.0.1:9092") as client:
-            client.append("acme/support/u1/s1", {"author": "user", ...})
-    """
-
-    def __init__(self, **arguments: Any) -> None:
-        """A blocking client; `arguments` as :class:`Client`'s."""
-        self._runner = asyncio.Runner()
-        self._client = Client(**arguments)
-        self._closed = False
-
-    def __enter__(self) -> Self:
-        self._run(self._client.start())
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop the client and close its event loop (and the subscriptions still open)."""
-        try:
-            self._run(self._client.stop())
-        finally:
-            self._closed = True
-            self._runner.close()
-
-    def append(self, session_key: str, event: EventInput) -> Offset:
-        """:meth:`Client.append`, blocking."""
-        return self._run(self._client.append(session_key, event))
-
-    def append_many(self, session_key: str, events: Sequence[EventInput]) -> list[Offset]:
-        """:meth:`Client.append_many`, blocking."""
-        return self._run(self._client.append_many(session_key, events))
-
-    def append_result(self, session_key: str, event: EventInput) -> AppendResult:
-        """:meth:`Client.append_result`, blocking."""
-        return self._run(self._client.append_result(session_key, event))
-
-    def append_results(self, session_key: str, events: Sequence[EventInput]) -> list[AppendResult]:
-        """:meth:`Client.append_results`, blocking."""
-        return self._run(self._client.append_results(session_key, events))
-
-    def rewind(
-        self,
-        session_key: str,
-        before_invocation_id: str,
-        *,
-        min_offset: int | None = None,
-        timeout_s: float = DEFAULT_READ_WAIT_S,
-    ) -> Offset:
-        """:meth:`Client.rewind`, blocking."""
-        return self._run(
-            self._client.rewind(
-                session_key, before_invocation_id, min_offset=min_offset, timeout_s=timeout_s
-            )
-        )
-
-    def fork(
-        self,
-        session_key: str,
-        at_offset: int,
-        new_session_key: str,
-        *,
-        timeout_s: float = DEFAULT_READ_WAIT_S,
-    ) -> Offset:
-        """:meth:`Client.fork`, blocking."""
-        return self._run(
-            self._client.fork(session_key, at_offset, new_session_key, timeout_s=timeout_s)
-        )
-
-    def context(
-        self,
-        session_key: str,
-        *,
-        agent: str | None = None,
-        branch: str | None = None,
-        include_contents: Literal["default", "none"] = "default",
-        min_offset: int | None = None,
-        timeout_s: float = DEFAULT_READ_WAIT_S,
-    ) -> list[Content]:
-        """:meth:`Client.context`, blocking."""
-        return self._run(
-            self._client.context(
-                session_key,
-                agent=agent,
-                branch=branch,
-                include_contents=include_contents,
-                min_offset=min_offset,
-                timeout_s=timeout_s,
-            )
-        )
-
-    def projection(
-        self,
-        session_key: str,
-        min_offset: int | None = None,
-        *,
-        timeout_s: float = DEFAULT_READ_WAIT_S,
-    ) -> ProjectionSnapshot:
-        """:meth:`Client.projection`, blocking."""
-        return self._run(self._client.projection(session_key, min_offset, timeout_s=timeout_s))
-
-    def context_as_of(
-        self,
-        session_key: str,
-        offset: int,
-        *,
-        agent: str | None = None,
-        branch: str | None = None,
-        include_contents: Literal["default", "none"] = "default",
-        timeout_s: float = DEFAULT_READ_WAIT_S,
-    ) -> list[Content]:
-        """:meth:`Client.context_as_of`, blocking."""
-        return self._run(
-            self._client.context_as_of(
-                session_key,
-                offset,
-                agent=agent,
-                branch=branch,
-                include_contents=include_contents,
-                timeout_s=timeout_s,
-            )
-        )
-
-    def expand(
-        self,
-        session_key: str,
-        summary_event_id: str,
-        *,
-        page_size: int = DEFAULT_PAGE_SIZE,
-        page_token: str | None = None,
-        min_offset: int | None = None,
-        timeout_s: float = DEFAULT_READ_WAIT_S,
-    ) -> ExpandedPage:
-        """:meth:`Client.expand`, blocking."""
-        return self._run(
-            self._client.expand(
-                session_key,
-                summary_event_id,
-                page_size=page_size,
-                page_token=page_token,
-                min_offset=min_offset,
-                timeout_s=timeout_s,
-            )
-        )
-
-    def subscribe(
-        self,
-        tenant: str,
-        *,
-        sessions: Iterable[str] | None = None,
-        from_offset: OffsetArgument = None,
-        from_time: TimeArgument = None,
-        connect_timeout_s: float = CONNECT_TIMEOUT_S,
-    ) -> Generator[Subscribed, None, None]:
-        """:meth:`Client.subscribe`, as a blocking iterator (the reader runs while it waits).
-
-        Example::
-
-            with SyncClient() as client:
-                for item in client.subscribe("acme", from_offset=0):
-                    print(item.snapshot.session_key, item.snapshot.invocations_total)
-        """
-        items = self._client.subscribe(
-            tenant,
-            sessions=sessions,
-            from_offset=from_offset,
-            from_time=from_time,
-            connect_timeout_s=connect_timeout_s,
-        )
-        return self._blocking(items)
-
-    def replay(
-        self,
-        target_prefix: str,
-        *,
-        from_offset: OffsetArgument = None,
-        from_time: TimeArgument = None,
-        sessions: Iterable[str] | None = None,
-        progress: OnProgress | None = None,
-        projector_settings: ProjectorSettings | None = None,
-        connect_timeout_s: float = CONNECT_TIMEOUT_S,
-    ) -> ReplayReport:
-        """:meth:`Client.replay`, blocking (`progress` is called on this thread)."""
-        return self._run(
-            self._client.replay(
-                target_prefix,
-                from_offset=from_offset,
-                from_time=from_time,
-                sessions=sessions,
-                progress=progress,
-                projector_settings=projector_settings,
-                connect_timeout_s=connect_timeout_s,
-            )
-        )
-
-    def _blocking(
-        self, items: AsyncGenerator[Subscribed, None]
-    ) -> Generator[Subscribed, None, None]:
-        try:
-            while True:
-                try:
-                    yield self._run(_next(items))
-                except StopAsyncIteration:
-                    return
-        finally:
-            # Once the client is closed, its loop has closed the generator already.
-            if not self._closed:
-                self._run(items.aclose())
-
-    def _run(self, call: Coroutine[Any, Any, T]) -> T:
-        return self._runner.run(call)
-
-
-async def _next(items: AsyncGenerator[T, None]) -> T:
-    # The runner runs coroutines only, and anext() returns another kind of awaitable.
-    return await anext(items)

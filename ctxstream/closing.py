@@ -9,20 +9,7 @@ reader stays connected for as long as the process runs. Starting is fragile
 too: aiokafka's start cancelled half-way leaves its first connection open where
 no close can reach it.
 
-:func:`close_shielded` runs a close in a task of its own, waits for it in an
-anyio scope shielded from the caller's cancellation (a plain asyncio
-cancellation of the caller does not stop it either), and gives it at most
-:data:`CLOSE_TIMEOUT_S`, so a broker that does not answer cannot hold the caller
-forever. :func:`start_shielded` lets a start that the caller's cancellation
-interrupts end first (for at most :data:`CLOSE_TIMEOUT_S`), so that the close
-that follows closes everything it opened::
-
-    consumer = AIOKafkaConsumer(...)
-    try:
-        await start_shielded(consumer.start, what="subscription reader")
-        ...
-    finally:
-        await close_shielded(consumer.stop, what="subscription reader")
+More in ``ctxstream/README.md`` (closing.py).
 """
 
 from __future__ import annotations

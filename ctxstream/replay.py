@@ -1,52 +1,15 @@
 """Projections rebuilt from the live `events` log into another namespace: what ``replay`` runs.
 
-A replay reads the deployment's `events` topic as the projector reads it
-(``read_committed``, so nothing of an aborted or open transaction) and folds
-it with the projector's own batch step
-(:class:`~streams.batch.BatchProjector`, with the projector's
-settings: compaction configs, view agents, limits), but writes what the fold
-causes under another topic prefix, the *target*: snapshots to
-``<target>.projections``, the compaction requests it decides to
-``<target>.compaction-requests`` and dead letters to ``<target>.dead-letters``,
-each made when missing (the target's `projections` with as many partitions as
-the live one, so a session's snapshots sit on the same partition number in
-both). The same log gives the same projections, so a replay from the
-beginning ends with the snapshots the live projector published last.
-
-Nothing of the live deployment is written or moved: the replay joins no
-consumer group (it assigns the partitions it reads), commits no offset, keeps
-the sessions' table in its own memory instead of a changelog, and claims no
-partition for reads. No live summarizer sees its requests and no live
-subscriber its snapshots: they are on the target's topics.
-
-Why not the native engine with its topics renamed: the engine is a
-long-running member of a group. It commits offsets under its group id, writes
-a changelog, claims partitions on `partition-owners`, and its retry timer
-appends the refusal of an overdue compaction request to `events`, which in a
-replay is the live log. A replay is one pass over a fixed range; what it
-shares with the engine is the fold, and it takes that whole, histories
-included (:class:`~streams.session_history.SessionHistory`: a session whose
-projection released what a record needs is refolded from the live log).
-
-Where it reads, per `events` partition: from ``from_offset`` (default 0: the
-whole log; or the first record at or after ``from_time``) up to the end
-offsets taken when it starts (the last stable offsets); records appended
-meanwhile are left for the live projector. From a later offset, *a session is
-folded from the records the replay reads*: its projection is the fold of its
-records at or after the start, as if its log began there, so a session that
-began earlier is rebuilt without its older events (and a summary among them
-masks nothing older). With ``sessions``, only those sessions' records are
-folded, and only their partitions read.
-
-Writes go out on an idempotent producer with ``acks=all``, with no
-transaction: a replay that fails half way leaves the snapshots it wrote on
-the target, and running it again rewrites each session's (the topic is
-compacted by session). Memory: every replayed session's table entries, which
-compaction bounds as the engine's store, plus the session cache's bound.
-
-Progress: after each batch, :class:`ReplayProgress` says how many offsets of
-each partition's range were read (markers of transactions and records of
-other sessions included), so ``done`` reaches ``total`` exactly at the end.
+A replay reads `events` as the projector reads it (``read_committed``) and folds it
+with the projector's own batch step (:class:`~streams.batch.BatchProjector`), but
+writes what the fold causes under another topic prefix, the *target*: snapshots,
+compaction requests and dead letters to ``<target>.projections`` and its kin, each
+made when missing. The same log gives the same projections. Nothing of the live
+deployment is written or moved: no group, no committed offset, no changelog, no
+claim. It reads each partition from ``from_offset`` (or ``from_time``) up to the end
+offsets taken when it starts; from a later offset a session is folded as if its log
+began there. Why not the native engine, and the memory and failure analysis: see
+``ctxstream/README.md`` ("Replay"). :meth:`ctxstream.Client.replay` is the way in.
 """
 
 from __future__ import annotations
@@ -445,3 +408,15 @@ def _report_progress(
             }
         )
     )
+
+
+def replay_settings(client: KafkaSettings, given: ProjectorSettings | None) -> ProjectorSettings:
+    """`given` (else `client`'s settings, or the projector's from the environment), on `client`'s.
+
+    Its cluster and deployment are always the client's: the target was checked against it.
+    """
+    if given is None and isinstance(client, ProjectorSettings):
+        return client
+    base = given if given is not None else ProjectorSettings()
+    ours = {name: getattr(client, name) for name in KafkaSettings.model_fields}
+    return base.model_copy(update=ours)

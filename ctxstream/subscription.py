@@ -8,18 +8,7 @@ it), ``read_committed`` (a snapshot of an aborted transaction never shows),
 and yields each snapshot of the tenant's sessions as a :class:`Subscribed`
 item, with the partition and offset it was read at.
 
-* *Resuming.* The topic has several partitions, so a position is one offset
-  per partition: a subscriber saves ``positions[item.partition] =
-  item.next_offset`` and later subscribes with ``from_offset=positions``.
-  Where else a subscription may start: :mod:`ctxstream.subscription_request`.
-* *Compaction.* Read from the beginning, the topic holds at least the latest
-  snapshot of every session (older ones may be compacted away or not yet),
-  then each later one as it is committed; a session's snapshots come in the
-  order the projector wrote them (one session, one partition).
-* *Filtering.* Records are chosen by their key, the session key, before their
-  value is decoded: another tenant's records cost a byte comparison.
-* *Bad records.* A value that does not decode, or that names another session
-  than its key, is logged at WARNING and skipped: the iteration goes on.
+More in ``ctxstream/README.md`` (subscription.py).
 """
 
 from __future__ import annotations

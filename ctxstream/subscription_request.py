@@ -6,23 +6,9 @@ refuses them with an :class:`~ctxstream.errors.InvalidArgumentError` whose
 message starts with the argument it names (``tenant: ...``,
 ``sessions[1]: ...``, ``from_offset: ...``).
 
-Where a subscription starts is one of three (:data:`StartAt`):
-
-============================  ==============================================
-argument                      start
-============================  ==============================================
-neither (the default)         :class:`FromEnd`: only snapshots committed from
-                              now on
-``from_offset=N``             :class:`FromOffsets`: offset ``N`` of every
-                              partition (``0``: from the beginning; a
-                              partition's end if it is shorter)
-``from_offset={p: n, ...}``   :class:`FromOffsets`: where a resuming
-                              subscriber stopped (the next offset of each
-                              partition); a partition it does not name is
-                              read from its beginning, so nothing is missed
-``from_time=T``               :class:`FromTime`: the first snapshot of each
-                              partition written at or after ``T``
-============================  ==============================================
+Where a subscription starts is one of three (:data:`StartAt`): :class:`FromEnd`,
+:class:`FromOffsets` or :class:`FromTime`; the table of arguments is in
+``ctxstream/README.md`` (subscription_request.py).
 """
 
 from __future__ import annotations

@@ -1,32 +1,6 @@
 """The HTTP API's routes: the client's calls over JSON, for agents in any language.
 
-=========================================================  ===============================
-route                                                      what it does
-=========================================================  ===============================
-``POST /v1/sessions/{session_key}/events``                 append one event -> offset, duplicate
-``POST /v1/sessions/{session_key}/events:batch``           append many, all or none
-``GET  /v1/sessions/{session_key}/context``                the assembled contents (or as of)
-``GET  /v1/sessions/{session_key}/projection``             the projection snapshot
-``GET  /v1/sessions/{session_key}/summaries/{id}/events``  a page of what a summary covers
-``POST /v1/sessions/{session_key}/rewind``                 annul an invocation -> offset
-``POST /v1/sessions/{session_key}/fork``                   start a fork of the session -> offset
-``GET  /v1/tenants/{tenant}/projections:subscribe``        snapshots as server-sent events
-``GET  /healthz``                                          200 while it can serve, else 503
-``GET  /metrics``                                          Prometheus metrics
-=========================================================  ===============================
-
-A session key is ``tenant/app/user/session``, in the path as it is (four
-segments) or percent-encoded as one (``acme%2Fsupport%2Fu1%2Fs1``): both
-arrive decoded as the same key, which is validated as every key is
-(:func:`schemas.keys.parse_session_key`), so ``..``, empty parts, white
-space or control characters (``%0A``) are answered 422 naming the problem. A
-path with a trailing slash is no route's: 404 ``not-found``, never a redirect.
-Every ``/v1`` route needs
-``Authorization: Bearer <key>`` of the session's tenant
-(:mod:`ctxstream.api.auth`); ``/healthz`` and ``/metrics`` need none
-(:mod:`ctxstream.api.operations`); every error is one JSON body
-(:mod:`ctxstream.api.errors`). The OpenAPI document is at ``/openapi.json``,
-its pages at ``/docs``.
+More in ``ctxstream/api/README.md`` (app.py).
 """
 
 from __future__ import annotations
@@ -60,7 +34,7 @@ from ctxstream.api.models import (
     Appended,
     AppendedEvent,
     AppendedMany,
-    ContextAnswer,
+    ContextContents,
     EventBatch,
     ExpandedEvents,
     ForkRequest,
@@ -193,7 +167,7 @@ async def append_many(
 
 @router.get(
     f"{_SESSION}/context",
-    response_model=ContextAnswer,
+    response_model=ContextContents,
     responses=READ_RESPONSES,
     dependencies=[ReadSlot],
     summary="The session's context, once its projection has folded min_offset",

@@ -11,20 +11,7 @@ key, so timing does not tell them apart either (for keys of the fast scheme).
 (403 otherwise, the same answer whether the session exists or not: nothing
 is looked up before it).
 
-A key's check is one HMAC-SHA256 (:mod:`ctxstream.api.keys`), done inline.
-Keys of schema version 1 are scrypt hashes (tens of milliseconds, about
-16 MiB each), so their checks run in threads, at most
-:data:`CONCURRENT_CHECKS` at a time, with at most ``waiting`` more queued: a
-check beyond those is refused at once, 503 (``unavailable``), instead of
-queueing without bound behind a flood. A verified secret is remembered as its
-SHA-256 next to the hash of the record it matched, and a wrong one (for a
-scrypt record) for :data:`FAILURE_MEMORY_S`, at most ``failures_remembered``
-of them: the same request again costs one SHA-256. A revoked or replaced
-key's entries stop matching at once. Refused secrets are logged at most once
-every :data:`FAILED_LOG_INTERVAL_S`, with how many there were, and each is
-answered only after ``refusal_delay_s`` (:data:`REFUSAL_DELAY_S`): a flood of
-wrong secrets on a few connections then costs the server a few checks a
-second, not all its time.
+More in ``ctxstream/api/README.md`` (auth.py).
 """
 
 from __future__ import annotations

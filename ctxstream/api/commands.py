@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from ctxstream.api.key_store import KeyDirectory, ensure_keys_topic, revoke_key, store_key
 from ctxstream.api.keys import ApiKeyRecord, IssuedKey, issue_key
 from ctxstream.broker_calls import broker_calls
-from ctxstream.cli.common import fail
+from ctxstream.cli.common import Subcommands, fail
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 from ctxstream.subscription_request import checked_tenant
@@ -32,7 +32,7 @@ from schemas.kafka.settings import KafkaSettings
 from schemas.log_text import shown
 
 
-def add_api_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_api_commands(commands: Subcommands) -> None:
     """Add ``serve`` and ``keys`` to the ``ctxstream`` command's subcommands."""
     serve = commands.add_parser(
         "serve",

@@ -6,33 +6,7 @@ Nothing else ever leaves as an error: FastAPI's validation errors, Starlette's
 bug's traceback goes to the server's log, never to the caller. Reasons echo
 only what the caller sent, escaped and bounded (:func:`schemas.log_text.shown`).
 
-=========================  ======  ==================================================
-code                       status  when
-=========================  ======  ==================================================
-``invalid-json``           400     the body is not JSON
-``unauthorized``           401     no API key, or one that is wrong or revoked
-``forbidden``              403     the key's tenant is not the one asked for
-``not-found``              404     no such route
-``session-not-found``      404     a read or rewind of a session with no records (yet:
-                                   pass the append's offset as ``min_offset``)
-``invocation-not-found``   404     a rewind names an invocation the session never had
-``summary-not-found``      404     an expand names no summary of the session
-``method-not-allowed``     405     the route exists for another method
-``session-over-size-cap``  409     an append to a session over ``SESSION_MAX_BYTES``
-``too-large``              413     the body is over ``HTTP_MAX_BODY_BYTES``, or a batch
-                                   over ``HTTP_MAX_BATCH_EVENTS`` or ``_BATCH_BYTES``
-``invalid-argument``       422     a bad session key, event, parameter or body field,
-                                   or a bookkeeping record of the pipeline's own
-``over-budget``            429     a budget of the tenant or the server is spent
-                                   (:mod:`ctxstream.api.tenant_budgets`); with
-                                   ``Retry-After``, whole seconds
-``internal``               500     a bug (logged with its traceback)
-``read-failed``            502     the projector refused the read (a quarantined session)
-``broker-unavailable``     503     the broker could not be reached, or did not answer
-``unavailable``            503     no projector owns the session's partition, a topic
-                                   cannot be used, the keys cannot be checked
-``timeout``                504     the projector had not folded ``min_offset`` in time
-=========================  ======  ==================================================
+More in ``ctxstream/api/README.md`` (errors.py).
 """
 
 from __future__ import annotations

@@ -9,11 +9,7 @@ Two checks, both needed for any request to succeed:
   heard from the broker within ``HTTP_KEYS_MAX_STALENESS_S`` (otherwise every
   request is answered 503).
 
-The broker is asked at most once per ``HTTP_HEALTH_CACHE_S``: probes in
-between are answered from the last answer, and probes that arrive while a
-request is out wait for that one, so a load balancer polling hard costs the
-broker one small request a period. The probe has a client of its own,
-connected at the first probe and closed with the server.
+More in ``ctxstream/api/README.md`` (health.py).
 """
 
 from __future__ import annotations

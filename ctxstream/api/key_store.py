@@ -8,13 +8,7 @@ tombstone, so compaction keeps no trace of a revoked key's hash once the
 broker has dropped the tombstone too. Both writes go out on an idempotent
 producer with ``acks=all``.
 
-:class:`KeyDirectory` is how the HTTP server knows the keys: it reads the topic
-from its beginning at start and then follows it, so a key created or revoked
-while the server runs counts within a fetch (about half a second). It fails
-closed: when its reader stopped, or has not heard from the broker for
-``max_staleness_s``, :meth:`KeyDirectory.record` raises
-:class:`KeyDirectoryUnavailableError` instead of answering from a view that
-may still hold a revoked key.
+More in ``ctxstream/api/README.md`` (key_store.py).
 """
 
 from __future__ import annotations

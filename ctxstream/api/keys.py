@@ -1,26 +1,6 @@
 """API keys: the secret a tenant is given, the salted hash stored for it, and the check. Pure.
 
-A key is issued once (``ctxstream keys create TENANT``) as a secret
-``cs_<key id>_<token>``: the key id (16 hex digits) names the key's record,
-the token (32 random bytes, URL-safe base64) is what makes it secret. Only an
-:class:`ApiKeyRecord` is stored: the key id, the tenant, a random salt and
-``HMAC-SHA256(salt, secret)``, so a copy of the store yields no usable
-secret. A slow hash would add nothing: the token has 256 bits of entropy,
-beyond any guessing, and a per-request scrypt only made a flood of wrong
-secrets a lever on the server (one fast hash costs microseconds).
-Records of schema version 1 hold ``scrypt(secret, salt)`` with its cost
-parameters; they still decode (:func:`decode_key_record`) and verify, and
-:func:`is_slow` tells the server to run their check off its loop.
-:func:`secret_matches` recomputes the hash and compares it with
-``hmac.compare_digest``. Randomness and time are arguments: the caller draws
-them (``secrets``, the clock), a test pins them.
-
-Example::
-
-    issued = issue_key("acme", key_id="3f2a...", token="kQ...", salt=b"...", created_at=now)
-    issued.secret              -> "cs_3f2a..._kQ..."   (shown once, never stored)
-    key_id_of(issued.secret)   -> "3f2a..."
-    secret_matches(issued.record, issued.secret) -> True
+More in ``ctxstream/api/README.md`` (keys.py).
 """
 
 from __future__ import annotations

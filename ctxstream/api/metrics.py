@@ -1,30 +1,6 @@
 """The HTTP API's Prometheus metrics, in a registry of each app's own (``GET /metrics``).
 
-===========================================  =========  =======================================
-metric                                       type       what
-===========================================  =========  =======================================
-``ctxstream_api_requests_total``             counter    answers by ``route``, ``method`` and
-                                                        ``status``
-``ctxstream_api_request_seconds``            histogram  seconds to the answer's status line,
-                                                        by ``route``, ``method`` and ``status``
-``ctxstream_api_budget_refusals_total``      counter    requests a budget refused (429, or 413
-                                                        for a body or batch), by ``budget``:
-                                                        the setting that sets it, or
-                                                        ``projector-reads`` (a projector's own
-                                                        reads were all taken)
-``ctxstream_api_events_appended_total``      counter    events appended by ``events`` and
-                                                        ``events:batch``
-``ctxstream_api_subscriptions_open``         gauge      subscriptions open now
-``ctxstream_api_reads_open``                 gauge      reads open now
-``ctxstream_api_broker_probes_total``        counter    looks at the broker ``/healthz`` took,
-                                                        by ``answer`` (``ok`` or ``failed``)
-===========================================  =========  =======================================
-
-Every label has a bounded set of values: ``route`` is the route's template
-(``/v1/sessions/{session_key:anykey}/events``, or ``unmatched`` for a path no
-route has), never the path asked for, and ``method`` is one of the HTTP
-methods or ``other``. No metric names a tenant, a session or a key, so the
-page is served without an API key (:mod:`ctxstream.api.operations`).
+More in ``ctxstream/api/README.md`` (metrics.py).
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ class ForkRequest(BaseModel):
     """The new session, of the same tenant, without records yet."""
 
 
-class ContextAnswer(BaseModel):
+class ContextContents(BaseModel):
     """The contents a model request of the session would carry, as the core assembles them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -12,12 +12,7 @@ offset 41::
 
     id: 0:17,1:42,2:0
 
-Where a subscription starts (:func:`start_offsets`) is resolved against the
-partitions' first and end offsets before it starts, so every id names real
-positions: the ends (only what is committed from now on), an offset of every
-partition, or a saved position; an offset past a partition's end (a topic
-made anew) starts at its end, one before its beginning (compacted or deleted)
-at its beginning, as :mod:`ctxstream.subscription` does.
+More in ``ctxstream/api/README.md`` (positions.py).
 """
 
 from __future__ import annotations

@@ -11,11 +11,7 @@ offsets the plan resolved, and sends each as one event::
     id: 0:17,1:42
     data: {"partition":1,"offset":41,"snapshot":{...}}
 
-The data is what ``ctxstream tail`` prints for it; the id is the position
-after it (:mod:`ctxstream.api.positions`), which an SSE client sends back as
-``Last-Event-ID`` to resume. Once the stream has started, a failure is a last
-event ``error`` carrying the error body, and the stream ends; so does a key
-revoked meanwhile, before the next snapshot is sent.
+More in ``ctxstream/api/README.md`` (snapshot_stream.py).
 """
 
 from __future__ import annotations

@@ -1,28 +1,6 @@
 """Every budget the HTTP API holds tenants to, built from its settings, on a clock passed in.
 
-==========================  =======================================  ==============
-budget                      settings (``CTXSTREAM_`` prefix)          past it
-==========================  =======================================  ==============
-reads open at once          ``HTTP_TENANT_MAX_READS``,               429
-                            ``HTTP_MAX_READS`` (the server)
-subscriptions open at once  ``HTTP_TENANT_MAX_SUBSCRIPTIONS``,       429
-                            ``HTTP_MAX_SUBSCRIPTIONS`` (the server)
-one batch                   ``HTTP_MAX_BATCH_EVENTS``,               413
-                            ``HTTP_MAX_BATCH_BYTES``
-appends                     ``HTTP_TENANT_APPEND_EVENTS_PER_S``,     429
-                            ``HTTP_TENANT_APPEND_BYTES_PER_S``
-                            (bursts of one full batch)
-forks                       ``HTTP_TENANT_FORKS_PER_MINUTE``,        429
-                            ``HTTP_TENANT_FORK_RECORDS_PER_S``
-                            (the source's records a fork reads)
-heavy reads (as-of, rewind) ``HTTP_TENANT_HEAVY_READ_BYTES_PER_S``   429
-                            (their answers' bytes, at least
-                            :data:`HEAVY_READ_MIN_COST` each)
-==========================  =======================================  ==============
-
-A 429 carries ``Retry-After`` (from the bucket for a rate, 1 s for slots).
-Reads and subscriptions are refused at once rather than queued, so a tenant
-holding all of its slots costs the others nothing.
+More in ``ctxstream/api/README.md`` (tenant_budgets.py).
 """
 
 from __future__ import annotations

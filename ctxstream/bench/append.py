@@ -11,24 +11,26 @@ to fresh topics of their own on the same cluster:
 * ``raw_producer_events_per_s``: a plain aiokafka producer with the same settings sending
   the very bytes the client built, timed the same way.
 
-The goal of issue #13: the client at least half as fast as the plain producer. The two
-run one after the other, plain producer first, and the ratio is what compares them.
+More in ``ctxstream/bench/README.md`` (append.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import json
+import sys
 import time
 import uuid
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Final
 
 from aiokafka import AIOKafkaProducer
 
+from ctxstream.appends.event_records import event_record
+from ctxstream.bench.report import figures_json, write_report
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
-from ctxstream.client import Client, event_record
+from ctxstream.cli.common import Subcommands, positive
+from ctxstream.client import Client
 from schemas.event import event_to_json
 from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.settings import KafkaSettings
@@ -54,10 +56,6 @@ class AppendBenchResult:
     def ratio(self) -> float:
         """The client's rate over the plain producer's."""
         return self.client_events_per_s / self.raw_producer_events_per_s
-
-    def write_json(self, path: Path) -> None:
-        """``{"events", "client_events_per_s", "raw_producer_events_per_s"}`` to `path`."""
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
 
 
 async def _raw_seconds(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]]) -> float:
@@ -129,3 +127,22 @@ def report_text(result: AppendBenchResult) -> str:
         f"raw producer  {result.raw_producer_events_per_s:>12,.1f} events/s\n"
         f"ratio         {result.ratio:>12.3f} (goal: at least 0.5)\n"
     )
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``append`` to the ``bench`` subcommands."""
+    append = bench_commands.add_parser(
+        "append",
+        help="the client's validated acks=all append against a plain producer, in one run",
+    )
+    append.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    append.add_argument(
+        "--events", type=positive, default=20_000, help="events to append (default 20000)"
+    )
+    append.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    result = asyncio.run(run_append_bench(KafkaSettings(), args.events))
+    write_report(args.json, figures_json(asdict(result)), report_text(result), sys.stdout)
+    return 0

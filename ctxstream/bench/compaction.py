@@ -1,45 +1,18 @@
 """``ctxstream bench compaction``: trigger-to-applied latency of compaction, end to end.
 
 One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``, on fresh topics
-(``bench-<hex>.*``, deleted afterwards):
-
-1. start the projector (``python -m ctxstream worker``, sliding window:
-   ``compaction_interval=3, overlap_size=1``) and the summarizer
-   (``python -m summarizer_worker``, extractive) as child processes;
-2. warm both up with a few sessions until a summary of theirs is applied;
-3. append the workload (:mod:`ctxstream.bench.figures`) one round
-   every ``--round-pause-s``, noting when each event's append began. With
-   ``--arrivals spread`` (the default) the round's sessions append their
-   invocations one after another, evenly spaced over the round, as
-   independent agents would; with ``--arrivals burst`` every session of the
-   round appends at the same instant (a stress case: the last trigger of a
-   burst waits for the whole burst to be folded). Meanwhile read
-   `compaction-requests` (which event decided each request) and
-   `projections` (when a snapshot first shows each request's summary as its
-   compaction boundary);
-4. once every request is applied and both workers have consumed everything,
-   count the committed summaries per request.
-
-The latency of a request runs from the start of the append of the event that
-decided it to the arrival here of the first snapshot showing its summary
-applied: it covers the projector's decision, the request, the summarizer's
-read, summary and transaction, and the projector applying the summary.
-
-``--engine`` picks the projector's engine (native by default).
-``--background-events-per-s N`` loads the same `events` topic with other
-sessions (the ingest benchmark's workload, tenants ``background*``) at N
-events per second from the first measured round to the last, paced in 10 ms
-steps; the figures name the engine and the background rate actually reached
-(events appended over the time they took).
+(``bench-<hex>.*``, deleted afterwards); the steps are in ``ctxstream/bench/README.md``
+(compaction.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
+import sys
 import time
 import uuid
 from collections import Counter
@@ -54,10 +27,8 @@ from ctxstream.bench.figures import (
     CompactionFigures,
     bench_key,
     compaction_figures,
-    percentile,
     workload_rounds,
 )
-from ctxstream.bench.ingest_workload import workload
 from ctxstream.bench.processes import (
     PROJECTOR,
     SUMMARIZER,
@@ -66,6 +37,9 @@ from ctxstream.bench.processes import (
     stop_worker,
     summarizer_env,
 )
+from ctxstream.bench.report import figures_json, percentile, write_report
+from ctxstream.bench.workload import workload
+from ctxstream.cli.common import Subcommands
 from ctxstream.topic_follower import follow
 from projections.event_kinds import summary_request_id
 from schemas.codec import decode_compaction_request, decode_envelope, decode_projection_snapshot
@@ -85,8 +59,6 @@ WARMUP_SESSIONS: Final = 4
 WARMUP_INVOCATIONS: Final = 5
 START_TIMEOUT_S: Final = 120.0  # both workers: interpreter, group joins, first summary
 POLL_S: Final = 0.05
-#: Bytes every summary event this pipeline appends carries (its request id's key).
-SUMMARY_MARK: Final = b'"compaction_request_id"'
 COMPACTION: Final = {"compaction_interval": 3, "overlap_size": 1}
 #: Sessions start up to this many rounds apart (the compaction interval), so
 #: their triggers spread over the rounds instead of all firing in one.
@@ -374,10 +346,9 @@ def _note(
                 )
                 observed.requested_at.setdefault(request.request_id, now)
         elif topic == settings.topic("events"):
-            if SUMMARY_MARK in value:  # most events are not summaries: skip decoding them
-                request_id = summary_request_id(decode_envelope(value).event)
-                if request_id is not None:
-                    observed.summarized_at.setdefault(request_id, now)
+            request_id = summary_request_id(decode_envelope(value).event)
+            if request_id is not None:
+                observed.summarized_at.setdefault(request_id, now)
         else:
             _note_snapshot(observed, decode_projection_snapshot(value), now)
     except DecodeError:
@@ -432,7 +403,7 @@ def report_json(report: CompactionBenchReport) -> str:
     shown: dict[str, Any] = {k: v for k, v in asdict(report.figures).items() if k != "requests"}
     shown["engine"] = report.engine
     shown["background_events_per_s"] = report.background_events_per_s
-    return json.dumps(shown, indent=2) + "\n"
+    return figures_json(shown)
 
 
 def report_text(report: CompactionBenchReport) -> str:
@@ -444,3 +415,59 @@ def report_text(report: CompactionBenchReport) -> str:
         f"summaries_per_s={figures.summaries_per_s} duplicates={figures.duplicates} "
         f"missing={figures.missing}\n"
     )
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``compaction`` to the ``bench`` subcommands."""
+    compaction = bench_commands.add_parser(
+        "compaction",
+        help="time compaction end to end: trigger appended to summary applied (extractive)",
+    )
+    compaction.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    compaction.add_argument(
+        "--sessions",
+        type=int,
+        default=30,
+        help="sessions (default 30: about 240 events/s, within one projector's reach here)",
+    )
+    compaction.add_argument(
+        "--invocations", type=int, default=12, help="invocations per session (default 12)"
+    )
+    compaction.add_argument(
+        "--round-pause-s", type=float, default=0.5, help="pause between rounds (default 0.5)"
+    )
+    compaction.add_argument(
+        "--batch-within-s", type=float, default=0.02, help="the projector's batch window"
+    )
+    compaction.add_argument(
+        "--arrivals",
+        choices=["spread", "burst"],
+        default="spread",
+        help="spread: a round's sessions append evenly spaced over the round, as independent "
+        "agents would (default); burst: all at the same instant (a stress case)",
+    )
+    compaction.add_argument(
+        "--engine", choices=["native", "faust"], default="native", help="the projector's engine"
+    )
+    compaction.add_argument(
+        "--background-events-per-s",
+        type=int,
+        default=0,
+        help="other sessions appended to the same topic at this rate meanwhile (default 0)",
+    )
+    compaction.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = CompactionBenchConfig(
+        sessions=args.sessions,
+        invocations=args.invocations,
+        round_pause_s=args.round_pause_s,
+        batch_within_s=args.batch_within_s,
+        arrivals=args.arrivals,
+        engine=args.engine,
+        background_events_per_s=args.background_events_per_s,
+    )
+    report = asyncio.run(run_compaction_bench(KafkaSettings(), config))
+    write_report(args.json, report_json(report), report_text(report), sys.stdout)
+    return 0

@@ -2,39 +2,26 @@
 
 For each size N the synthetic session of :mod:`ctxstream.bench.workload`
 (rolling summaries, so the visible context stays bounded) is folded into a
-projection, then three medians are measured with ``time.perf_counter``:
-
-* ``read_s``: reading the assembled context from the projection's
-  incremental view;
-* ``rebuild_s``: assembling the same context from the N raw records, with no
-  projection (what a stateless reader would pay);
-* ``apply_s``: applying one more event to the projection;
-* ``decide_s``: applying *and deciding* (:func:`projections.compaction.decision.step`,
-  sliding window ``compaction_interval=3, overlap_size=1``) the first event
-  after N that completes an invocation and makes the projector decide a
-  compaction request: the decision's cost where it is paid.
-
-Read and apply are sampled at every position of one summary cycle after N
-(the projection after N, N+1, ... events, and the event that follows each),
-so a size is not flattered or penalized by where its last summary falls.
-The goal: reading, applying and deciding at 50,000 events cost no more than
-twice what they cost at 100.
+projection, then three medians are measured with ``time.perf_counter``; the steps are in
+``ctxstream/bench/README.md`` (core.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import gc
-import json
 import logging
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Final
 
+from ctxstream.bench.report import results_json, write_report
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from ctxstream.cli.common import Subcommands
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision import step
 from projections.fold.projection import apply, context_contents, project
@@ -136,16 +123,6 @@ def run_core_bench(
     return results
 
 
-def report_json(results: Sequence[CoreBenchResult]) -> str:
-    """``{"results": [{"events": N, "read_s", "rebuild_s", "apply_s", "decide_s"}, ...]}``."""
-    return json.dumps({"results": [asdict(result) for result in results]}, indent=2) + "\n"
-
-
-def write_report(results: Sequence[CoreBenchResult], path: Path) -> None:
-    """Write :func:`report_json` to `path`."""
-    path.write_text(report_json(results), encoding="utf-8")
-
-
 def report_table(results: Sequence[CoreBenchResult]) -> str:
     """A plain-text table of the results, with read and apply relative to the smallest size."""
     lines = [
@@ -163,3 +140,27 @@ def report_table(results: Sequence[CoreBenchResult]) -> str:
             f"{apply_ratio:>7.2f}  {decide_ratio:>8.2f}"
         )
     return "\n".join(lines) + "\n"
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``core`` to the ``bench`` subcommands."""
+    core = bench_commands.add_parser(
+        "core", help="time reading, rebuilding and applying on synthetic sessions"
+    )
+    core.add_argument("--json", required=True, metavar="FILE", help="write the results here")
+    core.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[100, 1_000, 10_000, 50_000],
+        metavar="N",
+        help="session lengths in events (default 100 1000 10000 50000)",
+    )
+    core.add_argument("--repeats", type=int, default=5, help="samples per position (default 5)")
+    core.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    results = run_core_bench(args.sizes, repeats=args.repeats)
+    write_report(args.json, results_json(results), report_table(results), sys.stdout)
+    return 0

@@ -14,7 +14,9 @@ its last line (``topics     demo-<id>.{events,...}``).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -33,6 +35,7 @@ from ctxstream.bench.processes import (
     stop_worker,
     summarizer_env,
 )
+from ctxstream.cli.common import Subcommands, positive
 from ctxstream.topic_follower import follow
 from schemas.codec import decode_envelope, decode_projection_snapshot
 from schemas.codec import encode as encode_record
@@ -236,3 +239,28 @@ def _on_snapshot(snapshot: ProjectionSnapshot, outcome: DemoOutcome, say: Say) -
 def _clock(timestamp: float) -> str:
     """An event timestamp as UTC wall-clock time."""
     return time.strftime("%H:%M:%S", time.gmtime(timestamp))
+
+
+def add_demo_command(commands: Subcommands) -> None:
+    """Add ``demo`` to the ``ctxstream`` subcommands."""
+    demo = commands.add_parser(
+        "demo",
+        help="run the whole pipeline live on the broker (CTXSTREAM_KAFKA_BOOTSTRAP): "
+        "sessions in, summaries and projections out",
+    )
+    demo.add_argument("--sessions", type=positive, default=3, help="agent sessions (default 3)")
+    demo.add_argument(
+        "--invocations", type=positive, default=7, help="invocations per session (default 7)"
+    )
+    demo.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    asyncio.run(
+        run_demo(KafkaSettings(), sessions=args.sessions, invocations=args.invocations, say=say)
+    )
+    return 0

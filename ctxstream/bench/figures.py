@@ -10,11 +10,11 @@ applied in a published snapshot.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ctxstream.bench.report import percentile
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import SessionKey, TenantId
@@ -96,20 +96,6 @@ def workload_rounds(
         for invocation in range(invocations):
             rounds[delay + invocation].extend(invocation_envelopes(key, invocation))
     return rounds
-
-
-def percentile(values: Sequence[float], share: float) -> float:
-    """The nearest-rank percentile: the smallest value with `share` of the values at or below it.
-
-    Example: 100 values 1..100 -> p50 50, p99 99; [7.0] -> 7.0 for any share.
-
-    Raises:
-        ValueError: `values` is empty or `share` is outside (0, 1].
-    """
-    if not values or not 0 < share <= 1:
-        raise ValueError(f"need values and 0 < share <= 1, got {len(values)} values, {share}")
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
 @dataclass(frozen=True, slots=True)

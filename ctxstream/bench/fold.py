@@ -2,41 +2,24 @@
 
 What the projector pays per event once the bytes are in memory, measured
 offline so that a change to the fold can be compared before and after on the
-same figures:
-
-1. the records of ``ctxstream bench ingest`` (:mod:`ctxstream.bench.ingest_workload`)
-   are generated in memory, each on its key's partition with offsets
-   counted per partition, and cut into batches of ``--batch-size`` records
-   in the order they would be produced;
-2. each batch is split by partition and each partition's records go through
-   :meth:`~streams.batch.BatchProjector.project` with that
-   partition's in-memory store as the table reader, then
-   :meth:`~streams.batch.BatchOutcome.snapshot_records` (the
-   snapshots encoded, as both engines publish them), as the native engine
-   does; the table writes are applied to the store afterwards, untimed, as
-   the engine applies them after its commit;
-3. ``us_per_event`` is the time of step 2's two calls over the events
-   applied, split into ``project_us_per_event`` and
-   ``snapshot_us_per_event``.
-
-The garbage collector is tuned as the worker tunes it
-(:meth:`~streams.projector_settings.ProjectorSettings.tune_gc`). ``--profile``
-writes a cProfile of the timed calls only.
+same figures; the steps are in ``ctxstream/bench/README.md`` (fold.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import gc
-import json
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Final
 
-from ctxstream.bench.ingest_workload import workload
+from ctxstream.bench.report import figures_json, write_report
+from ctxstream.bench.workload import workload
+from ctxstream.cli.common import Subcommands, positive
 from schemas.kafka.partitioning import session_partition
 from streams.batch import BatchProjector, SessionCache, SourceRecord
 from streams.native_engine.store import MemoryPartitionStore
@@ -102,10 +85,6 @@ class FoldBenchResult:
     us_per_event: float
     project_us_per_event: float
     snapshot_us_per_event: float
-
-    def write_json(self, path: Path) -> None:
-        """Write the figures to `path` as JSON."""
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
 
 
 def source_records(
@@ -217,3 +196,33 @@ def report_text(result: FoldBenchResult) -> str:
         f"dead_letters {result.dead_letters}",
     ]
     return "".join(f"{line}\n" for line in lines)
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``fold`` to the ``bench`` subcommands."""
+    fold = bench_commands.add_parser(
+        "fold",
+        help="time the projector's batch step and snapshots on the ingest workload, no broker",
+    )
+    fold.add_argument("--events", type=positive, default=40_000, help="events (default 40000)")
+    fold.add_argument("--sessions", type=positive, default=400, help="sessions (default 400)")
+    fold.add_argument(
+        "--batch-size", type=positive, default=5_000, help="records per batch (default 5000)"
+    )
+    fold.add_argument("--json", metavar="FILE", help="also write the figures here")
+    fold.add_argument(
+        "--profile", metavar="FILE", help="also write a cProfile of the timed calls here"
+    )
+    fold.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = FoldBenchConfig(
+        events=args.events,
+        sessions=args.sessions,
+        batch_size=args.batch_size,
+        profile=args.profile,
+    )
+    result = run_fold_bench(config)
+    write_report(args.json, figures_json(asdict(result)), report_text(result), sys.stdout)
+    return 0

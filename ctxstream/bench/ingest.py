@@ -1,39 +1,17 @@
 """``ctxstream bench ingest``: the projector's throughput against a plain consumer's.
 
-One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``:
-
-1. produce the workload to fresh topics (``bench-<hex>.*``): ``--sessions``
-   sessions of realistic ADK events (:mod:`ctxstream.bench.ingest_workload`, copies
-   of the sessions of :mod:`ctxstream.bench.workload`: invocations of
-   about ten events with tool calls, token usage, state deltas and rolling
-   summaries), interleaved one invocation burst at a time
-   as concurrent agents would write them, with aiokafka (acks=all,
-   idempotent, lingering, large batches);
-2. read and decode the topic with a plain aiokafka consumer:
-   ``raw_events_per_s``, from its first record to its last;
-3. run faust's floor: an agent configured as the projector's (same app
-   settings, ``take_events`` with the same batch size and window) that does
-   nothing with its batches, until its committed offsets equal the end
-   offsets: ``faust_floor_events_per_s``, the most any projector on faust
-   can fold here, and ``faust_floor_ratio``, that over raw;
-4. run the projector on each engine in turn (``native``, then ``faust``), in
-   this process (garbage-collector thresholds as the worker sets them), each
-   with a group and state of its own, from empty state until its committed
-   offsets equal the end offsets: an engine's ``events_per_s`` is the events
-   divided by the time from its first batch to that moment, its ``ratio``
-   that over raw; ``native_over_faust`` compares the two.
-
-Every rate leaves out the fixed start-up (group join, changelog creation), so
-they compare per-event costs.
+One run, against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``; the steps are in
+``ctxstream/bench/README.md`` (ingest.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import cProfile
 import gc
-import json
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -45,7 +23,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 
-from ctxstream.bench.ingest_workload import workload
+from ctxstream.bench.report import figures_json, write_report
+from ctxstream.bench.workload import workload
+from ctxstream.cli.common import Subcommands
 from schemas.codec import decode_envelope
 from streams.faust_engine.projector import build_projector, projector_app, raw_topic
 from streams.native_engine.engine import NativeProjector
@@ -101,10 +81,6 @@ class IngestBenchResult:
     faust_floor_seconds: float
     store: str
     batch_size: int
-
-    def write_json(self, path: Path) -> None:
-        """Write the figures to `path` as JSON."""
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
 
 
 async def produce_workload(settings: ProjectorSettings, config: IngestBenchConfig) -> int:
@@ -338,3 +314,24 @@ def report_text(result: IngestBenchResult) -> str:
     lines.append(f"faust_floor_events_per_s {result.faust_floor_events_per_s}")
     lines.append(f"faust_floor_ratio {result.faust_floor_ratio}")
     return "".join(f"{line}\n" for line in lines)
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``ingest`` to the ``bench`` subcommands."""
+    ingest = bench_commands.add_parser(
+        "ingest", help="produce a workload, then time the projector and a plain consumer on it"
+    )
+    ingest.add_argument("--events", type=int, default=200_000, help="events (default 200000)")
+    ingest.add_argument("--sessions", type=int, default=2_000, help="sessions (default 2000)")
+    ingest.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    ingest.add_argument(
+        "--profile", metavar="FILE", help="also write a cProfile of the projector run here"
+    )
+    ingest.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = IngestBenchConfig(events=args.events, sessions=args.sessions, profile=args.profile)
+    result = asyncio.run(run_ingest_bench(config))
+    write_report(args.json, figures_json(asdict(result)), report_text(result), sys.stdout)
+    return 0

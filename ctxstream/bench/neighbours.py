@@ -1,41 +1,23 @@
 """``ctxstream bench neighbours``: a quiet tenant's round trips, alone and beside a noisy one.
 
 One run, against a deployment of its own (:mod:`ctxstream.bench.neighbours_deployment`:
-a native projector and the HTTP API as child processes, a key per tenant):
-
-1. phase *alone*: the quiet tenant's loops run for ``seconds``, one per
-   session (``quiet_sessions`` of them, new ones each phase), each a round
-   trip after another, :data:`QUIET_PAUSE_S` apart: an HTTP append of one
-   event, then a context read of the session with ``min_offset`` = its
-   offset (read-your-writes), which must show the event's own text;
-2. phase *with_noisy*: the noisy tenant runs every pattern of the review at
-   once (:mod:`ctxstream.bench.neighbours_noisy`), in a process of its own as another
-   tenant's agents would (so that its client's work, parsing megabytes of as-of
-   answers say, is not done in the quiet client's event loop; both share the
-   machine's cores with the servers and the broker); :data:`NOISY_RAMP_S` later the
-   quiet tenant runs as in 1; when it is done the noisy process is told to stop;
-3. phase *alone_again* (unless ``again`` is off): as 1, to show what the
-   noisy phase left behind.
-
-Each round trip's time (failed ones too: a refusal after 10 s is time the
-quiet tenant waited) gives the phase's p50 and p99; a round trip that was
-not answered 200 twice with its own write visible counts as a failure, by
-kind. The figure of issue #21 is ``ratio``: the quiet p99 with the noisy
-tenant over the better p99 alone (goal: at most 2).
+a native projector and the HTTP API as child processes, a key per tenant); the steps are
+in ``ctxstream/bench/README.md`` (neighbours.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import multiprocessing
 import multiprocessing.queues
 import statistics
+import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Final
@@ -59,7 +41,8 @@ from ctxstream.bench.neighbours_noisy import (
     run_noisy_tenant,
     user_event,
 )
-from ctxstream.bench.reads import percentile
+from ctxstream.bench.report import figures_json, percentile, write_report
+from ctxstream.cli.common import Subcommands, fail, non_negative, positive
 from schemas.kafka.settings import KafkaSettings
 from schemas.read_protocol import DEFAULT_READ_WAIT_S
 
@@ -164,7 +147,7 @@ class NeighboursBenchReport:
             "exited": self.exited,
             "logs": self.logs,
         }
-        return json.dumps(figures, indent=2) + "\n"
+        return figures_json(figures)
 
 
 class _QuietTenant:
@@ -373,3 +356,67 @@ def report_text(report: NeighboursBenchReport) -> str:
         for name, status in report.exited.items()
     )
     return "".join(f"{line}\n" for line in lines)
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``neighbours`` to the ``bench`` subcommands: an option per field of the load."""
+    neighbours = bench_commands.add_parser(
+        "neighbours",
+        help="a quiet tenant's append plus read-your-writes through the HTTP API, alone and "
+        "while a noisy tenant runs every costly pattern at once, in one run",
+    )
+    neighbours.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    neighbours.add_argument(
+        "--seconds", type=float, default=20.0, help="each phase's length (default 20)"
+    )
+    neighbours.add_argument(
+        "--again",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the quiet tenant alone again after the noisy phase (default: yes)",
+    )
+    counts = {
+        "quiet-sessions": (4, "quiet sessions, each a loop of round trips"),
+        "big-session-events": (20_000, "events of the session as-of reads and forks use"),
+        "parked-reads": (12, "context reads waiting for a far min_offset"),
+        "as-of-reads": (4, "as-of reads of the big session at once"),
+        "forks": (2, "forks of the big session at once"),
+        "batches": (1, "loops of events:batch"),
+        "batch-events": (1_000, "events per batch"),
+        "huge-batch-events": (200_000, "events of the batch sent now and then"),
+        "subscriptions": (8, "subscriptions opened and dropped at once"),
+        "wrong-secrets": (32, "requests with a wrong secret of the noisy key at once"),
+        "over-cap-appends": (2, "appends at once to a session past its size cap"),
+    }
+    for name, (default, what) in counts.items():
+        is_positive = name in ("quiet-sessions", "big-session-events")
+        neighbours.add_argument(
+            f"--{name}",
+            type=positive if is_positive else non_negative,
+            default=default,
+            help=f"{what} (default {default}{'' if is_positive else '; 0: none'})",
+        )
+    neighbours.add_argument(
+        "--huge-batch-every-s",
+        type=float,
+        default=15.0,
+        help="pause after each huge batch (default 15)",
+    )
+    neighbours.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Each field of the load has an option of the same name (--parked-reads: parked_reads).
+    load = NoisyLoad(**{part.name: getattr(args, part.name) for part in fields(NoisyLoad)})
+    config = NeighboursBenchConfig(
+        seconds=args.seconds,
+        quiet_sessions=args.quiet_sessions,
+        big_session_events=args.big_session_events,
+        again=args.again,
+        load=load,
+    )
+    report = asyncio.run(run_neighbours_bench(KafkaSettings(), config))
+    write_report(args.json, report.to_json(), report_text(report), sys.stdout)
+    if report.exited:
+        return fail("bench neighbours", f"processes exited during the run: {report.exited}")
+    return 0

@@ -1,24 +1,8 @@
 """The deployment ``ctxstream bench neighbours`` measures: served, keyed and prepared.
 
 On fresh topics (``bench-nb-<hex>.*``, three `events` partitions, deleted
-afterwards) of the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``:
-
-1. one key per tenant, as ``ctxstream keys create`` makes it
-   (:func:`ctxstream.api.commands.create_key`);
-2. the noisy tenant's two prepared sessions, appended through
-   :meth:`ctxstream.Client.append_many`: a *big* session of many small
-   events (what as-of reads refold and forks copy), and a session *past the
-   size cap*: dense records (:func:`dense_event`, ~20 MB each as the worker
-   estimates a record's memory) and a few small ones over the cap
-   (:func:`size_cap`, so the cap is reached exactly and every record more
-   is refused);
-3. a native projector (``python -m ctxstream worker``, with
-   ``CTXSTREAM_SESSION_MAX_BYTES`` the cap) and the HTTP API (``python -m
-   ctxstream serve`` on 127.0.0.1) as child processes, as a deployment runs
-   them, logging to ``<run_dir>/projector.log`` and ``http-api.log``.
-
-:func:`served_deployment` yields once the processes are started; the
-benchmark then waits until they answer (:func:`until_answered`).
+afterwards) of the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``; the steps are in
+``ctxstream/bench/README.md`` (neighbours_deployment.py).
 """
 
 from __future__ import annotations
@@ -35,9 +19,10 @@ from pathlib import Path
 from typing import Final
 
 from ctxstream.api.commands import create_key
+from ctxstream.appends.event_records import event_record
 from ctxstream.bench.neighbours_noisy import user_event
 from ctxstream.bench.processes import PROJECTOR, kafka_env, start_worker, stop_worker
-from ctxstream.client import Client, event_record
+from ctxstream.client import Client
 from schemas.codec import decode_envelope_sized
 from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.settings import KafkaSettings

@@ -9,30 +9,7 @@ within :data:`REQUEST_TIMEOUT_S`), ``"error"`` (the connection failed) or
 ``"open"`` (still unanswered when the loop was cancelled), so
 a run shows which budgets acted. The patterns (issue #21, the security
 review's probes P2-P8), at a concurrency a little above the budgets the API
-is to have:
-
-=================  ===========================================================
-``parked_reads``   context reads of sessions with no records, with a far
-                   ``min_offset`` and the longest ``timeout_s`` (P2)
-``as_of_reads``    context reads ``as_of`` a random offset of the big session
-                   (P5: each refolds the session)
-``forks``          forks of the big session at its last offset, each into a
-                   new session (P3)
-``batches``        ``events:batch`` of ``batch_events`` events, each into a
-                   new session (P6)
-``huge_batch``     one ``events:batch`` of ``huge_batch_events`` events every
-                   ``huge_batch_every_s`` (P6)
-``subscriptions``  subscriptions opened, read for a moment and dropped (P4)
-``wrong_secrets``  requests whose key names the tenant's key id with a wrong
-                   secret (P8)
-``over_cap``       appends to a session already past its size cap
-=================  ===========================================================
-
-A count of 0 (or a batch of 0 events) leaves its pattern out.
-A loop told "too many" (429) waits as ``Retry-After`` says, up to
-:data:`MAX_RETRY_PAUSE_S`; after any other refusal it waits
-:data:`REFUSAL_PAUSE_S` (the wrong-secret flood never waits: it is a flood).
-Traffic goes only to the URL given, which the benchmark makes 127.0.0.1.
+is to have; the steps are in ``ctxstream/bench/README.md`` (neighbours_noisy.py).
 """
 
 from __future__ import annotations

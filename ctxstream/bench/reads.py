@@ -1,39 +1,17 @@
 """``ctxstream bench reads``: context reads through the client, by session length.
 
 Against the broker of ``CTXSTREAM_KAFKA_BOOTSTRAP``, on fresh topics
-(``bench-<hex>.*``, one `events` partition, deleted afterwards):
-
-1. start a native engine in this process; it serves reads of the partition
-   it owns on its read endpoint and claims it on `partition-owners`, as a
-   worker does (:mod:`streams.native_engine.engine`);
-2. for each size N, append the first N records of the core benchmark's
-   synthetic session (:mod:`ctxstream.bench.workload`: rolling summaries,
-   so the visible context stays bounded) under a session key of its own
-   (:func:`reads_session`), through :meth:`ctxstream.Client.append_many`;
-   the engine decides compactions as the core benchmark's decision step
-   does (:data:`ctxstream.bench.core.DECISION_CONFIG`);
-3. wait until each session is folded (a read with ``min_offset`` = its last
-   offset), read each :data:`WARMUP_READS` times untimed, then time ``reads``
-   reads of each session with :meth:`ctxstream.Client.context`, without
-   ``min_offset`` and with it (the last offset: read-your-writes, already
-   folded), taking the sizes and the two kinds in turn, so noise of the
-   machine falls on every size alike.
-
-Each figure is the whole call as an agent sees it: the client's routing, the
-HTTP round trip on loopback, the worker's read of its memory and the JSON
-both ways. The worker runs on the same event loop as the client, so a read's
-time includes both sides of it (and nothing else runs: no records arrive
-while reads are timed). ``context_items`` and ``context_fingerprint``
-describe what every read of the size answered (all answers are checked
-equal). The goal (issue #13): p50 at 50,000 events within 2x of p50 at 100.
+(``bench-<hex>.*``, one `events` partition, deleted afterwards); the steps are in
+``ctxstream/bench/README.md`` (reads.py).
 """
 
 from __future__ import annotations
 
-import json
+import argparse
+import asyncio
 import logging
-import math
 import statistics
+import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -42,8 +20,10 @@ from pathlib import Path
 from typing import Final
 
 from ctxstream.bench.core import DECISION_CONFIG
+from ctxstream.bench.report import figures_json, percentile, write_report
 from ctxstream.bench.restore import BENCH_SESSION_MAX_BYTES
 from ctxstream.bench.workload import bench_session
+from ctxstream.cli.common import Subcommands, positive
 from ctxstream.client import Client
 from ctxstream.errors import NoPartitionOwnerError, ReadTimeoutError
 from projections.contents.snapshot import context_fingerprint
@@ -113,7 +93,7 @@ class ReadsBenchReport:
             "min_offset_ratio_p50": self.ratio("min_offset_p50_ms"),
             "min_offset_ratio_p99": self.ratio("min_offset_p99_ms"),
         }
-        return json.dumps(figures, indent=2) + "\n"
+        return figures_json(figures)
 
 
 @dataclass(slots=True)
@@ -188,15 +168,6 @@ async def _timed(client: Client, session: _Session, *, min_offset: bool) -> floa
     return elapsed
 
 
-def percentile(samples: Sequence[float], fraction: float) -> float:
-    """The nearest-rank percentile: the smallest sample at or above `fraction` of them.
-
-    Example: of 100 samples, fraction 0.99 is the 99th smallest; of 10, the largest.
-    """
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
-
-
 def _result(session: _Session) -> ReadsBenchResult:
     def ms(seconds: float) -> float:
         return round(seconds * 1000, 3)
@@ -268,3 +239,32 @@ def report_text(report: ReadsBenchReport) -> str:
         f"p99 {report.ratio('min_offset_p99_ms'):.2f} (goal: p50 within 2x)"
     )
     return "".join(f"{line}\n" for line in lines)
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``reads`` to the ``bench`` subcommands."""
+    reads = bench_commands.add_parser(
+        "reads",
+        help="time context reads through the client from an in-process worker, by session length",
+    )
+    reads.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    reads.add_argument(
+        "--sizes",
+        type=positive,
+        nargs="+",
+        default=[100, 50_000],
+        help="session lengths in events (default 100 50000)",
+    )
+    reads.add_argument(
+        "--reads",
+        type=positive,
+        default=1_000,
+        help="timed reads per size and kind (default 1000)",
+    )
+    reads.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    report = asyncio.run(run_reads_bench(ProjectorSettings(), args.sizes, args.reads))
+    write_report(args.json, report.to_json(), report_text(report), sys.stdout)
+    return 0

@@ -12,29 +12,27 @@ topics (``bench-<hex>.*``, one `events` partition, deleted afterwards):
    the session's next record and wait until the engine has folded and
    committed it.
 
-``restore_s`` is the changelog restore plus that first fold (the session's
-projection is rebuilt on its first touch), ``state_bytes`` the bytes of the
-table entries the engine holds for the session (keys and values),
-``dead_letters`` the records the first engine refused (none, unless a bound
-was reached: the figures then describe a shorter session). The goal
-(the engine issue): both at 50,000 events within 2x of the same at 100.
+More in ``ctxstream/bench/README.md`` (restore.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import json
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from aiokafka import AIOKafkaProducer
 
+from ctxstream.bench.report import results_json, write_report
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
+from ctxstream.cli.common import Subcommands, positive
 from schemas.codec import encode
 from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.settings import KafkaSettings
@@ -166,11 +164,6 @@ async def run_restore_bench(
     return results
 
 
-def report_json(results: Sequence[RestoreBenchResult]) -> str:
-    """``{"results": [{"events": N, "restore_s": ..., "state_bytes": ..., ...}, ...]}``."""
-    return json.dumps({"results": [asdict(result) for result in results]}, indent=2) + "\n"
-
-
 def report_text(results: Sequence[RestoreBenchResult]) -> str:
     """One line per size, with restore time and state relative to the smallest size."""
     if not results:
@@ -184,3 +177,26 @@ def report_text(results: Sequence[RestoreBenchResult]) -> str:
         for result in results
     )
     return "".join(f"{line}\n" for line in lines)
+
+
+def add_parser(bench_commands: Subcommands) -> None:
+    """Add ``restore`` to the ``bench`` subcommands."""
+    restore = bench_commands.add_parser(
+        "restore",
+        help="time a fresh native worker's restore of one session from the changelog, by size",
+    )
+    restore.add_argument("--json", required=True, metavar="FILE", help="write the figures here")
+    restore.add_argument(
+        "--sizes",
+        type=positive,
+        nargs="+",
+        default=[100, 1_000, 10_000, 50_000],
+        help="session lengths in events (default 100 1000 10000 50000)",
+    )
+    restore.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    results = asyncio.run(run_restore_bench(ProjectorSettings(), args.sizes))
+    write_report(args.json, results_json(results), report_text(results), sys.stdout)
+    return 0

@@ -20,14 +20,14 @@ from typing import Any
 import orjson
 
 from ctxstream.broker_calls import broker_calls
-from ctxstream.cli.reads import _reading
+from ctxstream.cli.common import Subcommands, run_command
 from ctxstream.client import Client
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.subscription import CONNECT_TIMEOUT_S
 from schemas.kafka.settings import KafkaSettings
 
 
-def add_append_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_append_command(commands: Subcommands) -> None:
     """Add ``append`` to the ``ctxstream`` subcommands."""
     append = commands.add_parser(
         "append",
@@ -46,7 +46,7 @@ def add_append_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def _append(args: argparse.Namespace) -> int:
-    return _reading("append", _print_offsets(args.session, args.event))
+    return run_command("append", _print_offsets(args.session, args.event))
 
 
 async def _print_offsets(session_key: str, source: str) -> None:

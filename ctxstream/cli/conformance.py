@@ -1,12 +1,28 @@
-"""Read conformance vector files and report each failure, then the totals."""
+"""``ctxstream conformance DIR``: run conformance vector files, report each failure, the totals."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
 from typing import TextIO
 
+from ctxstream.cli.common import Subcommands
 from projections.conformance import diff_of
+
+
+def add_conformance_command(commands: Subcommands) -> None:
+    """Add ``conformance`` to the ``ctxstream`` subcommands."""
+    conformance = commands.add_parser(
+        "conformance", help="replay ADK's conformance vectors (*.jsonl in DIR) against the core"
+    )
+    conformance.add_argument("directory", metavar="DIR")
+    conformance.set_defaults(run=_conformance)
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    return run_conformance(Path(args.directory), sys.stdout)
 
 
 def run_conformance(directory: Path, out: TextIO) -> int:

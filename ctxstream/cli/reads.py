@@ -11,39 +11,24 @@ and prints the rewind event's offset; ``fork SESSION OFFSET NEW_SESSION``
 starts a fork with :meth:`~ctxstream.Client.fork` and prints the fork
 record's offset. Settings come from the ``CTXSTREAM_*`` variables.
 
-Each error is one line on stderr and a non-zero exit: 2 for an argument the
-client refuses, 1 for anything the deployment answers (no such summary, a
-timeout, no projector serving the partition) or a broker it cannot reach.
-The libraries' own log lines stay quiet, so that line is the only one.
+More in ``ctxstream/cli/README.md`` (reads.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
-import os
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable
 
-from aiokafka.errors import KafkaError
-from pydantic import ValidationError
-
-from ctxstream.cli.common import fail
+from ctxstream.cli.common import Subcommands, run_command
 from ctxstream.cli.text import contents_json, contents_text, events_json, events_text
 from ctxstream.client import Client
-from ctxstream.errors import InvalidArgumentError
-from schemas.errors import CtxstreamError
 from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset
 from schemas.read_protocol import DEFAULT_PAGE_SIZE, DEFAULT_READ_WAIT_S
 
-#: Loggers whose lines would surround a command's one line of error.
-QUIET_LOGGERS = {"aiokafka": logging.CRITICAL, "ctxstream": logging.ERROR, "streams": logging.ERROR}
 
-
-def add_read_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_read_commands(commands: Subcommands) -> None:
     """Add ``context``, ``expand``, ``rewind`` and ``fork`` to the ``ctxstream`` subcommands."""
     context = commands.add_parser(
         "context",
@@ -117,19 +102,19 @@ def _timeout_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _context(args: argparse.Namespace) -> int:
-    return _reading("context", _print_context(args))
+    return run_command("context", _print_context(args))
 
 
 def _expand(args: argparse.Namespace) -> int:
-    return _reading("expand", _print_expanded(args))
+    return run_command("expand", _print_expanded(args))
 
 
 def _rewind(args: argparse.Namespace) -> int:
-    return _reading("rewind", _print_rewound(args))
+    return run_command("rewind", _print_rewound(args))
 
 
 def _fork(args: argparse.Namespace) -> int:
-    return _reading("fork", _print_forked(args))
+    return run_command("fork", _print_forked(args))
 
 
 async def _print_forked(args: argparse.Namespace) -> None:
@@ -206,22 +191,3 @@ async def _print_expanded(args: argparse.Namespace) -> None:
                 return
     finally:
         await client.stop()
-
-
-def _reading(command: str, read: Coroutine[Any, Any, None]) -> int:
-    """Run `read`; its exit status, every failure said in one line on stderr."""
-    for name, level in QUIET_LOGGERS.items():
-        logging.getLogger(name).setLevel(level)
-    try:
-        asyncio.run(read)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # The reader went away (``| head``): stop quietly, with nothing left to flush.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except (InvalidArgumentError, ValidationError) as exc:
-        return fail(command, str(exc), status=2)
-    except (CtxstreamError, KafkaError, OSError) as exc:
-        return fail(command, str(exc) or type(exc).__name__)
-    return 0

@@ -21,7 +21,7 @@ import time
 from datetime import datetime
 from typing import Final, TextIO
 
-from ctxstream.cli.reads import _reading
+from ctxstream.cli.common import Subcommands, run_command
 from ctxstream.client import Client
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.replay import ReplayProgress, ReplayReport
@@ -34,7 +34,7 @@ BAR_WIDTH: Final = 30
 REDRAW_S: Final = 0.1
 
 
-def add_replay_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_replay_command(commands: Subcommands) -> None:
     """Add ``replay`` to the ``ctxstream`` command's subcommands."""
     replay = commands.add_parser(
         "replay",
@@ -66,7 +66,7 @@ def add_replay_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def _replay(args: argparse.Namespace) -> int:
-    return _reading("replay", _replayed(args))
+    return run_command("replay", _replayed(args))
 
 
 async def _replayed(args: argparse.Namespace) -> None:

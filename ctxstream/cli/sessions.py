@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ctxstream.cli.reads import _reading
+from ctxstream.cli.common import Subcommands, run_command
 from ctxstream.cli.session_listing import list_sessions
 from schemas.kafka.settings import KafkaSettings
 
 
-def add_sessions_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_sessions_command(commands: Subcommands) -> None:
     """Add ``sessions`` to the ``ctxstream`` subcommands."""
     sessions = commands.add_parser(
         "sessions",
@@ -33,7 +33,7 @@ def add_sessions_command(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def _sessions(args: argparse.Namespace) -> int:
-    return _reading("sessions", _print_sessions(args))
+    return run_command("sessions", _print_sessions(args))
 
 
 async def _print_sessions(args: argparse.Namespace) -> None:

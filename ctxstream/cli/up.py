@@ -1,39 +1,14 @@
 """``ctxstream up``: the whole deployment on 127.0.0.1 in one command, until Ctrl-C.
 
-It starts, in this order, each once the one before is ready:
-
-====================  ==========================================================
-the Kafka broker      ``deploy/kafka/start`` (fetches its jars when missing), data
-                      in ``<data>/kafka``; ports from ``CTXSTREAM_KAFKA_PORT`` and
-                      ``CTXSTREAM_KAFKA_CONTROLLER_PORT``
-PostgreSQL            ``deploy/postgres/start``, only with ``--postgres``: nothing
-                      in the product reads it yet
-the topics            :func:`streams.topics.create_topics`, idempotently
-the projector         ``python -m ctxstream worker`` on the native engine; ready
-                      once this run's projector (a worker id no claim named
-                      before it started) has claimed every `events` partition
-                      at its read address, and a context read of a probe
-                      session with no records is answered through the read
-                      plane
-the summarizer        ``python -m summarizer_worker``
-the HTTP API          ``python -m ctxstream serve``; ready once ``/openapi.json``
-                      answers
-====================  ==========================================================
-
+It starts, each once the one before is ready: the Kafka broker (``deploy/kafka/start``),
+PostgreSQL with ``--postgres``, the topics, the projector, the summarizer and the HTTP
+API (:mod:`ctxstream.cli.up_services`, readiness in :mod:`ctxstream.cli.up_ready`);
 then prints where each one is, and a status line (:mod:`ctxstream.cli.up_status`)
-whenever it changed, once a minute otherwise. SIGINT or SIGTERM stops them in the reverse
-order: each process gets SIGTERM and is waited for, the broker is stopped by
-``deploy/kafka/stop``; the exit status is 0. A service that does not start,
-or a process that exits while the deployment runs, is one line on stderr, and
-what had started is stopped the same way; the exit status is 1.
-
-The workers and the server inherit the caller's ``CTXSTREAM_*`` settings
-(compaction, summarizer backend, HTTP settings, ...), with the broker's
-address, the data folders and the ports ``up`` chose put over them. Each runs
-in a session of its own, so a terminal's Ctrl-C reaches ``up`` alone and the
-order of stopping holds. What each writes goes to ``<data>/logs/<service>.log``
-through ``up``, which caps it (:func:`copy_capped`: at most about twice
-:data:`LOG_MAX_BYTES` on disk, the newest output kept).
+whenever it changed. SIGINT or SIGTERM stops them in the reverse order; the exit
+status is 0. A service that does not start, or a process that exits while the
+deployment runs, is one line on stderr, what had started is stopped the same way,
+and the exit status is 1. ``cli/README.md`` ("up") has the table of services, their
+settings and logs.
 """
 
 from __future__ import annotations
@@ -44,75 +19,54 @@ import contextlib
 import logging
 import os
 import signal
-import socket
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO, TypeVar
 
-import aiohttp
 from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from ctxstream.api.settings import ServeSettings
-from ctxstream.bench.processes import PROJECTOR, SUMMARIZER, stop_worker
-from ctxstream.cli.port_holder import holder, is_taken, port_taken, socket_inodes
+from ctxstream.bench.processes import PROJECTOR, SUMMARIZER
+from ctxstream.cli.common import Subcommands, fail, quiet_loggers
+from ctxstream.cli.up_ready import (
+    HOST,
+    answering,
+    check_broker_ports,
+    check_free,
+    claimed,
+    free_port,
+    stale_workers,
+)
+from ctxstream.cli.up_services import (
+    Child,
+    ServiceExitedError,
+    ServiceStartError,
+    spawn,
+    start_script,
+    stop_script,
+)
 from ctxstream.cli.up_status import StatusCadence, StatusReader
-from ctxstream.context_reads import ContextReads
-from ctxstream.errors import ContextReadError
 from schemas.errors import CtxstreamError, TopicError
 from schemas.kafka.settings import TOPIC_ROLES
-from schemas.log_text import shown
 from schemas.masked_dsn import masked_dsn
 from streams.projector_settings import ProjectorSettings
-from streams.reads.claim import PartitionClaim
-from streams.reads.owners import PartitionOwners
 from streams.topics import create_topics
 
 logger = logging.getLogger(__name__)
 
-DEPLOY: Final = Path(__file__).resolve().parents[1] / "deploy"
 DEFAULT_DATA: Final = Path(".run/up")
-HOST: Final = "127.0.0.1"
 BROKER_START_S: Final = 360.0  # a first run fetches the broker's jars from Maven Central
 POSTGRES_START_S: Final = 600.0  # a first run installs Debian's postgresql-15
-SCRIPT_STOP_S: Final = 60.0  # deploy/kafka/stop: SIGTERM, up to 30 s, then SIGKILL
-CLAIMED_S: Final = 120.0  # a cold projector: group join, restore, one claim per partition
-SERVING_S: Final = 60.0  # the server's imports, the api-keys topic, its producer
-READY_POLL_S: Final = 0.25
-#: The session whose context read shows the projector serves reads (it has no records).
-PROBE_SESSION: Final = "ctxstream/up/probe/ready"
-PROBE_READ_S: Final = 5.0
 STATUS_EVERY_S: Final = 3.0
-#: The broker's port variables (read by ``deploy/kafka/start``) and their defaults.
-BROKER_PORTS: Final = {"CTXSTREAM_KAFKA_PORT": "9092", "CTXSTREAM_KAFKA_CONTROLLER_PORT": "9093"}
-#: Bytes of a service's log (``<data>/logs/<service>.log``) before it moves to ``<service>.log.1``.
-LOG_MAX_BYTES: Final = 64 * 1024**2
-LOG_DRAIN_S: Final = 5.0  # a stopped service's pipe is read to its end for at most this long
-_COPY_CHUNK: Final = 64 * 1024
 #: Loggers whose lines would break into the command's own output.
 QUIET_LOGGERS: Final = {"aiokafka": logging.CRITICAL, "streams": logging.WARNING}
 
 T = TypeVar("T")
-
-
-class ServiceStartError(CtxstreamError):
-    """A service of the deployment did not start; what had started is stopped."""
-
-    def __init__(self, *, service: str, reason: str) -> None:
-        super().__init__(f"{service} did not start: {reason}")
-        self.service, self.reason = service, reason
-
-
-class ServiceExitedError(CtxstreamError):
-    """A process of the running deployment exited by itself."""
-
-    def __init__(self, *, service: str, status: int, log: Path) -> None:
-        super().__init__(f"{service} exited with status {status} ({_last_line(log)}; log: {log})")
-        self.service, self.status, self.log = service, status, log
 
 
 class _Stopped(Exception):
@@ -135,21 +89,14 @@ class UpConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class _Child:
-    name: str
-    process: asyncio.subprocess.Process
-    log: Path
-
-
-@dataclass(frozen=True, slots=True)
 class _Running:
     """The started deployment: its settings and the processes to watch."""
 
     settings: ProjectorSettings
-    children: tuple[_Child, ...]
+    children: tuple[Child, ...]
 
 
-def add_up_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_up_command(commands: Subcommands) -> None:
     """Add ``up`` to the ``ctxstream`` command's subcommands."""
     up = commands.add_parser(
         "up",
@@ -179,8 +126,7 @@ def add_up_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _up(args: argparse.Namespace) -> int:
-    for name, level in QUIET_LOGGERS.items():
-        logging.getLogger(name).setLevel(max(level, logging.getLogger().level))
+    quiet_loggers(QUIET_LOGGERS)
     config = UpConfig(data=args.data, http_port=args.http_port, postgres=args.postgres)
     try:
         return asyncio.run(run_up(config, sys.stdout))
@@ -206,13 +152,13 @@ async def run_up(config: UpConfig, out: TextIO) -> int:
             except _Stopped:
                 pass
             except CtxstreamError as exc:
-                _fail(str(exc))
+                fail("up", str(exc))
                 return 1
             except Exception as exc:  # noqa: BLE001 - a bug: one line here, the rest in a file
                 log = config.data / "logs" / "up-error.log"
                 with contextlib.suppress(OSError):
                     log.write_text(traceback.format_exc(), encoding="utf-8")
-                _fail(f"unexpected {type(exc).__name__}: {exc} (traceback: {log})")
+                fail("up", f"unexpected {type(exc).__name__}: {exc} (traceback: {log})")
                 return 1
             finally:
                 _say(out, "stopping ...")
@@ -237,18 +183,18 @@ async def _start(
         raise ServiceStartError(service="settings", reason=str(exc)) from exc
 
     kafka_env = {"CTXSTREAM_KAFKA_DATA": str(data / "kafka"), "CTXSTREAM_PYTHON": sys.executable}
-    _check_broker_ports(data / "kafka")
+    check_broker_ports(data / "kafka")
     _say(out, "starting kafka ...")
-    stack.push_async_callback(_stop_script, "kafka/stop", kafka_env, logs)
-    bootstrap = await _unless(stop, _start_script("kafka", kafka_env, logs, BROKER_START_S))
+    stack.push_async_callback(stop_script, "kafka/stop", kafka_env, logs)
+    bootstrap = await _unless(stop, start_script("kafka", kafka_env, logs, BROKER_START_S))
     settings = base.model_copy(update={"kafka_bootstrap": bootstrap, "engine": "native"})
 
     dsn = None
     if config.postgres:
         postgres_env = {"CTXSTREAM_POSTGRES_DIR": str(data / "postgres")}
         _say(out, "starting postgres ...")
-        stack.push_async_callback(_stop_script, "postgres/stop", postgres_env, logs)
-        dsn = await _unless(stop, _start_script("postgres", postgres_env, logs, POSTGRES_START_S))
+        stack.push_async_callback(stop_script, "postgres/stop", postgres_env, logs)
+        dsn = await _unless(stop, start_script("postgres", postgres_env, logs, POSTGRES_START_S))
 
     _say(out, "creating topics ...")
     try:
@@ -256,7 +202,7 @@ async def _start(
     except (KafkaError, TopicError) as exc:
         raise ServiceStartError(service="topics", reason=str(exc) or type(exc).__name__) from exc
 
-    query_port = settings.query_port or _free_port()
+    query_port = settings.query_port or free_port()
     # Off unless asked for: the default port (6066) may be another deployment's.
     metrics_port = base.metrics_port if "CTXSTREAM_METRICS_PORT" in os.environ else 0
     common = {"CTXSTREAM_KAFKA_BOOTSTRAP": bootstrap}
@@ -268,21 +214,21 @@ async def _start(
         "CTXSTREAM_QUERY_PORT": str(query_port),
         "CTXSTREAM_METRICS_PORT": str(metrics_port),
     }
-    stale = await _unless(stop, _stale_workers(settings))
+    stale = await _unless(stop, stale_workers(settings))
     _say(out, "starting the projector ...")
-    projector = await _spawn("projector", PROJECTOR, projector_env, logs, stack)
-    await _unless(stop, _claimed(settings, f"{HOST}:{query_port}", stale, projector))
+    projector = await spawn("projector", PROJECTOR, projector_env, logs, stack)
+    await _unless(stop, claimed(settings, f"{HOST}:{query_port}", stale, projector))
 
     _say(out, "starting the summarizer ...")
-    summarizer = await _spawn("summarizer", SUMMARIZER, common, logs, stack)
+    summarizer = await spawn("summarizer", SUMMARIZER, common, logs, stack)
 
     http_port = config.http_port if config.http_port is not None else serve.http_port
     _say(out, "starting the HTTP API ...")
-    _check_free(http_port)
+    check_free(http_port)
     serve_env = {**common, "CTXSTREAM_HTTP_BIND": HOST, "CTXSTREAM_HTTP_PORT": str(http_port)}
-    server = await _spawn("http-api", ["ctxstream", "serve"], serve_env, logs, stack)
+    server = await spawn("http-api", ["ctxstream", "serve"], serve_env, logs, stack)
     url = f"http://{HOST}:{http_port}"
-    await _unless(stop, _answering(url, server))
+    await _unless(stop, answering(url, server))
 
     prefix = settings.topic_prefix
     roles = ",".join(TOPIC_ROLES)
@@ -372,292 +318,6 @@ async def _unless(stop: asyncio.Event, step: Awaitable[T]) -> T:
     return task.result()
 
 
-async def _start_script(service: str, env: Mapping[str, str], logs: Path, timeout_s: float) -> str:
-    """``deploy/<service>/start``; the last line it printed (an address).
-
-    Raises:
-        ServiceStartError: The script failed; the reason is its last line on stderr.
-    """
-    status, stdout = await _run_script(f"{service}/start", env, logs, timeout_s)
-    printed = stdout.strip().splitlines()
-    if status != 0 or not printed:
-        log = logs / f"{service}-start.log"
-        raise ServiceStartError(service=service, reason=f"{_last_line(log)} (log: {log})")
-    return printed[-1]
-
-
-async def _run_script(
-    script: str, env: Mapping[str, str], logs: Path, timeout_s: float
-) -> tuple[int, str]:
-    """Run ``deploy/<script>`` (stderr to ``<logs>/<name>.log``); its status and stdout.
-
-    Out of time or cancelled, the script is terminated and waited for (status
-    124 when out of time).
-    """
-    log = logs / f"{script.replace('/', '-')}.log"
-    with log.open("ab") as stderr:
-        process = await asyncio.create_subprocess_exec(
-            str(DEPLOY / script),
-            env={**os.environ, **env},
-            stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
-            start_new_session=True,  # a terminal's Ctrl-C does not cut it short
-        )
-    try:
-        stdout, _ = await asyncio.wait_for(process.communicate(), timeout_s)
-    except TimeoutError:
-        return 124, ""
-    finally:
-        if process.returncode is None:
-            process.terminate()
-            await process.wait()
-    return process.returncode or 0, stdout.decode(errors="replace")
-
-
-async def _stop_script(script: str, env: Mapping[str, str], logs: Path) -> None:
-    """``deploy/<script>``; a failure is one line on stderr (the rest still stops)."""
-    status, _ = await _run_script(script, env, logs, SCRIPT_STOP_S)
-    if status != 0:
-        log = logs / f"{script.replace('/', '-')}.log"
-        _fail(f"{script} failed with status {status}: {_last_line(log)} (log: {log})")
-
-
-async def _spawn(
-    name: str,
-    module: list[str],
-    env: Mapping[str, str],
-    logs: Path,
-    stack: contextlib.AsyncExitStack,
-) -> _Child:
-    """``python -m <module...>`` with the caller's environment and `env` over it."""
-    log = logs / f"{name}.log"
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        *module,
-        env={**os.environ, **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,  # stopped by `up`, after the services that use it
-    )
-    assert process.stdout is not None  # noqa: S101 - asked for with PIPE just above
-    copying = asyncio.create_task(copy_capped(process.stdout, log, LOG_MAX_BYTES))
-    stack.push_async_callback(_copied, copying)  # after the stop below: the rest of its output
-    stack.push_async_callback(stop_worker, process)
-    logger.debug("started service=%s pid=%d", name, process.pid)
-    return _Child(name, process, log)
-
-
-async def copy_capped(output: asyncio.StreamReader, log: Path, max_bytes: int) -> None:
-    """Append `output` to `log` until it ends, keeping at most about 2 x `max_bytes` on disk.
-
-    A chunk that would take `log` past `max_bytes` first moves it to
-    ``<log>.1`` (replacing the one before) and starts `log` anew: the newest
-    output is always kept, and a flood of lines (a worker's warnings) cannot
-    fill the disk. ``up`` does the copying, rather than each service rotating
-    its own file, so everything a service writes is capped alike: its log
-    records, a traceback, a library's own print.
-    """
-    older = log.with_name(f"{log.name}.1")
-    sink = log.open("ab")
-    try:
-        size = sink.tell()
-        while chunk := await output.read(_COPY_CHUNK):
-            if size and size + len(chunk) > max_bytes:
-                sink.close()
-                os.replace(log, older)  # a rename: nothing to wait for
-                sink = log.open("ab")
-                size = 0
-            sink.write(chunk)
-            sink.flush()
-            size += len(chunk)
-    finally:
-        sink.close()
-
-
-async def _copied(copying: asyncio.Task[None]) -> None:
-    """Wait for a stopped service's last output to reach its log (a bounded wait)."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(copying, LOG_DRAIN_S)
-
-
-async def _stale_workers(settings: ProjectorSettings) -> frozenset[str]:
-    """The worker ids of the claims on `partition-owners` before this run's projector starts.
-
-    A previous run's projector left its claims there, at the same address when
-    ``CTXSTREAM_QUERY_PORT`` is fixed: none of them may count as this run's.
-    """
-    owners = PartitionOwners(settings)
-    try:
-        await owners.refresh()
-        return frozenset(
-            claim.worker_id
-            for p in range(settings.events_partitions)
-            if (claim := owners.owner(p)) is not None
-        )
-    except KafkaError as exc:
-        reason = str(exc) or type(exc).__name__
-        raise ServiceStartError(service="projector", reason=f"claims unreadable: {reason}") from exc
-    finally:
-        await owners.close()
-
-
-def claims_ready(
-    claims: Sequence[PartitionClaim | None], address: str, stale: frozenset[str]
-) -> bool:
-    """Whether one projector of this run, reachable at `address`, has claimed every partition.
-
-    Every claim must name `address` and one worker id, and that id must not be
-    among the `stale` ones (the claims read before this run's projector
-    started): worker ids are unique per engine run, so such a claim is this
-    run's.
-    """
-    workers = {claim.worker_id for claim in claims if claim is not None}
-    return (
-        all(claim is not None and claim.address == address for claim in claims)
-        and len(workers) == 1
-        and workers.isdisjoint(stale)
-    )
-
-
-async def _claimed(
-    settings: ProjectorSettings, address: str, stale: frozenset[str], projector: _Child
-) -> None:
-    """Wait until this run's projector owns every `events` partition and answers a read.
-
-    Raises:
-        ServiceStartError: The projector exited, or was not ready in time.
-    """
-    owners = PartitionOwners(settings)
-    reads = ContextReads(settings)
-
-    async def claimed() -> bool:
-        await owners.refresh()
-        claims = [owners.owner(p) for p in range(settings.events_partitions)]
-        return claims_ready(claims, address, stale)
-
-    async def answering() -> bool:
-        try:
-            await reads.context(
-                PROBE_SESSION,
-                agent=None,
-                branch=None,
-                include_contents="none",
-                min_offset=None,
-                timeout_s=PROBE_READ_S,
-            )
-        except LookupError:
-            pass  # a session with no records, said so: the read plane answered
-        except ContextReadError:
-            return False
-        return True
-
-    try:
-        await _ready("projector", claimed, projector, CLAIMED_S)
-        await _ready("projector", answering, projector, SERVING_S)
-    finally:
-        await owners.close()
-        await reads.close()
-
-
-async def _answering(url: str, server: _Child) -> None:
-    """Wait until the server's OpenAPI document answers.
-
-    Raises:
-        ServiceStartError: The server exited, or did not answer in time.
-    """
-    async with aiohttp.ClientSession() as http:
-
-        async def answers() -> bool:
-            try:
-                async with http.get(f"{url}/openapi.json") as response:
-                    return response.status == 200
-            except aiohttp.ClientError:
-                return False
-
-        await _ready("the HTTP API", answers, server, SERVING_S)
-
-
-async def _ready(
-    service: str, check: Callable[[], Awaitable[bool]], child: _Child, timeout_s: float
-) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        if child.process.returncode is not None:
-            reason = f"exited with status {child.process.returncode}: {_last_line(child.log)}"
-            raise ServiceStartError(service=service, reason=f"{reason} (log: {child.log})")
-        try:
-            if await check():
-                return
-        except KafkaError:
-            pass  # the broker is still settling: the deadline bounds it
-        if time.monotonic() > deadline:
-            raise ServiceStartError(
-                service=service, reason=f"not ready within {timeout_s:.0f} s (log: {child.log})"
-            )
-        await asyncio.sleep(READY_POLL_S)
-
-
-def _check_free(port: int) -> None:
-    """Raise :class:`ServiceStartError` unless `port` can be bound on 127.0.0.1 now."""
-    if is_taken(port):
-        reason = port_taken(port, "--http-port <another port> (or CTXSTREAM_HTTP_PORT)")
-        raise ServiceStartError(service="the HTTP API", reason=reason)
-
-
-def _check_broker_ports(kafka_data: Path) -> None:
-    """Refuse a broker port another process holds, naming it and the variable that moves it.
-
-    The broker of `kafka_data` itself (left running by a run that did not
-    stop it) may hold them: ``deploy/kafka/start`` then only prints its address.
-
-    Raises:
-        ServiceStartError: A port is taken by another process.
-    """
-    ours = _pid_in(kafka_data / "kafka.pid")
-    for variable, default in BROKER_PORTS.items():
-        text = os.environ.get(variable, default)
-        if not text.isdigit() or not 0 < int(text) < 65_536:
-            continue  # deploy/kafka/start refuses it, naming the variable
-        port = int(text)
-        if not is_taken(port):
-            continue
-        held = holder(socket_inodes(port))
-        if ours is not None and held is not None and held[0] == ours:
-            continue
-        reason = port_taken(port, f"{variable}=<another port>")
-        raise ServiceStartError(service="kafka", reason=reason)
-
-
-def _pid_in(pid_file: Path) -> int | None:
-    try:
-        text = pid_file.read_text().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _last_line(log: Path) -> str:
-    """The last non-empty line of `log`, bounded; a placeholder when there is none."""
-    try:
-        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        lines = []
-    return shown(lines[-1], 300) if lines else "no output"
-
-
 def _say(out: TextIO, text: str) -> None:
     out.write(text + "\n")
     out.flush()
-
-
-def _fail(message: str) -> None:
-    sys.stderr.write(f"ctxstream up: {shown(message, 1_000)}\n")
-    sys.stderr.flush()

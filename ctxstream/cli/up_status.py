@@ -12,8 +12,7 @@ whoever wrote it:
 * compactions: the summaries those snapshots applied, each counted once
   (``(session, summary event id)`` of every boundary seen).
 
-The line is sampled every few seconds and printed when it changed, and
-once a minute otherwise (:class:`StatusCadence`).
+More in ``ctxstream/cli/README.md`` (up_status.py).
 """
 
 from __future__ import annotations

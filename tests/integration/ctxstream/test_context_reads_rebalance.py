@@ -50,7 +50,7 @@ def _one_session_per_partition(partitions: int) -> dict[int, SessionKey]:
 async def test_a_read_sent_to_the_old_owner_is_answered_by_the_new_one(
     kafka_bootstrap: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="ctxstream.context_reads")
+    caplog.set_level(logging.INFO, logger="ctxstream.reads")
     first_port, second_port = free_ports(2)
     base = projector_settings(kafka_bootstrap, unique_topic("reads-rebalance"))
     await create_deployment_topics(base)

@@ -29,7 +29,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from ctxstream.client import event_record
+from ctxstream.appends.event_records import event_record
 from schemas.json_bounds import INT64_MAX
 from schemas.kafka.partitioning import session_partition
 from streams.projector_settings import ProjectorSettings

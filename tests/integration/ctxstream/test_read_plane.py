@@ -24,7 +24,7 @@ from aiokafka import AIOKafkaProducer
 from yarl import URL
 
 from ctxstream import Client, ContextReadError, ReadTimeoutError, SessionNotFoundError, SyncClient
-from ctxstream.client import event_record
+from ctxstream.appends.event_records import event_record
 from schemas.codec import encode
 from schemas.kafka.partitioning import session_partition
 from schemas.keys import SessionKey

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxstream.append_results import (
+from ctxstream.appends.results import (
     AppendResult,
     CheckedRecord,
     lookup_digests,

@@ -7,23 +7,8 @@ import pytest
 from ctxstream.bench.figures import (
     bench_key,
     compaction_figures,
-    percentile,
     workload_rounds,
 )
-
-
-def test_percentile_is_the_nearest_rank() -> None:
-    values = [float(v) for v in range(100, 0, -1)]
-    assert (percentile(values, 0.5), percentile(values, 0.99), percentile(values, 1.0)) == (
-        50.0,
-        99.0,
-        100.0,
-    )
-    assert percentile([7.0], 0.01) == 7.0
-    with pytest.raises(ValueError, match="need values"):
-        percentile([], 0.5)
-    with pytest.raises(ValueError, match="need values"):
-        percentile([1.0], 0.0)
 
 
 def test_figures_come_from_trigger_and_applied_times() -> None:

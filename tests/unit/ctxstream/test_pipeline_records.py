@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxstream.client import event_record
+from ctxstream.appends.event_records import event_record
+from ctxstream.appends.fork_record import fork_record
 from ctxstream.errors import InvalidEventError
-from ctxstream.fork_request import fork_record
 from projections.compaction.summary_request import refusal_event, with_summary_request_id
 from schemas.event import event_to_json
 from tests.support.events import summary_event, text_event

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxstream.client import event_record
+from ctxstream.appends.event_records import event_record
+from ctxstream.appends.rewind_record import rewind_record
 from ctxstream.errors import InvalidArgumentError
-from ctxstream.rewind_request import rewind_event
 from projections.fold.rewind import drop_rewound
 from schemas.codec import decode_envelope
 from schemas.event import MAX_ID_CHARS, Event
@@ -14,7 +14,7 @@ from tests.support.events import ids, text_event
 
 
 def _rewind(target: object) -> dict[str, object]:
-    return rewind_event(target, event_id="r1", invocation_id="e-1", timestamp=130.0)
+    return rewind_record(target, event_id="r1", invocation_id="e-1", timestamp=130.0)
 
 
 def test_the_rewind_is_adks_event_and_the_pipeline_accepts_it() -> None:
@@ -48,7 +48,7 @@ def test_a_bad_invocation_id_is_refused_naming_it(target: object, named: str) ->
 
 
 def test_the_state_delta_is_carried_as_given() -> None:
-    event = rewind_event(
+    event = rewind_record(
         "inv2", event_id="r1", invocation_id="e-1", timestamp=130.0, state_delta={"a": 1, "b": None}
     )
     assert event["actions"] == {

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ctxstream.client import event_record, event_records
+from ctxstream.appends.event_records import event_record, event_records
 from ctxstream.errors import InvalidEventError
 from schemas.codec import decode_envelope
 from schemas.event import Content, Event, Part

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ctxstream.cli.up import copy_capped
+from ctxstream.cli.up_services import copy_capped
 
 CAP = 64 * 1024
 LINES = 20_000  # about 1.2 MB of output: many times the cap

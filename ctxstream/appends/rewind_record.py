@@ -1,21 +1,14 @@
 """The rewind event a session appends to annul an invocation and what follows it. Pure.
 
-ADK's ``Runner.rewind_async`` appends one event (reference §10): author
-``"user"``, a fresh invocation id ``e-<uuid>``, and
-``actions.rewindBeforeInvocationId`` naming the invocation. From then on every
-reader of the session drops that invocation's first event and everything up to
-the rewind (:func:`projections.fold.rewind.drop_rewound`); a rewind to an invocation
-the session does not hold drops only itself. Its ``stateDelta`` restores the
-session's own keys to what they were before the invocation
-(:func:`projections.fold.state.rewind_state_delta`, computed by the worker that
-owns the session).
-
-The id, invocation id and timestamp are the caller's choice (the client's
-clock and uuids), so a test pins them.
+ADK's ``Runner.rewind_async`` appends one event (reference §10): author ``"user"``, a
+fresh invocation id ``e-<uuid>``, ``actions.rewindBeforeInvocationId`` naming the
+invocation, and a ``stateDelta`` restoring the session's own keys
+(:func:`projections.fold.state.rewind_state_delta`, computed by the session's owner).
+Ids and timestamp are the caller's (the client's clock and uuids), so a test pins them.
 
 Example::
 
-    rewind_event("inv2", event_id="9f...", invocation_id="e-41...", timestamp=1733130010.0)
+    rewind_record("inv2", event_id="9f...", invocation_id="e-41...", timestamp=1733130010.0)
     -> {"id": "9f...", "invocationId": "e-41...", "author": "user",
         "timestamp": 1733130010.0,
         "actions": {"rewindBeforeInvocationId": "inv2", "stateDelta": {}}}
@@ -51,7 +44,7 @@ def checked_invocation_id(before_invocation_id: object) -> str:
     return before_invocation_id
 
 
-def rewind_event(
+def rewind_record(
     before_invocation_id: object,
     *,
     event_id: str,

@@ -2,7 +2,7 @@
 
 The idempotency key of an event is ``<session key>/<event id>``. Before an
 append writes, the client asks the session's owner which of its events are
-stored already, equal (:meth:`ctxstream.context_reads.ContextReads.stored_offsets`,
+stored already, equal (:meth:`ctxstream.reads.ContextReads.stored_offsets`,
 by :func:`schemas.event_digest.event_digest`): those are not written again,
 and their answer is the stored record's offset with ``duplicate`` true.
 Only events whose id the caller gave are asked about, and only ids that

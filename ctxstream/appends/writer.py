@@ -1,0 +1,108 @@
+"""The client's producer: checked records sent to `events`, stored duplicates left out.
+
+The one module of :mod:`ctxstream.appends` with I/O. The records are checked
+on a thread of their own (:func:`~ctxstream.appends.event_records.checked_records`),
+the session's owner is asked which are stored already
+(:meth:`ctxstream.reads.ContextReads.stored_offsets`), and the rest are sent on an
+idempotent producer with ``acks=all``, keyed by the session: Kafka's default
+partitioner, as the projector's :func:`schemas.kafka.partitioning.session_partition`,
+so a session's events keep their order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaConnectionError
+
+from ctxstream.appends.event_records import EventInput, checked_records
+from ctxstream.appends.results import AppendResult, lookup_digests, merged, unstored
+from ctxstream.broker_calls import unreachable
+from ctxstream.reads import ContextReads
+from schemas.kafka.settings import KafkaSettings
+from schemas.keys import Offset
+
+
+class EventWriter:
+    """Sends a session's checked events to the deployment's `events` topic; one producer."""
+
+    def __init__(self, settings: KafkaSettings, reads: ContextReads, producer_id: str) -> None:
+        """A writer to the deployment `settings` name, looking duplicates up with `reads`."""
+        self._settings = settings
+        self._reads = reads
+        self._producer_id = producer_id
+        self.topic = settings.topic("events")
+        self._producer: AIOKafkaProducer | None = None
+
+    async def start(self) -> None:
+        """Connect the producer.
+
+        Raises:
+            BrokerUnavailableError: No broker at the bootstrap address accepted a connection.
+        """
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self._settings.kafka_bootstrap,
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=5,
+        )
+        try:
+            await producer.start()
+        except BaseException as exc:
+            await producer.stop()  # a failed start leaves its client open
+            if isinstance(exc, KafkaConnectionError):
+                raise unreachable(self._settings.kafka_bootstrap) from exc
+            raise
+        self._producer = producer
+
+    async def stop(self) -> None:
+        """Send what is buffered and close the producer."""
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.stop()
+
+    async def write(
+        self,
+        session_key: str,
+        events: Sequence[EventInput],
+        *,
+        pipeline: bool,
+        lookup: bool = True,
+    ) -> list[AppendResult]:
+        """Check `events`, leave out those stored already (with `lookup`), send the rest.
+
+        Raises:
+            InvalidEventError: An event or the key is refused; the message names its index.
+            RuntimeError: The writer is not started.
+        """
+        producer = self._started()
+        timeout_s = self._settings.duplicate_lookup_timeout_s
+        lookup = lookup and not pipeline and timeout_s > 0
+        records = await asyncio.to_thread(
+            checked_records,
+            session_key,
+            events,
+            producer_id=self._producer_id,
+            pipeline=pipeline,
+            digest=lookup,
+        )
+        digests = lookup_digests(records)
+        stored = (
+            await self._reads.stored_offsets(session_key, digests, timeout_s=timeout_s)
+            if digests
+            else {}
+        )
+        deliveries = [
+            await producer.send(self.topic, key=record.key, value=record.value)
+            for record in unstored(records, stored)
+        ]
+        written = [await delivery for delivery in deliveries]
+        self._reads.note_written((record.partition, record.offset) for record in written)
+        return merged(records, stored, [Offset(record.offset) for record in written])
+
+    def _started(self) -> AIOKafkaProducer:
+        if self._producer is None:
+            raise RuntimeError("the client is not started: use 'async with' or start()")
+        return self._producer
