@@ -820,3 +820,15 @@ def test_a_decided_request_drops_the_memo_the_fold_held() -> None:
     assert folded.request is not None
     assert folded.request.event_ids == ("u2", "a2", "c2", "r2")
     assert folded.projection.gate_memo is None
+
+
+def test_a_request_names_the_window_from_the_sessions_first_live_event() -> None:
+    log = _log(_invocations(3))
+    before = project(SESSION, log[:4])
+    window = select_post_invocation_window(live_events(before), SLIDING)
+    assert window is not None
+    request = compaction_request(before, window, decided_at_offset=Offset(40))
+    assert request is not None
+    assert request.event_offsets == (0, 10, 20, 30)
+    assert request.event_ids == ("u1", "a1", "u2", "a2")
+    assert request.decided_at_offset == 40
