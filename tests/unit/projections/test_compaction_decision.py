@@ -814,3 +814,99 @@ def test_a_decided_request_drops_the_memo_the_fold_held() -> None:
     assert folded.request is not None
     assert folded.request.event_ids == ("u2", "a2", "c2", "r2")
     assert folded.projection.gate_memo is None
+
+
+def test_a_request_names_the_window_from_the_sessions_first_live_event() -> None:
+    log = _log(_invocations(3))
+    before = project(SESSION, log[:4])
+    window = select_post_invocation_window(live_events(before), SLIDING)
+    assert window is not None
+    request = compaction_request(before, window, decided_at_offset=Offset(40))
+    assert request is not None
+    assert request.event_offsets == (0, 10, 20, 30)
+    assert request.event_ids == ("u1", "a1", "u2", "a2")
+    assert request.decided_at_offset == 40
+
+
+#: Token trigger alone: 600 tokens, two events kept.
+TOKEN_600 = CompactionConfig(token_threshold=600, event_retention_size=2)
+
+
+def _two_summaries_then(*tail: Event) -> list[LoggedEvent]:
+    """inv1, a long summary S1 of it, inv2, a short summary S2 of it, then `tail`.
+
+    Neither summary holds the other, so both are shown: S1's 4,000 characters
+    (1,000 estimated tokens) count in the request although the tail a
+    decision reads starts at S2. No event records a prompt-token count.
+    """
+    events = [
+        text_event("u1", "inv1", 100.0, "q1"),
+        text_event("v1", "inv1", 101.0, "r1"),
+        summary_event("s1", 100.0, 101.0, 102.0, "S" * 4000),
+        text_event("u2", "inv2", 103.0, "q2"),
+        text_event("v2", "inv2", 104.0, "r2"),
+        summary_event("s2", 103.0, 104.0, 105.0, "sum"),
+        *tail,
+    ]
+    return _log(events)
+
+
+def _token_windows(log: list[LoggedEvent], *, use_memo: bool) -> list[tuple[str, ...]]:
+    _, requests = replay_decisions(SESSION, log, TOKEN_600, use_memo=use_memo)
+    return [request.event_ids for request in requests if request.trigger == "token_threshold"]
+
+
+def test_the_post_invocation_estimate_counts_a_summary_before_the_newest_one() -> None:
+    # ADK estimates from the whole request: S1 + S2 + inv3 is over 1,000 tokens. Candidates
+    # after S2 (u3, v3, w3) keep two, so the window is S2's seed and u3.
+    log = _two_summaries_then(
+        text_event("u3", "inv3", 106.0, "q" * 400),
+        text_event("v3", "inv3", 107.0, "r3"),
+        text_event("w3", "inv3", 108.0, "s3"),
+        text_event("u4", "inv4", 109.0, "q4"),  # completes inv3
+    )
+    assert _token_windows(log, use_memo=False) == [("u3",)]
+    assert _token_windows(log, use_memo=True) == [("u3",)]
+
+
+def test_a_branch_check_estimate_counts_a_summary_before_the_newest_one() -> None:
+    # The check before the agent's next model call on branch "b": the view serves no
+    # branch, so the estimate is built for the check's own request, from every live event.
+    log = _two_summaries_then(
+        text_event("u3", "inv3", 106.0, "q" * 400),
+        call_event("c3", "inv3", 107.0, "k3", branch="b"),
+        response_event("r3", "inv3", 108.0, "k3", branch="b"),
+    )
+    assert _token_windows(log, use_memo=False) == [("u3",)]
+    assert _token_windows(log, use_memo=True) == [("u3",)]
+
+
+def test_a_post_invocation_estimate_for_another_agent_than_the_views_counts_all() -> None:
+    # The agent replies, so the view serves "agent" and not the hook's request (no agent):
+    # the estimate is built from every live event, S1 included.
+    log = _two_summaries_then(
+        text_event("u3", "inv3", 106.0, "q" * 400),
+        text_event("v3", "inv3", 107.0, "r3", author="agent"),
+        text_event("w3", "inv3", 108.0, "s3", author="agent"),
+        text_event("u4", "inv4", 109.0, "q4"),  # completes inv3
+    )
+    assert _token_windows(log, use_memo=False) == [("u3",)]
+    assert _token_windows(log, use_memo=True) == [("u3",)]
+
+
+def test_a_branch_check_estimate_leaves_out_a_sibling_branchs_events() -> None:
+    # The check before the agent's next model call on branch "b" estimates the request of
+    # branch "b": the 4,000 characters another agent wrote on branch "c" are not in it
+    # (about 110 tokens, under 600), though the view, which serves no branch, shows them.
+    log = _log(
+        [
+            text_event("u3", "inv3", 100.0, "q" * 400),
+            text_event("x3", "inv3", 101.0, "x" * 4000, author="other", branch="c"),
+            call_event("c3", "inv3", 102.0, "k3", branch="b"),
+            response_event("r3", "inv3", 103.0, "k3", branch="b"),
+        ]
+    )
+    before_response = project(SESSION, log[:3])
+    assert before_response.view.request.current_branch is None
+    assert _token_windows(log, use_memo=False) == []
+    assert _token_windows(log, use_memo=True) == []

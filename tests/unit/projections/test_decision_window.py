@@ -12,19 +12,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, overload
 
 from hypothesis import event as note
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyrsistent import pvector
+from pyrsistent.typing import PVector
 
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision import step
 from projections.compaction.decision_window import decision_start
 from projections.compaction.live_order import call_ids_named, live_order
 from projections.fold.projection import SessionProjection, project
+from projections.retention.retained_vector import RetainedVector
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
+from schemas.logged_event import LoggedEvent
 from tests.support.events import (
     SESSION,
     bare_event,
@@ -391,3 +395,56 @@ def test_the_tail_decides_exactly_as_the_whole_live_list(
     tail, plain, tails = _ordered_lockstep(events, config, data.draw, break_order)
     note(f"tail used: {tails > 0}")
     assert replace(tail, gate_memo=None) == plain
+
+
+# -- the cost of finding the tail ---------------------------------------------------------
+
+
+class _CountedLive(RetainedVector[LoggedEvent]):
+    """A live list that counts its positions read and refuses to read on without end."""
+
+    __slots__ = ("reads",)
+
+    def __init__(self, records: list[LoggedEvent]) -> None:
+        super().__init__(pvector(records))
+        self.reads = 0
+
+    @overload
+    def __getitem__(self, index: int) -> LoggedEvent: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> PVector[LoggedEvent]: ...
+
+    def __getitem__(self, index: int | slice) -> LoggedEvent | PVector[LoggedEvent]:
+        self.reads += 1
+        if self.reads > _READ_LIMIT:
+            raise AssertionError(f"more than {_READ_LIMIT} positions read")
+        return super().__getitem__(index)
+
+
+_READ_LIMIT = 40
+
+
+def _long_session() -> list[Event]:
+    """inv0..inv14 of two events (100..129), a summary over them at 130, inv15 (131, 132)."""
+    events = [text_event(f"e{i}", f"inv{i // 2}", 100.0 + i) for i in range(30)]
+    events.append(summary_event("s1", 100.0, 129.0, 130.0))
+    events += [text_event("f1", "inv15", 131.0), text_event("f2", "inv15", 132.0)]
+    return events
+
+
+def test_the_first_new_event_is_found_in_logarithmic_reads() -> None:
+    # A binary search over 33 positions reads 6 of them; the rest of the walk a few more.
+    events = _long_session()
+    live = _CountedLive(logged(events, list(range(len(events)))))
+    assert decision_start(live, live_order(events), 0) == 30  # the newest summary
+    assert live.reads <= 12
+
+
+def test_a_summary_newer_than_every_event_is_the_whole_tail() -> None:
+    # The summary's end (140) is past every timestamp: no position is newer, so the search
+    # ends at the list's end and the tail falls back to the newest summary, then to 0.
+    events = [text_event(f"e{i}", f"inv{i // 2}", 100.0 + i) for i in range(6)]
+    events.append(summary_event("s1", 100.0, 140.0, 106.5))
+    live = _CountedLive(logged(events, list(range(len(events)))))
+    assert decision_start(live, live_order(events), 0) == 0

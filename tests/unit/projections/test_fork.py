@@ -11,12 +11,16 @@ source's.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision import step
+from projections.compaction.gate_memo import GateBound, GateMemo
+from projections.compaction.in_flight import InFlightRequest
 from projections.compaction.summary_request import refusal_event
 from projections.contents.assembly import ContentsRequest
 from projections.contents.snapshot import to_snapshot
@@ -36,7 +40,14 @@ from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
 from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
-from tests.support.events import SESSION, envelope, exchange, logged, summary_event
+from tests.support.events import (
+    SESSION,
+    envelope,
+    exchange,
+    logged,
+    request_for,
+    summary_event,
+)
 from tests.support.next_agent_oracle import expected_view_request
 from tests.support.ordered import compaction_configs
 from tests.support.strategies import sessions
@@ -301,3 +312,32 @@ def test_an_event_with_content_is_no_fork_record() -> None:
         "customMetadata": {"ctxstream": {"fork_of": {"session_key": SESSION, "offset": 1}}},
     }
     assert fork_source(envelope(FORK, event)) is None
+
+
+def test_a_fork_record_without_its_inheritance_names_what_is_missing() -> None:
+    with pytest.raises(NeedsHistory) as raised:
+        apply(SessionProjection(FORK), _fork_record(0))
+    assert raised.value.what == "the records a fork inherits"
+
+
+def test_a_fork_record_after_one_own_record_at_offset_zero_inherits_nothing() -> None:
+    own = logged(exchange(1, 100.0)[:1], [0], key=FORK)
+    projection = apply(SessionProjection(FORK), own[0])
+    assert projection.last_offset == 0
+    after = apply(projection, _fork_record(1))
+    assert (after.last_offset, after.forked_at) == (1, None)
+    assert after.log == projection.log
+
+
+def test_a_fork_record_drops_the_sources_wait_and_gate_memo() -> None:
+    source = logged(exchange(1, 100.0), [40, 41])
+    projection = inheriting(SessionProjection(FORK))
+    for record in inherited(source):
+        projection = apply(projection, record)
+    waiting = replace(
+        projection,
+        in_flight=InFlightRequest.of(request_for(source)),
+        gate_memo=GateMemo(GateBound(200.0, 25), None, None),
+    )
+    forked = apply(waiting, _fork_record(0, at=41))
+    assert (forked.in_flight, forked.gate_memo, forked.forked_at) == (None, None, 0)

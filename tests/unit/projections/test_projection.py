@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from projections.compaction.config import CompactionConfig
 from projections.compaction.size_gate import event_json_size
 from projections.compaction.summary_request import refusal_event, with_summary_request_id
 from projections.contents.assembly import ContentsRequest, build_contents
@@ -25,6 +26,8 @@ from projections.fold.projection import (
 )
 from projections.fold.rebuild import rebuild_contents
 from projections.fold.token_usage import MAX_TOKEN_TOTAL, TokenTally, add_reported
+from projections.retention.log_retention import retained
+from projections.retention.retained_vector import NeedsHistory
 from schemas.codec import decode_projection_snapshot, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.errors import SessionMismatchError
@@ -601,3 +604,47 @@ def test_a_rewind_to_an_unknown_invocation_still_adds_its_reported_tokens() -> N
     projection = project(SESSION, _log(first, rewind))
     assert [event.id for event in live_events(projection)] == ["e1"]
     assert projection.tokens.total_prompt_tokens == 450
+
+
+def test_a_call_that_earlier_progress_named_is_placed_from_the_whole_live_list() -> None:
+    # One agent throughout: progress on "root.tool@k1" awaits call k1; the call then
+    # arrives for the same view, which places it again from every live record.
+    request = ContentsRequest(agent_name="agent")
+    log = _log(
+        text_event("q", "i1", 100.0, "question"),
+        text_event("p1", "i1", 101.0, "progress", author="agent", branch="root.tool@k1"),
+        call_event("c1", "i1", 102.0, "k1"),
+        response_event("r1", "i1", 103.0, "k1"),
+    )
+    projection = project(SESSION, log, start=empty_projection(SESSION, request))
+    assert projection.view.request == request
+    assert _json(context_contents(projection)) == _json(rebuild_contents(log, request))
+    assert len(context_contents(projection)) == 3  # the progress is hidden once k1 is recorded
+
+
+def test_an_event_the_pipeline_authors_is_stored_unless_it_forks_or_refuses() -> None:
+    # Author "ctxstream" alone makes no fork record: the event is part of the session.
+    log = _log(
+        text_event("q", "i1", 100.0, "question"),
+        text_event("n", "i1", 101.0, "note", author="ctxstream"),
+    )
+    projection = project(SESSION, log)
+    assert [event.id for event in live_events(projection)] == ["q", "n"]
+    assert projection.last_offset == log[-1].offset
+    assert projection.forked_at is None
+    assert _json(context_contents(projection)) == _json(
+        rebuild_contents(log, projection.view.request)
+    )
+
+
+def test_an_out_of_order_event_after_release_names_the_whole_live_list() -> None:
+    events = [text_event(f"e{i}", f"inv{i // 2}", 100.0 + i) for i in range(20)]
+    events += [summary_event("s1", 100.0, 115.0, 130.0), text_event("t", "inv10", 131.0)]
+    records = logged(events, list(range(len(events))))
+    config = CompactionConfig(compaction_interval=2, overlap_size=0)
+    kept = retained(project(SESSION, records), config, step=1)
+    assert kept.log.live.first > 0
+    late = _at(100, text_event("late", "inv10", 120.0))  # older than the newest event
+    with pytest.raises(NeedsHistory) as raised:
+        apply(kept, late)
+    assert raised.value.what == "the whole live list of a session out of order"

@@ -6,10 +6,14 @@ import re
 
 import pytest
 
-from projections.compaction.summary_request import refusal_event, with_summary_request_id
+from projections.compaction.summary_request import (
+    refusal_envelope,
+    refusal_event,
+    with_summary_request_id,
+)
 from projections.event_kinds import refused_request_id
 from schemas.event import Content, Part
-from tests.support.events import summary_event
+from tests.support.events import request_for, session, summary_event
 
 EMPTY_ID = "a compaction request id must not be empty"
 
@@ -51,3 +55,21 @@ def test_a_refusal_must_name_a_non_empty_string_id() -> None:
             update={"custom_metadata": {"ctxstream": {"compaction_refused": named}}}
         )
         assert refused_request_id(forged) is None
+
+
+def _reason(text: str) -> str:
+    envelope = refusal_envelope(
+        request_for(session(1)), text, producer_id="p", event_id="e", timestamp=1.0
+    )
+    return str((envelope.event.custom_metadata or {})["ctxstream"]["reason"])
+
+
+def test_a_long_reason_keeps_497_characters_and_an_ellipsis_exactly_the_limit() -> None:
+    # 500 characters in the event: 497 of the reason, then "..." (500 - 3 = 497).
+    assert _reason("x" * 5000) == "x" * 497 + "..."
+    assert _reason("y" * 497) == "y" * 497  # at the cut: nothing is dropped, no ellipsis
+    assert _reason("z" * 498) == "z" * 497 + "..."
+
+
+def test_an_empty_reason_is_written_as_no_reason_given() -> None:
+    assert _reason("") == "no reason given"
