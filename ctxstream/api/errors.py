@@ -84,7 +84,7 @@ ERROR_STATUS: Final[Mapping[ErrorCode, int]] = {
     "timeout": 504,
 }
 #: Characters of a reason kept before escaping (it may quote the caller's input).
-MAX_REASON_CHARS: Final = 1_000
+MAX_API_REASON_CHARS: Final = 1_000
 _BEARER: Final = {"WWW-Authenticate": "Bearer"}
 #: The request state's attribute naming the budget that refused the request, when one did.
 REFUSED_BY: Final = "refused_by_budget"
@@ -112,7 +112,7 @@ class ApiError(Exception):
     ) -> None:
         """An answer `code` saying `reason`; `budget`: the limit that refused it, if one did."""
         super().__init__(f"{code}: {reason}")
-        self.code, self.reason = code, shown(reason, MAX_REASON_CHARS)
+        self.code, self.reason = code, shown(reason, MAX_API_REASON_CHARS)
         self.retry_after_s, self.budget = retry_after_s, budget
 
     @property

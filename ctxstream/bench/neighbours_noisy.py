@@ -49,7 +49,7 @@ WRONG_TOKEN_CHARS: Final = 43
 
 Outcome = str
 """An HTTP status as text (``"429"``), ``"timeout"``, ``"error"`` or ``"open"``."""
-Answer = tuple[Outcome, float]
+TimedOutcome = tuple[Outcome, float]
 """A request's outcome and the seconds its ``Retry-After`` asked for (0 when none)."""
 
 
@@ -123,7 +123,7 @@ async def run_noisy_tenant(
 ) -> None:
     """Run every pattern's loops until cancelled; each request's outcome goes to `outcomes`."""
     noisy = _NoisyRequests(http, load, targets, outcomes)
-    loops: Mapping[str, tuple[int, Callable[[], Awaitable[Answer]]]] = {
+    loops: Mapping[str, tuple[int, Callable[[], Awaitable[TimedOutcome]]]] = {
         "parked_reads": (load.parked_reads, noisy.parked_read),
         "as_of_reads": (load.as_of_reads, noisy.as_of_read),
         "forks": (load.forks, noisy.fork),
@@ -165,7 +165,7 @@ class _NoisyRequests:
     def _path(self, session: str, route: str) -> str:
         return f"{self._targets.url}/v1/sessions/{session}/{route}"
 
-    async def loop(self, pattern: str, request: Callable[[], Awaitable[Answer]]) -> None:
+    async def loop(self, pattern: str, request: Callable[[], Awaitable[TimedOutcome]]) -> None:
         """Send `request` again and again, counting outcomes and pausing after refusals."""
         for _ in range(MAX_REQUESTS_PER_LOOP):
             try:
@@ -181,7 +181,7 @@ class _NoisyRequests:
             elif outcome == "error" or (outcome != "200" and pattern != "wrong_secrets"):
                 await asyncio.sleep(REFUSAL_PAUSE_S)
 
-    async def _timed(self, request: Callable[[], Awaitable[Answer]]) -> Answer:
+    async def _timed(self, request: Callable[[], Awaitable[TimedOutcome]]) -> TimedOutcome:
         try:
             async with asyncio.timeout(REQUEST_TIMEOUT_S):
                 return await request()
@@ -198,7 +198,7 @@ class _NoisyRequests:
         params: Mapping[str, str | int | float] | None = None,
         body: bytes | None = None,
         headers: Mapping[str, str] | None = None,
-    ) -> Answer:
+    ) -> TimedOutcome:
         """One request, its answer read whole."""
         sent = {**(headers or self._auth), "Content-Type": "application/json"}
         async with self._http.request(
@@ -211,20 +211,20 @@ class _NoisyRequests:
             await answer.read()
             return _answer(answer)
 
-    async def parked_read(self) -> Answer:
+    async def parked_read(self) -> TimedOutcome:
         """A context read of an empty session that waits for an offset no partition reaches."""
         params = {"min_offset": FAR_OFFSET, "timeout_s": MAX_READ_WAIT_S}
         return await self._send(
             "GET", self._path(self._session("parked"), "context"), params=params
         )
 
-    async def as_of_read(self) -> Answer:
+    async def as_of_read(self) -> TimedOutcome:
         """The big session's context as of one of its offsets, picked at random."""
         offset = self._random.choice(self._targets.big_offsets)
         url = self._path(self._targets.big_session, "context")
         return await self._send("GET", url, params={"as_of": offset, "timeout_s": 60})
 
-    async def fork(self) -> Answer:
+    async def fork(self) -> TimedOutcome:
         """A fork of the big session at its last offset, into a new session."""
         body = {
             "at_offset": self._targets.big_offsets[-1],
@@ -233,28 +233,28 @@ class _NoisyRequests:
         url = self._path(self._targets.big_session, "fork")
         return await self._send("POST", url, body=orjson.dumps(body))
 
-    async def batch(self) -> Answer:
+    async def batch(self) -> TimedOutcome:
         """``batch_events`` events into a new session."""
         url = self._path(self._session("batch"), "events:batch")
         return await self._send("POST", url, body=self._batch_body)
 
-    async def huge_batch(self) -> Answer:
+    async def huge_batch(self) -> TimedOutcome:
         """``huge_batch_events`` events into a new session."""
         url = self._path(self._session("huge"), "events:batch")
         return await self._send("POST", url, body=self._huge_body)
 
-    async def over_cap_append(self) -> Answer:
+    async def over_cap_append(self) -> TimedOutcome:
         """One event more for the session past its size cap."""
         url = self._path(self._targets.over_cap_session, "events")
         return await self._send("POST", url, body=orjson.dumps(user_event("over the cap")))
 
-    async def wrong_secret(self) -> Answer:
+    async def wrong_secret(self) -> TimedOutcome:
         """A projection read with a secret that names the tenant's key id but is not its own."""
         wrong = f"{SECRET_PREFIX}_{self._targets.key_id}_{'A' * WRONG_TOKEN_CHARS}"
         url = self._path(f"{self._targets.tenant}/noisy/u/s", "projection")
         return await self._send("GET", url, headers={"Authorization": f"Bearer {wrong}"})
 
-    async def subscription(self) -> Answer:
+    async def subscription(self) -> TimedOutcome:
         """A subscription to the tenant's snapshots, read for a moment, then dropped."""
         url = f"{self._targets.url}/v1/tenants/{self._targets.tenant}/projections:subscribe"
         async with self._http.get(url, headers=self._auth) as answer:
@@ -269,7 +269,7 @@ class _NoisyRequests:
             return _answer(answer)
 
 
-def _answer(answer: aiohttp.ClientResponse) -> Answer:
+def _answer(answer: aiohttp.ClientResponse) -> TimedOutcome:
     try:
         retry_after = float(answer.headers.get("Retry-After", "0"))
     except ValueError:

@@ -64,7 +64,7 @@ BROKER_START_S: Final = 360.0  # a first run fetches the broker's jars from Mave
 POSTGRES_START_S: Final = 600.0  # a first run installs Debian's postgresql-15
 STATUS_EVERY_S: Final = 3.0
 #: Loggers whose lines would break into the command's own output.
-QUIET_LOGGERS: Final = {"aiokafka": logging.CRITICAL, "streams": logging.WARNING}
+UP_QUIET_LOGGERS: Final = {"aiokafka": logging.CRITICAL, "streams": logging.WARNING}
 
 T = TypeVar("T")
 
@@ -126,7 +126,7 @@ def add_up_command(commands: Subcommands) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    quiet_loggers(QUIET_LOGGERS)
+    quiet_loggers(UP_QUIET_LOGGERS)
     config = UpConfig(data=args.data, http_port=args.http_port, postgres=args.postgres)
     try:
         return asyncio.run(run_up(config, sys.stdout))
