@@ -65,3 +65,18 @@ def test_summary_inside_rewound_span_is_removed() -> None:
         rewind_event("r", "inv2", 4),
     ]
     assert ids(drop_rewound(events)) == ["a1"]
+
+
+# Built before the tests run: each test below is nothing but the call, so it is among the
+# first a mutation run tries, and a walk that goes wrong on it fails at once (past the end
+# of the list) instead of looping.
+_ALONE = [text_event("a1", "inv1", 1)]
+_LONE_REWIND = [rewind_event("r", "nope", 2)]
+
+
+def test_a_single_event_is_kept() -> None:
+    assert drop_rewound(_ALONE) == _ALONE
+
+
+def test_a_lone_rewind_to_an_unknown_invocation_drops_only_itself() -> None:
+    assert drop_rewound(_LONE_REWIND) == []

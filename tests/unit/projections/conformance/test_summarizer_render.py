@@ -33,3 +33,12 @@ def test_a_window_of_the_invocation_named_like_the_summary_still_gets_a_fresh_on
     shape = run({"events": events})["summary_event"]
     assert shape is not None
     assert shape["invocation_id_is_fresh"] is True
+
+
+# Built before the test runs: the test is nothing but the call, so it is among the first a
+# mutation run tries, and a search that never stops on it fails at once instead.
+_TAKEN = [text_event("e1", "summary-invocation", 1.0)]
+
+
+def test_the_summary_invocation_taken_gets_one_suffix() -> None:
+    assert _fresh_invocation_id(_TAKEN) == "summary-invocation-1"

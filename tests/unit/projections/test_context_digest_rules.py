@@ -1,0 +1,241 @@
+"""Which lists a context digest settles and which tails it extends, written out by hand.
+
+Two checks per case: the count and fingerprint equal those of the session assembled
+from scratch (``rebuild_contents``, hashed as the fingerprint is defined), and which
+events the digest assembled (a spy on the assembly): only the tail when it extends,
+everything when it must start over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+import pytest
+
+import projections.contents.context_digest as context_digest
+from projections.contents.assembly import ContentsRequest, assemble_included
+from projections.contents.context_digest import (
+    ContextDigest,
+    DigestedContext,
+    canonical_contents,
+    digest_context,
+)
+from projections.contents.context_view import rebuild_view
+from projections.fold.rebuild import rebuild_contents
+from schemas.event import Content, Event, content_to_json
+from tests.support.events import (
+    call_event,
+    event,
+    logged,
+    response_event,
+    summary_event,
+    text_event,
+)
+
+VIEW: Final = ContentsRequest()
+
+
+def _expected(events: Sequence[Event], request: ContentsRequest = VIEW) -> tuple[int, str]:
+    contents = rebuild_contents(logged(events, range(len(events))), request)
+    canonical = json.dumps(
+        [content_to_json(content) for content in contents],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return len(contents), hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _digested(
+    events: Sequence[Event],
+    previous: ContextDigest | None = None,
+    request: ContentsRequest = VIEW,
+) -> DigestedContext:
+    """The digest of the view of `events` (offsets 0, 1, ...), checked against the oracle."""
+    view = rebuild_view(request, logged(events, range(len(events))))
+    context = digest_context(view, previous)
+    assert (context.items, context.fingerprint) == _expected(events, request)
+    return context
+
+
+@pytest.fixture
+def assembled(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The ids of each list the digest assembles from now on."""
+    lists: list[list[str]] = []
+
+    def spy(
+        visible: Sequence[Event], request: ContentsRequest, events: Sequence[Event]
+    ) -> list[Content]:
+        lists.append([each.id for each in visible])
+        return assemble_included(visible, request, events)
+
+    monkeypatch.setattr(context_digest, "assemble_included", spy)
+    return lists
+
+
+def _settled(events: Sequence[Event]) -> ContextDigest:
+    digest = _digested(events).digest
+    assert digest is not None
+    assert [each.id for each in digest.events] == [each.id for each in events]
+    return digest
+
+
+# -- which lists settle ------------------------------------------------------------
+
+
+def test_a_list_whose_last_two_events_share_a_timestamp_settles() -> None:
+    events = [text_event("u1", "i1", 100.0), text_event("u2", "i1", 100.0, author="agent")]
+    assert _settled(events).newest_timestamp == 100.0
+
+
+def test_a_list_whose_last_event_is_not_the_newest_does_not_settle() -> None:
+    events = [
+        text_event("u1", "i1", 100.0),
+        text_event("u2", "i1", 105.0, author="agent"),
+        text_event("u3", "i2", 103.0),
+    ]
+    assert _digested(events).digest is None
+
+
+def test_a_summary_end_after_the_last_event_keeps_the_list_unsettled() -> None:
+    # The summary, stamped 40, ends at 60: the last event (48) is not the newest.
+    events = [
+        text_event("u1", "i1", 45.0),
+        summary_event("s1", 50.0, 60.0, 40.0),
+        text_event("u2", "i2", 48.0),
+    ]
+    assert _digested(events).digest is None
+    # And the next snapshot is still right: u3 (49) sorts before the summary's end.
+    _digested([*events, text_event("u3", "i2", 49.0, author="agent")])
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        call_event("c1", "i1", 101.0, "k1"),
+        response_event("r1", "i1", 101.0, "k0"),
+        event("b1", "agent", 101.0, [{"functionCall": {"name": "t", "id": "k1"}}, {"text": "y"}]),
+    ],
+    ids=["call", "response", "call and text"],
+)
+def test_a_list_ending_with_tool_traffic_does_not_settle(last: Event) -> None:
+    events = [text_event("u1", "i1", 100.0), last]
+    assert _digested(events).digest is None
+
+
+def test_a_scoped_view_keeps_no_digest() -> None:
+    request = ContentsRequest(isolation_scope="task-1")
+    events = [
+        text_event("u1", "i1", 100.0, isolation_scope="task-1"),
+        text_event("u2", "i1", 101.0, author="agent", isolation_scope="task-1"),
+    ]
+    assert _digested(events, request=request).digest is None
+
+
+# -- which tails extend a settled list -----------------------------------------------
+
+_BASE: Final = [text_event("u1", "i1", 100.0), text_event("u2", "i1", 101.0, author="agent")]
+
+
+def test_a_tail_of_newer_plain_events_is_assembled_alone(assembled: list[list[str]]) -> None:
+    digest = _settled(_BASE)
+    tail = [text_event("u3", "i2", 102.0), text_event("u4", "i2", 102.0, author="agent")]
+    context = _digested([*_BASE, *tail], digest)
+    assert assembled[1:] == [["u3", "u4"]]
+    assert context.digest is not None
+    assert [each.id for each in context.digest.events] == ["u1", "u2", "u3", "u4"]
+    assert context.digest.newest_timestamp == 102.0
+
+
+def test_a_tail_at_the_settled_newest_timestamp_assembles_everything(
+    assembled: list[list[str]],
+) -> None:
+    digest = _settled(_BASE)
+    _digested([*_BASE, text_event("u3", "i2", 101.0)], digest)
+    assert assembled[1:] == [["u1", "u2", "u3"]]
+
+
+def test_a_tail_older_than_the_settled_list_sorts_into_it() -> None:
+    # With a summary present masking sorts by timestamp: u3 (101) goes before u2 (102).
+    events = [
+        summary_event("s1", 90.0, 95.0, 96.0),
+        text_event("u1", "i1", 100.0),
+        text_event("u2", "i1", 102.0, author="agent"),
+    ]
+    digest = _settled(events)
+    _digested([*events, text_event("u3", "i2", 101.0)], digest)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"input_transcription": {"text": "spoken"}},
+        {"output_transcription": {"text": "said"}},
+        {"long_running_tool_ids": ["k5"]},
+    ],
+    ids=["input transcription", "output transcription", "long-running tool"],
+)
+def test_a_tail_with_transcriptions_or_long_running_tools_assembles_everything(
+    assembled: list[list[str]], fields: dict[str, Any]
+) -> None:
+    digest = _settled(_BASE)
+    _digested([*_BASE, text_event("u3", "i2", 102.0, **fields)], digest)
+    assert assembled[1:] == [["u1", "u2", "u3"]]
+
+
+def test_a_tail_answering_a_settled_call_assembles_everything() -> None:
+    # The response moves up to its call (§8.7): the settled contents are no prefix.
+    events = [
+        text_event("u1", "i1", 100.0),
+        call_event("c1", "i1", 101.0, "k1"),
+        text_event("u2", "i1", 102.0),
+    ]
+    digest = _settled(events)
+    assert digest.named_ids == frozenset({"k1"})
+    _digested([*events, response_event("r1", "i1", 103.0, "k1")], digest)
+
+
+def test_an_extension_adds_the_ids_its_tail_names() -> None:
+    first = [text_event("u1", "i1", 100.0)]
+    tail = [
+        call_event("c1", "i1", 101.0, "k1"),
+        response_event("r1", "i1", 102.0, "k1"),
+        call_event("c2", "i1", 103.0, "k2"),
+        text_event("u2", "i1", 104.0),
+    ]
+    context = _digested([*first, *tail], _settled(first))
+    extended = context.digest
+    assert extended is not None
+    assert extended.named_ids == frozenset({"k1", "k2"})
+    # So a later answer to k2 (unanswered, further back) starts over, and stays right.
+    _digested([*first, *tail, response_event("r2", "i1", 105.0, "k2")], extended)
+
+
+def test_a_tail_ending_with_a_call_leaves_the_digest_on_the_settled_list() -> None:
+    digest = _settled(_BASE)
+    context = _digested([*_BASE, call_event("c1", "i2", 102.0, "k1")], digest)
+    assert context.digest is digest
+
+
+# -- the canonical JSON -------------------------------------------------------------
+
+
+def test_contents_built_in_python_hash_as_their_json() -> None:
+    # Arguments a tool wrote in Python: bytes become text and a set a list, as genai's
+    # JSON dump has them; non-ASCII stays as it is, in UTF-8.
+    content = Content.model_validate(
+        {
+            "role": "model",
+            "parts": [
+                {"text": "café"},
+                {"functionCall": {"name": "t", "args": {"b": b"ab", "s": {1}}}},
+            ],
+        }
+    )
+    assert canonical_contents([content]) == [
+        '{"parts":[{"text":"café"},{"functionCall":{"args":{"b":"ab","s":[1]},"name":"t"}}],'
+        '"role":"model"}'.encode()
+    ]
