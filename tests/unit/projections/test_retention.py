@@ -17,13 +17,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import event as note
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pyrsistent import pmap
+from pyrsistent import pmap, pvector
 
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from projections.compaction.config import CompactionConfig
@@ -31,10 +31,11 @@ from projections.compaction.decision import replay_decisions, step
 from projections.contents.assembly import ContentsRequest
 from projections.contents.snapshot import to_snapshot
 from projections.fold.projection import SessionProjection, apply, context_contents, project
-from projections.retention.log_retention import released_events, retained
+from projections.retention.log_retention import _position, released_events, retained
 from projections.retention.retained_vector import NeedsHistory, RetainedVector, retained_vector
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Event
+from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
 from tests.support.events import (
     SESSION,
@@ -336,3 +337,88 @@ def test_a_released_invocation_id_reused_or_rewound_to_asks_for_the_history() ->
     rewind = logged([rewind_event("rw", "inv2", 140.0)], [100])[0]
     with pytest.raises(NeedsHistory, match="inv2"):
         apply(kept, rewind)
+
+
+def _answering(request_id: str) -> dict[str, Any]:
+    return {"ctxstream": {"compaction_request_id": request_id}}
+
+
+def _session_with_answered_requests() -> list[LoggedEvent]:
+    """inv0..inv9 (a call and its answer each, one second apart from 100.0), summary s0
+    answering req-0 after inv1, summary s1 answering req-1 over inv0..inv7, inv10.
+
+    Live positions: inv0 0-1, inv1 2-3, s0 4, inv<k> 2k+1 and 2k+2 for k >= 2 (inv8 at 17),
+    s1 21, inv10 22. s1 ends at r7's 116.0, so the decision start is inv8's call at 117.0.
+    """
+    events: list[Event] = []
+    timestamp = 100.0
+    for invocation in range(10):
+        events.append(
+            call_event(f"c{invocation}", f"inv{invocation}", timestamp, f"call{invocation}")
+        )
+        events.append(
+            response_event(f"r{invocation}", f"inv{invocation}", timestamp + 1, f"call{invocation}")
+        )
+        timestamp += 2
+        if invocation == 1:
+            events.append(
+                summary_event("s0", 100.0, 103.0, 104.0, custom_metadata=_answering("req-0"))
+            )
+            timestamp += 1
+    events.append(summary_event("s1", 100.0, 116.0, 121.0, custom_metadata=_answering("req-1")))
+    events.append(text_event("t", "inv10", 122.0))
+    return logged(events, list(range(len(events))))
+
+
+def test_a_release_drops_every_map_entry_of_the_ids_only_released_events_named() -> None:
+    whole = project(SESSION, _session_with_answered_requests())
+    assert set(whole.summaries.request_ids) == {"req-0", "req-1"}
+    kept = retained(whole, CompactionConfig(compaction_interval=2, overlap_size=0), step=1)
+    assert released_events(kept) == 17
+    held = {"inv8", "inv9", "cmp-s1", "inv10"}
+    assert dict(kept.summaries.request_ids) == {"req-1": 21}
+    assert kept.log.released.has("request", "req-0")
+    assert not kept.log.released.has("request", "req-1")
+    assert dict(kept.log.order.invocations) == {"inv8": 17, "inv9": 19, "cmp-s1": 21, "inv10": 22}
+    assert set(kept.log.first_positions) == held
+    assert dict(kept.log.order.call_positions) == {"call8": 17, "call9": 19}
+    assert set(kept.view.call_ids) == {"call8", "call9"}
+    # The invocation counts forget the released invocations but still count them.
+    counts = kept.invocations
+    assert set(counts.invocation_ids) == {"inv8", "inv9", "inv10"}
+    assert set(counts.latest_timestamps) == {"inv8", "inv9", "inv10"}
+    assert (counts.total, counts.released) == (11, 8)
+
+
+def test_a_release_runs_once_exactly_step_live_events_can_go() -> None:
+    whole = project(SESSION, _session_with_answered_requests())
+    config = CompactionConfig(compaction_interval=2, overlap_size=0)
+    assert released_events(retained(whole, config, step=17)) == 17
+    assert retained(whole, config, step=18) is whole
+
+
+class _Held(NamedTuple):
+    offset: int
+
+
+class _CountedReads(RetainedVector[_Held]):
+    """Records at `offsets`, the first `first` released, failing past `limit` reads by position."""
+
+    __slots__ = ("limit", "reads")
+
+    def __init__(self, offsets: list[int], first: int, limit: int) -> None:
+        super().__init__(pvector(_Held(offset) for offset in offsets[first:]), first)
+        self.limit, self.reads = limit, 0
+
+    def __getitem__(self, index: Any) -> Any:
+        self.reads += 1
+        assert self.reads <= self.limit, "a binary search reads O(log n) positions"
+        return super().__getitem__(index)
+
+
+def test_the_held_record_at_an_offset_is_found_in_log_n_reads() -> None:
+    offsets = [3 * n + 10 for n in range(8)]  # 10, 13, ..., 31: rising, with gaps
+    for first in (0, 3):
+        for position in range(first, 8):
+            records: Any = _CountedReads(offsets, first, limit=4)  # ceil(log2(8 + 1))
+            assert _position(records, Offset(offsets[position])) == position

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from projections.compaction.size_gate import event_json_size
 from projections.fold.session_log import SessionLog, append_record, is_stored, stored_offsets
+from projections.retention.released_ids import ReleasedIds
 from schemas.event_digest import event_digest
 from tests.support.events import logged, rewind_event, text_event
 
@@ -69,3 +70,18 @@ def test_a_rewind_to_an_unknown_invocation_changes_nothing_live() -> None:
     log, moved = append_record(log, logged([rewind_event("rw", "z", 101.0)], [1])[0])
     assert moved is False
     assert [record.envelope.event.id for record in log.live] == ["a1"]
+
+
+def test_every_kind_of_record_keeps_the_released_ids() -> None:
+    released = ReleasedIds().with_ids([("invocation", "gone"), ("call", "c0")])
+    log = SessionLog(released=released)
+    events = [
+        text_event("a1", "a", 100.0),  # a live event
+        rewind_event("rw1", "nowhere", 101.0),  # a rewind to an unknown invocation
+        rewind_event("rw2", "a", 102.0),  # a rewind that recomputes the live list
+    ]
+    for record in logged(events, [0, 1, 2]):
+        log, _ = append_record(log, record)
+        assert log.released == released
+        assert log.released.has("invocation", "gone")
+        assert log.released.has("call", "c0")

@@ -1,0 +1,87 @@
+"""Released ids: signed 64-bit digests, a membership test, and an 8-byte little-endian form.
+
+The digests are recomputed here from their definition (the first 8 bytes of
+blake2b over the kind's tag and the id, read as a signed big-endian integer)
+and the byte form from :meth:`int.to_bytes`, not from the code under test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from projections.retention import released_ids
+from projections.retention.released_ids import ReleasedIds, digest
+
+#: Ids whose digests are of both signs (hand-checked: call "a" and invocation "inv0" are negative).
+IDS: list[tuple[released_ids.Kind, str]] = [("call", "a"), ("call", "b"), ("invocation", "inv0")]
+
+
+def _blake(tag: bytes, value: str) -> int:
+    raw = hashlib.blake2b(tag + value.encode(), digest_size=8).digest()
+    return int.from_bytes(raw, "big", signed=True)
+
+
+def test_a_digest_is_blake2b_of_the_kind_and_id_read_big_endian_and_signed() -> None:
+    assert digest("call", "a") == _blake(b"c\0", "a")
+    assert digest("invocation", "inv0") == _blake(b"i\0", "inv0")
+    assert digest("request", "r") == _blake(b"r\0", "r")
+    assert digest("call", "a") < 0 < digest("call", "b")
+
+
+def test_an_empty_set_holds_signed_8_byte_digests_like_a_built_one() -> None:
+    empty = ReleasedIds()
+    assert empty.digests.typecode == "q"
+    assert empty.digests.typecode == empty.with_ids(IDS).digests.typecode
+    assert ReleasedIds.from_bytes(b"").digests.typecode == "q"
+
+
+def test_an_empty_set_holds_nothing() -> None:
+    empty = ReleasedIds()
+    assert not empty
+    assert not empty.has("call", "a")
+    assert not empty.has("invocation", "inv0")
+
+
+def test_a_missing_or_empty_id_is_never_released() -> None:
+    released = ReleasedIds().with_ids(IDS)
+    assert released.has("call", "a")
+    assert not released.has("call", None)
+    assert not released.has("call", "")
+    assert not released.has("invocation", None)
+
+
+def test_an_id_is_held_under_its_own_kind_only() -> None:
+    released = ReleasedIds().with_ids(IDS)
+    assert released.has("invocation", "inv0")
+    assert not released.has("call", "inv0")
+    assert not released.has("request", "a")
+    assert not released.has("call", "c")
+
+
+def test_the_byte_form_is_each_digest_little_endian_in_ascending_order() -> None:
+    released = ReleasedIds().with_ids(IDS)
+    expected = b"".join(
+        value.to_bytes(8, "little", signed=True)
+        for value in sorted(digest(kind, value) for kind, value in IDS)
+    )
+    assert released.to_bytes() == expected
+    assert ReleasedIds.from_bytes(expected) == released
+
+
+@pytest.mark.skipif(sys.byteorder != "little", reason="simulates a big-endian host on a little one")
+def test_a_big_endian_host_swaps_every_digest_into_the_little_endian_form(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    released = ReleasedIds().with_ids(IDS)
+    words = sorted(digest(kind, value) for kind, value in IDS)
+    # On this (little-endian) host the array's memory is little-endian; told the host is big,
+    # the code swaps every 8-byte word, which here gives each digest big-endian.
+    monkeypatch.setattr(released_ids, "sys", SimpleNamespace(byteorder="big"))
+    swapped = b"".join(value.to_bytes(8, "big", signed=True) for value in words)
+    assert released.to_bytes() == swapped
+    assert ReleasedIds.from_bytes(swapped) == released
+    assert released.digests.tolist() == words  # the held digests are left as they were
