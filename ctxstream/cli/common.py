@@ -34,6 +34,7 @@ QUIET_LOGGERS: Final = {
     "aiokafka": logging.CRITICAL,
     "ctxstream": logging.ERROR,
     "streams": logging.ERROR,
+    "schemas": logging.ERROR,
 }
 
 

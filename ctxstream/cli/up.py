@@ -64,7 +64,11 @@ BROKER_START_S: Final = 360.0  # a first run fetches the broker's jars from Mave
 POSTGRES_START_S: Final = 600.0  # a first run installs Debian's postgresql-15
 STATUS_EVERY_S: Final = 3.0
 #: Loggers whose lines would break into the command's own output.
-UP_QUIET_LOGGERS: Final = {"aiokafka": logging.CRITICAL, "streams": logging.WARNING}
+UP_QUIET_LOGGERS: Final = {
+    "aiokafka": logging.CRITICAL,
+    "streams": logging.WARNING,
+    "schemas": logging.WARNING,  # topic creation logs at INFO (schemas.kafka.admin)
+}
 
 T = TypeVar("T")
 
