@@ -72,15 +72,16 @@ def test_the_byte_form_is_each_digest_little_endian_in_ascending_order() -> None
     assert ReleasedIds.from_bytes(expected) == released
 
 
-@pytest.mark.skipif(sys.byteorder != "little", reason="simulates a big-endian host on a little one")
-def test_a_big_endian_host_swaps_every_digest_into_the_little_endian_form(
+def test_a_host_of_the_other_byte_order_swaps_every_digest(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     released = ReleasedIds().with_ids(IDS)
     words = sorted(digest(kind, value) for kind, value in IDS)
-    # On this (little-endian) host the array's memory is little-endian; told the host is big,
-    # the code swaps every 8-byte word, which here gives each digest big-endian.
-    monkeypatch.setattr(released_ids, "sys", SimpleNamespace(byteorder="big"))
+    # Told the host has the other byte order, the code swaps (or leaves) every 8-byte word as
+    # that order would need: on a little-endian host it swaps to big-endian, on a big-endian
+    # host it leaves the native big-endian memory. Either way each digest comes out big-endian.
+    other = "big" if sys.byteorder == "little" else "little"
+    monkeypatch.setattr(released_ids, "sys", SimpleNamespace(byteorder=other))
     swapped = b"".join(value.to_bytes(8, "big", signed=True) for value in words)
     assert released.to_bytes() == swapped
     assert ReleasedIds.from_bytes(swapped) == released
