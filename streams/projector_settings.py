@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import logging
 import socket
 from pathlib import Path
 from typing import Final, Literal, Self
@@ -16,6 +17,8 @@ from projections.contents.contents_request import ContentsRequest
 from schemas.codec import MAX_RECORD_BYTES
 from schemas.kafka.settings import KafkaSettings
 from schemas.keys import SessionKey, parse_session_key
+
+logger = logging.getLogger(__name__)
 
 _DEFAULT_COMPACTION = CompactionConfig(compaction_interval=10, overlap_size=1)
 
@@ -285,3 +288,18 @@ class ProjectorSettings(KafkaSettings):
         return ContentsRequest(
             agent_name=self.view_agent_names.get(f"{parts.tenant}/{parts.app}", "")
         )
+
+
+def checked_events_partitions(settings: ProjectorSettings, found: int) -> int:
+    """`found`, the broker's `events` partition count, with a warning when the settings differ.
+
+    Both engines check records against the broker's count, not the settings'.
+    """
+    if found != settings.events_partitions:
+        logger.warning(
+            "events has %d partitions, settings say %d: records are checked against %d",
+            found,
+            settings.events_partitions,
+            found,
+        )
+    return found

@@ -37,7 +37,7 @@ from streams.faust_engine.output_sender import OutputSender
 from streams.faust_engine.read_committed import ReadCommittedApp
 from streams.faust_engine.request_retries import RequestRetries
 from streams.projector_metrics import ProjectorMetrics
-from streams.projector_settings import ProjectorSettings
+from streams.projector_settings import ProjectorSettings, checked_events_partitions
 from streams.session_history import SessionHistory
 
 logger = logging.getLogger(__name__)
@@ -235,14 +235,8 @@ class ProjectorShell:
     async def _batch_projector(self) -> BatchProjector:
         """The batch step, made on the first batch with the `events` partition count."""
         if self._projector is None:
-            partitions = await self._probe.partition_count()
-            if partitions != self._settings.events_partitions:
-                logger.warning(
-                    "events has %d partitions, settings say %d: records are checked against %d",
-                    partitions,
-                    self._settings.events_partitions,
-                    partitions,
-                )
+            found = await self._probe.partition_count()
+            partitions = checked_events_partitions(self._settings, found)
             self._partitions = partitions
             self._projector = BatchProjector(self._settings, self._cache, partitions=partitions)
         return self._projector

@@ -42,7 +42,7 @@ from streams.native_engine.ownership import (
 from streams.native_engine.retries import RequestRetries
 from streams.native_engine.web import serving
 from streams.projector_metrics import ProjectorMetrics
-from streams.projector_settings import ProjectorSettings
+from streams.projector_settings import ProjectorSettings, checked_events_partitions
 from streams.reads.gate import ReadGate
 from streams.reads.web import serving_reads
 from streams.session_history import SessionHistory
@@ -186,14 +186,7 @@ class NativeProjector:
         partitions = await partition_count(
             self._settings.kafka_bootstrap, self._events, wait_s=EVENTS_METADATA_WAIT_S
         )
-        if partitions != self._settings.events_partitions:
-            logger.warning(
-                "events has %d partitions, settings say %d: records are checked against %d",
-                partitions,
-                self._settings.events_partitions,
-                partitions,
-            )
-        return partitions
+        return checked_events_partitions(self._settings, partitions)
 
     def _partition_total(self) -> int:
         """The `events` partition count: the broker's once running, the settings' before."""

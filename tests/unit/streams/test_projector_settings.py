@@ -24,7 +24,7 @@ from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import SessionKey, TenantId
 from streams.batch import BatchOutcome, BatchProjector, SessionCache, SourceRecord
-from streams.projector_settings import ProjectorSettings
+from streams.projector_settings import ProjectorSettings, checked_events_partitions
 
 DEFAULT: Final = CompactionConfig(compaction_interval=10, overlap_size=1)
 EVERY_INVOCATION: Final = CompactionConfig(compaction_interval=1, overlap_size=0)
@@ -216,3 +216,15 @@ def test_the_engine_is_native_unless_the_environment_says_faust(
     with pytest.raises(ValueError, match="engine") as refused:
         ProjectorSettings()
     assert "'native' or 'faust'" in str(refused.value)
+
+
+def test_a_partition_count_other_than_the_settings_is_kept_and_warned_of(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings = ProjectorSettings(events_partitions=6)
+    assert checked_events_partitions(settings, 6) == 6
+    assert not caplog.records
+    assert checked_events_partitions(settings, 12) == 12
+    assert [r.getMessage() for r in caplog.records] == [
+        "events has 12 partitions, settings say 6: records are checked against 12"
+    ]
