@@ -1,0 +1,201 @@
+"""The incremental classification: one record at a time, with every status it changes. Pure.
+
+:func:`advance` folds one record into a :class:`HistoryState` and returns the
+new record's status with every earlier status it changed, so a sink can
+update its rows in the same transaction. A record the fold passes over keeps
+nothing; an applied record keeps a few facts (a rewind can reach any earlier
+invocation and bring back what an earlier rewind annulled) and its event by
+id (a retry can repeat any earlier event). A raw event costs O(log n), a
+summary O(survivors + shown raw events of its scope), an effective rewind
+O(applied records). It equals :func:`~projections.history.classification.classify_session`
+after every record; the state is rebuilt by advancing over the stored rows
+again. The bound: projections/history/README.md.
+
+Example: ``advance(None, 0, e1@1)`` -> ``(0, live)``; then a summary [1,1]
+at 1 -> ``(0, masked), (1, live)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
+
+from projections.event_kinds import summary_request_id
+from projections.history.arrival import checked_session, passed_over
+from projections.history.event_status import EventStatus
+from projections.history.rewind_marks import rewind_marks
+from projections.history.scope_masking import Range, ScopeMasking, note_raw, note_summary
+from schemas.envelope import Envelope
+from schemas.event import Event
+from schemas.keys import Offset, SessionKey
+
+
+class StatusChange(NamedTuple):
+    """A record's new status."""
+
+    offset: Offset
+    status: EventStatus
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedFacts:
+    """What the classification reads of an applied record.
+
+    Attributes:
+        offset: Its offset.
+        invocation_id: Its invocation (a rewind's target is found by it).
+        rewind_target: ``rewind_before_invocation_id`` (``""``: no rewind).
+        isolation_scope: Its isolation scope, where it masks or is masked.
+        timestamp: Its timestamp, which masking reads.
+        summary: Its range when it is a summary.
+        request_id: The compaction request it answers, when it names one.
+    """
+
+    offset: Offset
+    invocation_id: str
+    rewind_target: str
+    isolation_scope: str | None
+    timestamp: float
+    summary: Range | None
+    request_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryState:
+    """A session's classification so far.
+
+    Attributes:
+        session_key: The session (None until its first own record).
+        last_offset: The offset of the last record advanced over.
+        applied: The facts of each applied record, stream order.
+        statuses: Each applied record's current status, same positions.
+        first_positions: Invocation id -> position of its first applied record.
+        stored: Event id -> the latest applied event with that id.
+        answered: Request ids named by the live summaries.
+        scopes: Isolation scope -> its masking.
+    """
+
+    session_key: SessionKey | None = None
+    last_offset: Offset | None = None
+    applied: PVector[AppliedFacts] = field(default_factory=pvector)
+    statuses: PVector[EventStatus] = field(default_factory=pvector)
+    first_positions: PMap[str, int] = field(default_factory=pmap)
+    stored: PMap[str, Event] = field(default_factory=pmap)
+    answered: PSet[str] = field(default_factory=pset)
+    scopes: PMap[str | None, ScopeMasking] = field(default_factory=pmap)
+
+
+def advance(
+    state: HistoryState | None, offset: int, envelope: Envelope
+) -> tuple[HistoryState, tuple[StatusChange, ...]]:
+    """`state` after the record at `offset`, and the statuses that record set, by offset.
+
+    The changes hold the new record's status (last) and every earlier
+    record's whose status changed.
+
+    Raises:
+        ValueError: `offset` is not above the last one.
+        SessionMismatchError: An own record (offset from 0) of another session.
+        ForkError: A malformed fork record.
+    """
+    state = state if state is not None else HistoryState()
+    session = checked_session(state.session_key, state.last_offset, offset, envelope)
+    at = Offset(offset)
+    status = passed_over(envelope, state.stored, state.answered)
+    if status is not None:
+        return replace(state, session_key=session, last_offset=at), (StatusChange(at, status),)
+    event = envelope.event
+    facts = _facts(at, event)
+    position = len(state.applied)
+    grown = replace(
+        state,
+        session_key=session,
+        last_offset=at,
+        applied=state.applied.append(facts),
+        first_positions=(
+            state.first_positions
+            if event.invocation_id in state.first_positions
+            else state.first_positions.set(event.invocation_id, position)
+        ),
+        stored=state.stored.set(event.id, event) if event.id else state.stored,
+    )
+    if facts.rewind_target:
+        start = grown.first_positions.get(facts.rewind_target)
+        if start is not None and start < position:
+            return _rewound(grown, state.statuses)
+        statuses = grown.statuses.append(EventStatus.REWIND)
+        return replace(grown, statuses=statuses), (StatusChange(at, EventStatus.REWIND),)
+    noted, changes = _noted(grown, position, facts)
+    evolver = noted.statuses.append(EventStatus.LIVE).evolver()
+    for changed, new_status in changes:
+        evolver[changed] = new_status
+    ordered = sorted(changes)
+    return replace(noted, statuses=evolver.persistent()), tuple(
+        StatusChange(noted.applied[changed].offset, new_status) for changed, new_status in ordered
+    )
+
+
+def statuses_of(state: HistoryState) -> dict[Offset, EventStatus]:
+    """The current status of every applied record, by offset (the others are final)."""
+    return {
+        facts.offset: status for facts, status in zip(state.applied, state.statuses, strict=True)
+    }
+
+
+def _facts(offset: Offset, event: Event) -> AppliedFacts:
+    compaction = event.actions.compaction
+    return AppliedFacts(
+        offset=offset,
+        invocation_id=event.invocation_id,
+        rewind_target=event.actions.rewind_before_invocation_id or "",
+        isolation_scope=event.isolation_scope,
+        timestamp=event.timestamp,
+        summary=(
+            None if compaction is None else (compaction.start_timestamp, compaction.end_timestamp)
+        ),
+        request_id=summary_request_id(event),
+    )
+
+
+def _noted(
+    state: HistoryState, position: int, facts: AppliedFacts
+) -> tuple[HistoryState, list[tuple[int, EventStatus]]]:
+    """`state` with the live record `facts` at `position` masked or masking in its scope."""
+    masking = state.scopes.get(facts.isolation_scope, ScopeMasking())
+    answered = state.answered
+    if facts.summary is None:
+        masking, change = note_raw(masking, position, facts.timestamp)
+        changes = [change]
+    else:
+        masking, changes = note_summary(masking, position, facts.summary)
+        if facts.request_id is not None:
+            answered = answered.add(facts.request_id)
+    scopes = state.scopes.set(facts.isolation_scope, masking)
+    return replace(state, scopes=scopes, answered=answered), changes
+
+
+def _rewound(
+    state: HistoryState, before: PVector[EventStatus]
+) -> tuple[HistoryState, tuple[StatusChange, ...]]:
+    """`state` after an effective rewind (its last applied record): every status anew. O(n)."""
+    applied = state.applied
+    marks = rewind_marks(
+        [facts.invocation_id for facts in applied], [facts.rewind_target for facts in applied]
+    )
+    fresh = replace(state, answered=pset(), scopes=pmap())
+    statuses: list[EventStatus] = []
+    for position, (facts, mark) in enumerate(zip(applied, marks, strict=True)):
+        statuses.append(mark or EventStatus.LIVE)
+        if mark is None:
+            fresh, changes = _noted(fresh, position, facts)
+            for changed, new_status in changes:
+                statuses[changed] = new_status
+    last = len(applied) - 1
+    differ = tuple(
+        StatusChange(applied[position].offset, status)
+        for position, status in enumerate(statuses)
+        if position == last or before[position] != status
+    )
+    return replace(fresh, statuses=pvector(statuses)), differ

@@ -1,0 +1,1 @@
+"""Tests of projections/history: the status of each record of a session."""

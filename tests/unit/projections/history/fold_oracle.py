@@ -1,0 +1,115 @@
+"""What the existing fold says about a session's records, for the history tests' oracles.
+
+Everything here is read from :func:`projections.fold.projection.project` (the
+projector's fold and its context view), :func:`projections.fold.rebuild.effective_records`
+(the plain rebuild) and :func:`projections.compaction.masking.mask_compacted`
+(§3.3), never from :mod:`projections.history`'s rules (only its status names).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from projections.compaction.masking import mask_compacted
+from projections.contents.context_view import rebuild_view
+from projections.contents.visibility import is_included, recorded_call_ids
+from projections.fold.projection import SessionProjection, inheriting, project
+from projections.fold.rebuild import effective_records
+from projections.history.event_status import APPLIED, EventStatus
+from schemas.keys import Offset
+from schemas.logged_event import LoggedEvent
+
+
+@dataclass(frozen=True)
+class FoldFacts:
+    """The fold's own answers about one session's records."""
+
+    records: tuple[Offset, ...]
+    """Every record, rising offsets."""
+    effective: frozenset[Offset]
+    """The records the plain rebuild keeps (the others are passed over)."""
+    applied: frozenset[Offset]
+    """The records the projection's log holds."""
+    unannulled: frozenset[Offset]
+    """The projection's live list: applied and left by rewinds."""
+    scopes: frozenset[str | None]
+    """The isolation scopes of the live list."""
+    shown_ids: dict[str | None, Counter[str]]
+    """Per scope: the ids of what §3.3 masking shows of the scope's live events."""
+    view_holds: dict[str | None, frozenset[Offset]]
+    """Per scope: the summaries and raw events a view for that scope holds."""
+    view_included: dict[str | None, frozenset[Offset]]
+    """Per scope: the live records that view's inclusion filter (§8.2) passes."""
+
+
+def fold_facts(records: Sequence[LoggedEvent]) -> FoldFacts:
+    """Fold `records` as the projector does and read its answers."""
+    session = next(r.envelope.session_key for r in records if r.origin_offset is None)
+    start = SessionProjection(session)
+    if records and records[0].origin_offset is not None:  # a fork: its inherited records first
+        start = inheriting(start)
+    projection = project(session, records, start)
+    live = list(projection.log.live)
+    events = [record.envelope.event for record in live]
+    call_ids = recorded_call_ids(events)
+    scopes = frozenset(event.isolation_scope for event in events) | {None}
+    shown: dict[str | None, Counter[str]] = {}
+    holds: dict[str | None, frozenset[Offset]] = {}
+    included: dict[str | None, frozenset[Offset]] = {}
+    for scope in scopes:
+        scoped = [event for event in events if event.isolation_scope == scope]
+        shown[scope] = Counter(event.id for event in mask_compacted(scoped, "model"))
+        if scope is None:  # the projector's own view (it follows the agent that runs next)
+            view = projection.view
+        else:
+            request = replace(projection.view.request, isolation_scope=scope)
+            view = rebuild_view(request, live)
+        holds[scope] = frozenset(r.offset for r in (*view.raw, *view.summaries))
+        included[scope] = frozenset(
+            record.offset
+            for record, event in zip(live, events, strict=True)
+            if is_included(event, view.request, call_ids)
+        )
+    return FoldFacts(
+        records=tuple(record.offset for record in records),
+        effective=frozenset(record.offset for record in effective_records(records)),
+        applied=frozenset(record.offset for record in projection.log.records),
+        unannulled=frozenset(record.offset for record in live),
+        scopes=scopes,
+        shown_ids=shown,
+        view_holds=holds,
+        view_included=included,
+    )
+
+
+def assert_statuses_match_fold(
+    records: Sequence[LoggedEvent], statuses: Mapping[Offset, EventStatus]
+) -> None:
+    """Assert that `statuses` say of `records` what the fold and its views say."""
+    fold = fold_facts(records)
+    assert tuple(statuses) == fold.records
+    with_status = _by_status(statuses)
+    applied = with_status(*APPLIED)
+    assert applied == fold.applied, "applied records"
+    assert fold.effective - fold.applied == with_status(EventStatus.FORK), "fork records"
+    unannulled = with_status(EventStatus.LIVE, EventStatus.MASKED, EventStatus.SUPERSEDED)
+    assert unannulled == fold.unannulled, "records rewinds leave"
+    events = {record.offset: record.envelope.event for record in records}
+    live = with_status(EventStatus.LIVE)
+    for scope in fold.scopes:
+        scoped = {offset for offset in live if events[offset].isolation_scope == scope}
+        shown = Counter(events[offset].id for offset in scoped)
+        assert shown == fold.shown_ids[scope], f"what masking shows in scope {scope!r}"
+        held = scoped & fold.view_included[scope]
+        assert held == fold.view_holds[scope], f"what the view of scope {scope!r} holds"
+
+
+def _by_status(
+    statuses: Mapping[Offset, EventStatus],
+) -> Callable[..., frozenset[Offset]]:
+    def with_status(*wanted: EventStatus) -> frozenset[Offset]:
+        return frozenset(offset for offset, status in statuses.items() if status in wanted)
+
+    return with_status
