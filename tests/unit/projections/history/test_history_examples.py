@@ -17,7 +17,7 @@ from projections.history.event_status import EventStatus
 from projections.history.incremental import HistoryState, StatusChange, advance
 from schemas.errors import SessionMismatchError
 from schemas.event import Event
-from schemas.keys import SessionKey
+from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
 from tests.support.events import (
     SESSION,
@@ -71,6 +71,17 @@ def test_a_summary_masks_the_raw_events_in_its_range_both_ends_inclusive() -> No
     assert _classified(records) == [MASKED, MASKED, LIVE, LIVE]
     assert _changes_of_last(records) == ((10, MASKED), (11, MASKED), (13, LIVE))
     assert [r.envelope.event.id for r in live_history(records)] == ["e3", "s"]
+
+
+def test_a_late_event_inside_a_summary_range_is_masked_on_arrival() -> None:
+    records = _records(
+        text_event("e1", "a", 1.0),
+        summary_event("s", 1.0, 3.0, 4.0),
+        text_event("late", "a", 2.0, author="agent"),
+        text_event("e5", "b", 5.0),
+    )
+    assert _classified(records) == [MASKED, LIVE, MASKED, LIVE]
+    assert _changes_of_last(records[:3]) == ((12, MASKED),)
 
 
 def test_a_summary_contained_in_a_later_one_is_superseded_and_identical_ranges_keep_the_last() -> (
@@ -227,7 +238,7 @@ def test_a_fork_classifies_its_own_records_over_the_history_it_inherits() -> Non
 def test_offsets_must_rise() -> None:
     records = _records(text_event("e1", "a", 1.0), text_event("e2", "a", 2.0))
     with pytest.raises(ValueError, match="not above the last offset 11"):
-        classify_session([*records, records[0].__class__(11, records[0].envelope)])
+        classify_session([*records, LoggedEvent(Offset(11), records[0].envelope)])
     state, _ = advance(None, 11, records[1].envelope)
     with pytest.raises(ValueError, match="offset 10 is not above"):
         advance(state, 10, records[0].envelope)
