@@ -12,11 +12,12 @@ from __future__ import annotations
 from importlib.resources import files
 
 from psycopg import AsyncConnection, sql
+from psycopg.rows import TupleRow
 
 MIGRATION = "0002_memory.sql"
 
 
-async def create_memory_schema(connection: AsyncConnection[object], schema: str) -> None:
+async def create_memory_schema(connection: AsyncConnection[TupleRow], schema: str) -> None:
     """Create `schema` with the ``memories`` table of migration 0002, committed."""
     migration = files("streams.sink").joinpath("migrations", MIGRATION).read_text("utf-8")
     async with connection.transaction():
@@ -28,7 +29,7 @@ async def create_memory_schema(connection: AsyncConnection[object], schema: str)
         await connection.execute(sql.SQL(migration))  # a file shipped in the package
 
 
-async def drop_schema(connection: AsyncConnection[object], schema: str) -> None:
+async def drop_schema(connection: AsyncConnection[TupleRow], schema: str) -> None:
     """Drop `schema` and everything in it, committed."""
     async with connection.transaction():
         await connection.execute(

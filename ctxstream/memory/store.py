@@ -23,11 +23,16 @@ from typing import Final
 
 import psycopg
 from psycopg import AsyncConnection
-from psycopg.rows import class_row
+from psycopg.rows import TupleRow, class_row
 
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.memory.entry import MemoryEntry
-from ctxstream.memory.search_sql import MAX_TRIGRAM_WORDS, search_statement
+from ctxstream.memory.search_sql import (
+    MAX_FUZZY_WORDS,
+    QUERY_LEXEMES,
+    search_statement,
+    word_parameter,
+)
 from projections.memory.memory_record import MemoryKind, memory_timestamp
 from schemas.event import Content, Part
 
@@ -43,7 +48,7 @@ class MemoryStore:
 
     def __init__(
         self,
-        connection: AsyncConnection[object],
+        connection: AsyncConnection[TupleRow],
         *,
         schema: str = "ctxstream",
         language: str = DEFAULT_LANGUAGE,
@@ -54,7 +59,7 @@ class MemoryStore:
         the query and selects the memories stored in it, so both sides are parsed alike.
         """
         self._connection = connection
-        self._statement = search_statement(schema)
+        self._schema = schema
         self._language = language
 
     @classmethod
@@ -81,10 +86,13 @@ class MemoryStore:
     ) -> list[MemoryEntry]:
         """The memories of (`tenant`, `app`, `user`) that best answer `query`, best first.
 
-        Ranking: ``score = ts_rank_cd(text_vector, OR of the query's lexemes) + the sum,
-        over the query's lexemes w with w <% text, of word_similarity(w, text)``; ties go
+        Ranking: each query lexeme ``w`` stands for itself and the vocabulary lexemes
+        ``v`` with ``w <% v`` (pg_trgm's ``word_similarity`` at least its threshold, 0.6);
+        ``score = ts_rank_cd(text_vector, OR of all of them) + the sum over w of the best
+        word_similarity(w, v) among the v the memory holds`` (1 for w itself); ties go
         to the newer memory. A raw event covered by a summary that is also a hit is
-        dropped, and so is a summary inside another hit summary's range. A query with
+        dropped, and so is a summary inside another hit summary's range: the summary
+        stands in for them with the best of its own score and theirs. A query with
         no lexemes (stop words, punctuation, empty) finds nothing.
 
         Raises:
@@ -92,18 +100,27 @@ class MemoryStore:
         """
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidArgumentError(f"limit: {limit!r}, expected 1 to {MAX_LIMIT}")
-        parameters = {
+        # PostgreSQL's text refuses NUL; a NUL only separates words here.
+        text = query.replace("\x00", " ")
+        async with self._connection.cursor() as cursor:
+            await cursor.execute(QUERY_LEXEMES, {"language": self._language, "query": text})
+            row = await cursor.fetchone()
+        lexemes: list[str] = row[0] if row is not None else []
+        if not lexemes:
+            return []
+        fuzzy = lexemes[:MAX_FUZZY_WORDS]
+        parameters: dict[str, object] = {
             "tenant": tenant,
             "app": app,
             "user_id": user,
             "language": self._language,
-            # PostgreSQL's text refuses NUL; a NUL only separates words here.
-            "query": query.replace("\x00", " "),
+            "lexemes": lexemes,
             "limit": limit,
-            "max_words": MAX_TRIGRAM_WORDS,
         }
+        parameters.update({word_parameter(n): word for n, word in enumerate(fuzzy)})
+        statement = search_statement(self._schema, len(fuzzy))
         async with self._connection.cursor(row_factory=class_row(_Row)) as cursor:
-            await cursor.execute(self._statement, parameters)
+            await cursor.execute(statement, parameters)
             rows = await cursor.fetchall()
         return [row.entry() for row in rows]
 

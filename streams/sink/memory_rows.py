@@ -1,9 +1,11 @@
 """Memories written to a target schema's ``memories`` table in bulk, each at most once.
 
-``COPY`` fills a per-connection staging table, and one ``INSERT ... ON CONFLICT DO
-NOTHING`` moves its rows into ``<schema>.memories`` (migration ``0002_memory.sql``):
-``COPY`` alone cannot skip a row already there, and the unique
-``(session_key, memory_id)`` is what makes a redelivered or replayed event a no-op.
+``COPY`` fills a per-connection staging table, and one statement moves its rows into
+``<schema>.memories`` (migration ``0002_memory.sql``) with ``ON CONFLICT DO NOTHING``
+(``COPY`` alone cannot skip a row already there; the unique ``(session_key,
+memory_id)`` makes a redelivered or replayed event a no-op) and adds the new rows'
+lexemes to ``memory_lexemes``, the vocabulary the search matches typos against, in
+lexeme order, so two writers lock shared lexemes in the same order.
 The caller owns the transaction (the sink's batch transaction; a test's or the
 benchmark's own), so the memories commit with whatever else it writes.
 
@@ -17,6 +19,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from psycopg import AsyncConnection, sql
+from psycopg.rows import TupleRow
 
 from projections.memory.memory_record import Memory
 
@@ -49,6 +52,17 @@ _STAGING: Final = sql.SQL(
     ") ON COMMIT DELETE ROWS"
 )
 
+_MOVE: Final = sql.SQL(
+    "WITH inserted AS ("
+    " INSERT INTO {memories} ({columns}) SELECT {columns} FROM pg_temp.memory_staging"
+    " ON CONFLICT (session_key, memory_id) DO NOTHING RETURNING text_vector"
+    "), vocabulary AS ("
+    " INSERT INTO {lexemes} (lexeme)"
+    " SELECT DISTINCT lexeme FROM inserted, unnest(tsvector_to_array(inserted.text_vector))"
+    " AS lexeme ORDER BY 1 ON CONFLICT DO NOTHING"
+    ") SELECT count(*) FROM inserted"
+)
+
 
 def _row(memory: Memory, language: str) -> tuple[object, ...]:
     start, end = memory.covered if memory.covered is not None else (None, None)
@@ -72,7 +86,7 @@ def _row(memory: Memory, language: str) -> tuple[object, ...]:
 
 
 async def add_memories(
-    connection: AsyncConnection[object],
+    connection: AsyncConnection[TupleRow],
     schema: str,
     memories: Iterable[Memory],
     *,
@@ -95,12 +109,14 @@ async def add_memories(
             for memory in memories:
                 await copy.write_row(_row(memory, language))
         await cursor.execute(
-            sql.SQL(
-                "INSERT INTO {} ({columns}) SELECT {columns} FROM pg_temp.memory_staging"
-                " ON CONFLICT (session_key, memory_id) DO NOTHING"
-            ).format(sql.Identifier(schema, "memories"), columns=columns)
+            _MOVE.format(
+                memories=sql.Identifier(schema, "memories"),
+                lexemes=sql.Identifier(schema, "memory_lexemes"),
+                columns=columns,
+            )
         )
-        inserted = cursor.rowcount
+        row = await cursor.fetchone()
+        inserted = int(row[0]) if row is not None else 0
         # Emptied now too, not only at commit: a second call in the same transaction.
         await cursor.execute("DELETE FROM pg_temp.memory_staging")
     return inserted

@@ -34,11 +34,19 @@ CREATE TABLE memories (
     CONSTRAINT memories_once_per_session UNIQUE (session_key, memory_id)
 );
 
--- The scope every search filters on, in the planner's reach: full-text and trigram
--- candidates are read through these, their scope columns rechecked on the heap.
+-- The scope every search filters on: its bitmap is ANDed with the full-text index's, so a
+-- search reads only the caller's rows (README: "Scope in every plan").
 CREATE INDEX memories_scope ON memories (tenant, app, user_id, language);
 CREATE INDEX memories_text_vector ON memories USING gin (text_vector);
-CREATE INDEX memories_text_trigrams ON memories USING gin (text gin_trgm_ops);
--- The summaries of a session, to drop the raw events a summary hit covers.
-CREATE INDEX memories_summaries ON memories (session_key, covered_start, covered_end)
-    WHERE kind = 'summary';
+
+-- Every lexeme of every memory, once: the vocabulary a query word is matched
+-- against by trigrams (a name with a letter missing finds the name's lexeme), so the
+-- fuzzy step reads short words instead of every memory's text (a trigram index over the
+-- texts was measured ten times slower: README, "Why a vocabulary"). Lexemes
+-- are neither scoped nor per language: the search still reads only the caller's memories
+-- in its language, and a lexeme found only elsewhere matches nothing there, so the answer
+-- is the same as with a list per scope and language.
+CREATE TABLE memory_lexemes (
+    lexeme text PRIMARY KEY
+);
+CREATE INDEX memory_lexemes_trigrams ON memory_lexemes USING gin (lexeme gin_trgm_ops);

@@ -17,6 +17,7 @@ from datetime import datetime
 import psycopg
 import pytest
 from psycopg import AsyncConnection
+from psycopg.rows import TupleRow
 
 from ctxstream.bench.memory_schema import create_memory_schema, drop_schema
 from ctxstream.errors import InvalidArgumentError
@@ -87,13 +88,13 @@ def facts() -> list[Memory]:
 
 
 @pytest.fixture
-async def connection(postgres_dsn: str) -> AsyncIterator[AsyncConnection[object]]:
+async def connection(postgres_dsn: str) -> AsyncIterator[AsyncConnection[TupleRow]]:
     async with await AsyncConnection.connect(postgres_dsn, autocommit=True) as conn:
         yield conn
 
 
 @pytest.fixture
-async def schema(connection: AsyncConnection[object]) -> AsyncIterator[str]:
+async def schema(connection: AsyncConnection[TupleRow]) -> AsyncIterator[str]:
     name = f"test_memory_{uuid.uuid4().hex[:12]}"
     await create_memory_schema(connection, name)
     try:
@@ -102,7 +103,7 @@ async def schema(connection: AsyncConnection[object]) -> AsyncIterator[str]:
         await drop_schema(connection, name)
 
 
-async def write(connection: AsyncConnection[object], schema: str, memories: list[Memory]) -> int:
+async def write(connection: AsyncConnection[TupleRow], schema: str, memories: list[Memory]) -> int:
     async with connection.transaction():
         return await add_memories(connection, schema, memories)
 
@@ -116,7 +117,7 @@ async def ids(store: MemoryStore, query: str, user: str = "u1", **scope: str) ->
 
 @pytest.mark.parametrize(("question", "fact"), QUESTIONS)
 async def test_a_natural_question_finds_its_fact(
-    connection: AsyncConnection[object], schema: str, question: str, fact: str
+    connection: AsyncConnection[TupleRow], schema: str, question: str, fact: str
 ) -> None:
     await write(connection, schema, facts())
 
@@ -126,7 +127,7 @@ async def test_a_natural_question_finds_its_fact(
 
 
 async def test_a_websearch_query_would_find_nothing_for_such_a_question(
-    connection: AsyncConnection[object], schema: str
+    connection: AsyncConnection[TupleRow], schema: str
 ) -> None:
     # The oracle for why the search ORs: websearch_to_tsquery ANDs the question's words.
     await write(connection, schema, facts())
@@ -150,7 +151,7 @@ async def test_a_websearch_query_would_find_nothing_for_such_a_question(
     ],
 )
 async def test_a_name_with_a_letter_missing_still_finds_its_memory(
-    connection: AsyncConnection[object], schema: str, query: str, fact: str
+    connection: AsyncConnection[TupleRow], schema: str, query: str, fact: str
 ) -> None:
     await write(connection, schema, facts())
 
@@ -158,12 +159,23 @@ async def test_a_name_with_a_letter_missing_still_finds_its_memory(
 
 
 async def test_a_transposed_name_need_not_match_at_the_default_threshold(
-    connection: AsyncConnection[object], schema: str
+    connection: AsyncConnection[TupleRow], schema: str
 ) -> None:
     # "Ingird" shares too few trigrams with "Ingrid" (word_similarity 0.43 < 0.6): not a hit.
     await write(connection, schema, facts())
 
     assert await ids(MemoryStore(connection, schema=schema), "Ingird") == []
+
+
+async def test_a_typo_of_a_name_only_another_user_knows_finds_nothing(
+    connection: AsyncConnection[TupleRow], schema: str
+) -> None:
+    # The vocabulary is shared, the memories are not: "Brant" comes near u2's "Brandt",
+    # and u1 has no memory holding it.
+    theirs = memory("theirs", FACTS["brandt"], user_id="u2", session_key="acme/support/u2/s1")
+    await write(connection, schema, [memory("mine", FACTS["park"]), theirs])
+
+    assert await ids(MemoryStore(connection, schema=schema), "When do I meet Brant?") == []
 
 
 @pytest.mark.parametrize(
@@ -176,7 +188,7 @@ async def test_a_transposed_name_need_not_match_at_the_default_threshold(
     ids=["another user", "another app", "another tenant"],
 )
 async def test_an_identical_fact_of_another_scope_is_never_found(
-    connection: AsyncConnection[object], schema: str, scope: dict[str, str]
+    connection: AsyncConnection[TupleRow], schema: str, scope: dict[str, str]
 ) -> None:
     mine = memory("mine", FACTS["park"])
     theirs = memory("theirs", FACTS["park"], **scope)
@@ -189,7 +201,7 @@ async def test_an_identical_fact_of_another_scope_is_never_found(
 
 
 async def test_a_summary_hit_stands_in_for_the_events_it_covers(
-    connection: AsyncConnection[object], schema: str
+    connection: AsyncConnection[TupleRow], schema: str
 ) -> None:
     covered = [
         memory("e1", "Where should I park at the airport?", offset=0),  # timestamp 100
@@ -213,8 +225,26 @@ async def test_a_summary_hit_stands_in_for_the_events_it_covers(
     assert sorted(found) == ["e3", "other", "sum"]
 
 
+async def test_a_summary_ranks_with_the_best_score_of_what_it_stands_in_for(
+    connection: AsyncConnection[TupleRow], schema: str
+) -> None:
+    # The covered answer holds two query words ("zanele", "like"), its summary one: the
+    # summary takes the answer's place in the ranking, above a newer one-word hit.
+    answer = memory("e1", "Noted: Zanele likes falafel best.", offset=0)
+    stands_in = summary("sum", "Summary: Zanele prefers falafel.", 2, (100.0, 101.0))
+    newer = memory("e9", "Brandt likes risotto.", offset=9)
+    await write(connection, schema, [answer, stands_in, newer])
+
+    found = await MemoryStore(connection, schema=schema).search(
+        "acme", "support", "u1", "What food does Zanele like?"
+    )
+
+    assert [entry.id for entry in found] == ["sum", "e9"]
+    assert found[0].score > found[1].score
+
+
 async def test_a_covered_event_is_returned_when_its_summary_is_no_hit(
-    connection: AsyncConnection[object], schema: str
+    connection: AsyncConnection[TupleRow], schema: str
 ) -> None:
     event = memory("e1", "The lighthouse tour starts at nine.", offset=0)
     small_talk = summary("sum", "Small talk about the weather.", 2, (100.0, 101.0))
@@ -226,7 +256,7 @@ async def test_a_covered_event_is_returned_when_its_summary_is_no_hit(
 
 
 async def test_a_summary_inside_a_wider_summary_hit_is_dropped(
-    connection: AsyncConnection[object], schema: str
+    connection: AsyncConnection[TupleRow], schema: str
 ) -> None:
     # Rolling summaries: each new one covers the previous range and more (masking hides
     # the narrower one); of two equal ranges the later (higher offset) stands.
@@ -238,7 +268,7 @@ async def test_a_summary_inside_a_wider_summary_hit_is_dropped(
     assert await ids(MemoryStore(connection, schema=schema), "Lisbon travel plans") == ["sum3"]
 
 
-async def test_the_limit_is_honoured(connection: AsyncConnection[object], schema: str) -> None:
+async def test_the_limit_is_honoured(connection: AsyncConnection[TupleRow], schema: str) -> None:
     many = [memory(f"m{n}", f"Note {n} about the garden hose.", offset=n) for n in range(15)]
     await write(connection, schema, many)
     store = MemoryStore(connection, schema=schema)
@@ -251,7 +281,7 @@ async def test_the_limit_is_honoured(connection: AsyncConnection[object], schema
 
 @pytest.mark.parametrize("limit", [0, -1, 1001])
 async def test_a_limit_out_of_range_is_refused(
-    connection: AsyncConnection[object], schema: str, limit: int
+    connection: AsyncConnection[TupleRow], schema: str, limit: int
 ) -> None:
     with pytest.raises(InvalidArgumentError, match="limit"):
         await MemoryStore(connection, schema=schema).search("acme", "support", "u1", "x", limit)
@@ -261,7 +291,7 @@ async def test_a_limit_out_of_range_is_refused(
     "query", ["", "   ", "the of and is it", "?!...,;", "Where was I?", "\x00"]
 )
 async def test_a_query_without_lexemes_finds_nothing_without_error(
-    connection: AsyncConnection[object], schema: str, query: str
+    connection: AsyncConnection[TupleRow], schema: str, query: str
 ) -> None:
     await write(connection, schema, facts())
 
@@ -280,7 +310,7 @@ async def test_a_query_without_lexemes_finds_nothing_without_error(
     ],
 )
 async def test_quotes_backslashes_operators_and_nul_are_only_text(
-    connection: AsyncConnection[object], schema: str, query: str
+    connection: AsyncConnection[TupleRow], schema: str, query: str
 ) -> None:
     await write(connection, schema, facts())
     store = MemoryStore(connection, schema=schema)
@@ -297,14 +327,14 @@ async def test_quotes_backslashes_operators_and_nul_are_only_text(
 
 
 async def test_a_memory_text_holding_tsquery_syntax_is_found_by_its_words(
-    connection: AsyncConnection[object], schema: str
+    connection: AsyncConnection[TupleRow], schema: str
 ) -> None:
     await write(connection, schema, [memory("odd", "O'Brien's path is C:\\temp\\x & y | z!")])
 
     assert await ids(MemoryStore(connection, schema=schema), "What is O'Brien's path?") == ["odd"]
 
 
-async def test_an_entry_has_adks_shape(connection: AsyncConnection[object], schema: str) -> None:
+async def test_an_entry_has_adks_shape(connection: AsyncConnection[TupleRow], schema: str) -> None:
     await write(connection, schema, [memory("park", FACTS["park"], timestamp=1_700_000_000.25)])
 
     (entry,) = await MemoryStore(connection, schema=schema).search(
@@ -321,7 +351,7 @@ async def test_an_entry_has_adks_shape(connection: AsyncConnection[object], sche
 
 
 async def test_writing_an_event_again_is_a_no_op(
-    connection: AsyncConnection[object], schema: str
+    connection: AsyncConnection[TupleRow], schema: str
 ) -> None:
     assert await write(connection, schema, facts()) == len(FACTS)
     # A redelivery, and a duplicate within one batch, change nothing.
@@ -335,7 +365,7 @@ async def test_writing_an_event_again_is_a_no_op(
 
 
 async def test_the_language_is_the_documents_and_the_querys(
-    connection: AsyncConnection[object], schema: str, postgres_dsn: str
+    connection: AsyncConnection[TupleRow], schema: str, postgres_dsn: str
 ) -> None:
     german = memory("auto", "Ich habe das Auto im Parkhaus auf Ebene 3 geparkt.")
     async with connection.transaction():
