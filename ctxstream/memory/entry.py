@@ -41,4 +41,4 @@ class MemoryEntry:
     def text(self) -> str:
         """The memory's text (the content's one part)."""
         parts = self.content.parts or []
-        return parts[0].text or "" if parts else ""
+        return (parts[0].text or "") if parts else ""

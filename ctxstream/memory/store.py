@@ -1,9 +1,10 @@
 """Long-term memory search over a target schema's ``memories`` table (psycopg 3, async).
 
 :meth:`MemoryStore.search` answers the whole sentences ADK's ``preload_memory`` sends:
-the OR of the query's lexemes ranked by ``ts_rank_cd``, plus ``pg_trgm``'s
-``word_similarity`` per query word for names and typos, scoped in SQL to one tenant,
-app and user, summaries standing in for the raw events they cover
+the OR of the query's lexemes and of the vocabulary lexemes near them (``pg_trgm``, for
+names and typos), ranked by ``ts_rank_cd`` plus each query word's ``word_similarity`` to
+what a memory holds, scoped in SQL to one tenant, app and user, summaries standing in
+for the raw events they cover
 (:mod:`ctxstream.memory.search_sql`; the formula and the measurements:
 ``ctxstream/memory/README.md``). The store holds one connection; open one per task
 that searches concurrently.

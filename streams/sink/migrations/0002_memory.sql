@@ -1,9 +1,10 @@
 -- Long-term memory: one row per event text or summary the sink makes a memory.
 -- Applied by the migration runner with search_path = <target schema>, public; pg_trgm (0001).
--- ctxstream/memory/README.md has the search these indexes serve.
+-- ctxstream/memory/README.md has the search these indexes serve; streams/sink/memory_rows.py
+-- writes both tables.
 
 CREATE TABLE memories (
-    -- A surrogate key: what the search's candidate sets join on.
+    -- A surrogate key: what the search's summary dedupe joins on.
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     tenant text NOT NULL,
     app text NOT NULL,
@@ -35,17 +36,17 @@ CREATE TABLE memories (
 );
 
 -- The scope every search filters on: its bitmap is ANDed with the full-text index's, so a
--- search reads only the caller's rows (README: "Scope in every plan").
+-- search reads only the caller's rows (ctxstream/memory/README.md, "Scope in every plan").
 CREATE INDEX memories_scope ON memories (tenant, app, user_id, language);
 CREATE INDEX memories_text_vector ON memories USING gin (text_vector);
 
--- Every lexeme of every memory, once: the vocabulary a query word is matched
--- against by trigrams (a name with a letter missing finds the name's lexeme), so the
--- fuzzy step reads short words instead of every memory's text (a trigram index over the
--- texts was measured ten times slower: README, "Why a vocabulary"). Lexemes
--- are neither scoped nor per language: the search still reads only the caller's memories
--- in its language, and a lexeme found only elsewhere matches nothing there, so the answer
--- is the same as with a list per scope and language.
+-- Every lexeme of every memory, once: the vocabulary a query word is matched against by
+-- trigrams (a name with a letter missing finds the name's lexeme), so the fuzzy step reads
+-- short words instead of every memory's text (a trigram index over the texts was measured
+-- ten times slower: ctxstream/memory/README.md, "Why OR, why per word, why a vocabulary").
+-- Lexemes are neither scoped nor per language: the search still reads only the caller's
+-- memories in its language, and a lexeme found only elsewhere matches nothing there, so
+-- the answer is the same as with a list per scope and language.
 CREATE TABLE memory_lexemes (
     lexeme text PRIMARY KEY
 );

@@ -2,9 +2,11 @@
 
 Each test writes its memories with `add_memories` into a fresh schema (migration 0002
 applied as the runner applies it) and searches them. The expected hits are written by
-hand from the memories' texts: which memory answers which question, which typos are
-deletions of a name's letters (they must match: word_similarity 0.67 >= pg_trgm's
-default threshold 0.6) and which are transpositions (``Ingird``: 0.43, need not match).
+hand from the memories' texts: which memory answers which question, which typos must
+match (a letter missing near a name's end: ``Ingrd``, ``Brant`` 0.67, ``Peper`` 0.625,
+at least pg_trgm's default word_similarity threshold 0.6) and which need not and, at that
+threshold, do not (a transposition, ``Ingird`` 0.43; a letter missing mid-name,
+``Ingid`` 0.5, ``Brndt`` 0.44: the trigrams around the change are lost).
 """
 
 from __future__ import annotations
@@ -158,13 +160,18 @@ async def test_a_name_with_a_letter_missing_still_finds_its_memory(
     assert fact in await ids(MemoryStore(connection, schema=schema), query)
 
 
-async def test_a_transposed_name_need_not_match_at_the_default_threshold(
-    connection: AsyncConnection[TupleRow], schema: str
+@pytest.mark.parametrize(
+    "typo",
+    ["Ingird", "Ingid", "Brndt"],
+    ids=["transposed: 0.43", "middle letter missing: 0.5", "middle letter missing: 0.44"],
+)
+async def test_a_transposed_or_mid_word_typo_need_not_match_at_the_default_threshold(
+    connection: AsyncConnection[TupleRow], schema: str, typo: str
 ) -> None:
-    # "Ingird" shares too few trigrams with "Ingrid" (word_similarity 0.43 < 0.6): not a hit.
+    # Too few trigrams survive the change (word_similarity below 0.6): not a hit.
     await write(connection, schema, facts())
 
-    assert await ids(MemoryStore(connection, schema=schema), "Ingird") == []
+    assert await ids(MemoryStore(connection, schema=schema), typo) == []
 
 
 async def test_a_typo_of_a_name_only_another_user_knows_finds_nothing(
