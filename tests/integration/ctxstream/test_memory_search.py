@@ -24,8 +24,10 @@ from psycopg.rows import TupleRow
 from ctxstream.bench.memory_schema import create_memory_schema, drop_schema
 from ctxstream.errors import InvalidArgumentError
 from ctxstream.memory import MemoryStore
-from projections.memory.memory_record import Memory
+from projections.memory.memory_record import Memory, memory_of
+from schemas.keys import SessionKey
 from streams.sink.memory_rows import add_memories
+from tests.support.events import event, logged_event, text
 
 pytestmark = pytest.mark.integration
 
@@ -391,3 +393,41 @@ async def test_an_unknown_language_is_refused_by_name(postgres_dsn: str, schema:
     with pytest.raises(InvalidArgumentError, match="klingon"):
         async with MemoryStore.connect(postgres_dsn, schema=schema, language="klingon"):
             pass
+
+
+async def test_two_writes_in_one_transaction_both_land_with_their_lexemes(
+    connection: AsyncConnection[TupleRow], schema: str
+) -> None:
+    first, second = facts()[:5], facts()[5:]
+    async with connection.transaction():
+        assert await add_memories(connection, schema, first) == len(first)
+        assert await add_memories(connection, schema, second) == len(second)
+
+    memories = psycopg.sql.Identifier(schema, "memories")
+    lexemes = psycopg.sql.Identifier(schema, "memory_lexemes")
+    cursor = await connection.execute(
+        psycopg.sql.SQL("SELECT memory_id FROM {} ORDER BY memory_id").format(memories)
+    )
+    assert [row[0] for row in await cursor.fetchall()] == sorted(FACTS)
+    cursor = await connection.execute(psycopg.sql.SQL("SELECT lexeme FROM {}").format(lexemes))
+    vocabulary = [row[0] for row in await cursor.fetchall()]
+    # Hand-picked lexemes of the facts (English stems), each once.
+    assert {"park", "garag", "ingrid", "sushi", "brandt", "penicillin", "lisbon"} <= set(vocabulary)
+    assert len(vocabulary) == len(set(vocabulary))
+    assert "the" not in vocabulary  # a stop word is no lexeme
+
+
+async def test_an_event_with_nul_characters_is_stored_and_found(
+    connection: AsyncConnection[TupleRow], schema: str
+) -> None:
+    record = logged_event(
+        SessionKey("acme/support/u1/s1"), event("e1", "user", 100.0, [text("Kofi\x00Mensah")]), 3
+    )
+    stored = memory_of(record, partition=0)
+    assert stored is not None
+    await write(connection, schema, [stored])
+
+    (entry,) = await MemoryStore(connection, schema=schema).search(
+        "acme", "support", "u1", "Who is Kofi?"
+    )
+    assert entry.text == "Kofi\ufffdMensah"
