@@ -16,7 +16,17 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from ctxstream.api.commands import add_api_commands
-from ctxstream.bench import append, compaction, core, fold, ingest, neighbours, reads, restore
+from ctxstream.bench import (
+    append,
+    compaction,
+    core,
+    fold,
+    ingest,
+    memory,
+    neighbours,
+    reads,
+    restore,
+)
 from ctxstream.bench.demo import add_demo_command
 from ctxstream.cli.append import add_append_command
 from ctxstream.cli.common import Subcommands
@@ -65,6 +75,7 @@ BENCHMARKS: Final = (
     reads.add_parser,
     neighbours.add_parser,
     compaction.add_parser,
+    memory.add_parser,
 )
 
 
