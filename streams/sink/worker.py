@@ -35,7 +35,11 @@ FAILED = 1
 
 
 class SeekToStored(ConsumerRebalanceListener):  # type: ignore[misc]
-    """On assignment, seek each partition to the next offset the database stores for it."""
+    """On assignment, seek each partition to the next offset the database stores for it.
+
+    :attr:`next_offsets` is where the next batch of each owned partition must start: set
+    here from the database, moved by the sink after each batch it commits or is fenced on.
+    """
 
     def __init__(
         self, consumer: AIOKafkaConsumer, conn: Connection, schema: str, topic: str
@@ -44,9 +48,12 @@ class SeekToStored(ConsumerRebalanceListener):  # type: ignore[misc]
         self._conn = conn
         self._schema = schema
         self._topic = topic
+        self.next_offsets: dict[TopicPartition, int] = {}
 
     async def on_partitions_revoked(self, revoked: Iterable[TopicPartition]) -> None:
-        """Nothing to save: offsets are committed with each batch's rows."""
+        """Forget the revoked partitions (offsets are committed with each batch's rows)."""
+        for tp in revoked:
+            self.next_offsets.pop(tp, None)
 
     async def on_partitions_assigned(self, assigned: Iterable[TopicPartition]) -> None:
         """Seek each assigned partition to its stored next offset (0 when none is stored)."""
@@ -55,6 +62,7 @@ class SeekToStored(ConsumerRebalanceListener):  # type: ignore[misc]
             self._conn, self._schema, self._topic, (tp.partition for tp in mine)
         )
         for tp in mine:
+            self.next_offsets[tp] = stored[tp.partition]
             self._consumer.seek(tp, stored[tp.partition])
         logger.info("sink assigned %s", {p: stored[p] for p in sorted(stored)})
 
@@ -118,30 +126,43 @@ class Sink:
         try:
             await consumer.start()
             try:
-                consumer.subscribe(
-                    [self._topic],
-                    listener=SeekToStored(consumer, seek_conn, self._schema, self._topic),
-                )
+                listener = SeekToStored(consumer, seek_conn, self._schema, self._topic)
+                consumer.subscribe([self._topic], listener=listener)
                 while not stop.is_set():
-                    await self._step(consumer, producer, conn)
+                    await self._step(consumer, producer, conn, listener.next_offsets)
             finally:
                 await consumer.stop()
         finally:
             await producer.stop()
 
     async def _step(
-        self, consumer: AIOKafkaConsumer, producer: AIOKafkaProducer, conn: Connection
+        self,
+        consumer: AIOKafkaConsumer,
+        producer: AIOKafkaProducer,
+        conn: Connection,
+        next_offsets: dict[TopicPartition, int],
     ) -> None:
-        """One fetch: its dead letters sent, then its rows and positions in one transaction."""
+        """One fetch: its dead letters sent, then its rows and positions in one transaction.
+
+        Each owned partition is fetched from where its next batch must start (sought there
+        when the consumer is elsewhere, e.g. after a fenced batch or a fetch that raced a
+        rebalance); the fence still checks that start against the database.
+        """
         settings = self._settings
-        before = {tp: await consumer.position(tp) for tp in consumer.assignment()}
+        owned = {tp: n for tp, n in next_offsets.items() if tp in consumer.assignment()}
+        if not owned:  # not assigned yet (the group is joining): wait for the listener
+            await asyncio.sleep(settings.sink_fetch_wait_ms / 1000)
+            return
+        for tp, offset in owned.items():
+            if await consumer.position(tp) != offset:
+                consumer.seek(tp, offset)
         fetched = await consumer.getmany(
-            timeout_ms=settings.sink_fetch_wait_ms, max_records=settings.sink_batch_records
+            *owned, timeout_ms=settings.sink_fetch_wait_ms, max_records=settings.sink_batch_records
         )
         still = consumer.assignment()
         starts: dict[int, int] = {}
         ends: dict[int, int] = {}
-        for tp, start in before.items():
+        for tp, start in owned.items():
             if tp in still and ((end := await consumer.position(tp)) != start or fetched.get(tp)):
                 starts[tp.partition], ends[tp.partition] = start, end
         records = [
@@ -151,16 +172,20 @@ class Sink:
             for r in batch
         ]
         planned = batch_rows(records)
+        batch = Batch(self._topic, starts, ends, planned.rows)
         try:
-            Batch(self._topic, starts, ends, planned.rows).check()
+            batch.check()
             await self._send_letters(producer, planned.letters)
-            await write_batch(conn, self._schema, Batch(self._topic, starts, ends, planned.rows))
+            await write_batch(conn, self._schema, batch)
         except FenceError as exc:
             logger.warning("%s; seeking to the stored offsets", exc)
-            for partition, offset in exc.stored.items():
-                tp = TopicPartition(self._topic, partition)
-                if tp in consumer.assignment():
-                    consumer.seek(tp, offset)
+            moved = exc.stored
+        else:
+            moved = ends
+        for partition, offset in moved.items():
+            tp = TopicPartition(self._topic, partition)
+            if tp in next_offsets:
+                next_offsets[tp] = offset
 
     async def _send_letters(self, producer: AIOKafkaProducer, letters: list[DeadLetter]) -> None:
         """Send `letters` and wait until the broker has each (before the batch commits)."""
