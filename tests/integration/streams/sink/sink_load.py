@@ -92,9 +92,13 @@ def session_event(session: int, number: int, text: str = "hello") -> Record:
 
 
 async def produce(
-    bootstrap: str, topic: str, transactions: Sequence[tuple[Sequence[Record], bool]]
+    bootstrap: str,
+    topic: str,
+    transactions: Sequence[tuple[Sequence[Record], bool]],
+    *,
+    pause_s: float = 0.0,
 ) -> None:
-    """Each (records, commit) as one Kafka transaction, committed or aborted."""
+    """Each (records, commit) as one Kafka transaction, committed or aborted, `pause_s` apart."""
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap, transactional_id=f"test-sink-{uuid.uuid4().hex}"
     )
@@ -108,6 +112,7 @@ async def produce(
                 await producer.commit_transaction()
             else:
                 await producer.abort_transaction()
+            await asyncio.sleep(pause_s)
     finally:
         await producer.stop()
 
@@ -168,6 +173,23 @@ async def wait_caught_up(
         assert time.monotonic() < deadline, f"sink at {now}, log ends at {ends}"
         await asyncio.sleep(0.2)
     return ends
+
+
+async def wait_rows(
+    conn: Connection,
+    schema: str,
+    at_least: int,
+    *,
+    load: asyncio.Task[None],
+    process: subprocess.Popen[bytes],
+    timeout_s: float = CATCH_UP_TIMEOUT_S,
+) -> None:
+    """Wait until `schema` holds `at_least` rows, or the load is over; the sink must be alive."""
+    deadline = time.monotonic() + timeout_s
+    while await row_count(conn, schema) < at_least and not load.done():
+        assert process.poll() is None, f"the sink exited with {process.returncode}"
+        assert time.monotonic() < deadline, f"fewer than {at_least} rows in {timeout_s} s"
+        await asyncio.sleep(0.05)
 
 
 async def row_count(conn: Connection, schema: str) -> int:

@@ -16,14 +16,16 @@ from psycopg import sql
 from streams.sink.database import Connection
 from streams.sink.errors import MigrationError, SchemaVersionError
 from streams.sink.migrate import check_schema, migrate
-from streams.sink.migration_files import Migration, load_migrations, migration_of
+from streams.sink.migration_files import Migration, latest_version, load_migrations, migration_of
 
 REPO = Path(__file__).resolve().parents[4]
 BASE_FILE = REPO / "streams" / "sink" / "migrations" / "0001_base.sql"
 PG_DUMP = "/usr/lib/postgresql/15/bin/pg_dump"
-#: A second migration, for the tests only: a table, an index on the base's table and a view.
-SECOND = migration_of(
-    "0002_second.sql",
+#: The version the shipped migrations reach.
+SHIPPED = latest_version(load_migrations())
+#: One more migration, for the tests only: a table, an index on the base's table and a view.
+LATER = migration_of(
+    f"{SHIPPED + 1:04d}_later.sql",
     b"CREATE TABLE notes (id bigint PRIMARY KEY, body text NOT NULL);\n"
     b"CREATE INDEX event_rows_author ON event_rows (author);\n"
     b"CREATE VIEW note_count AS SELECT count(*) AS n FROM notes;\n",
@@ -31,7 +33,7 @@ SECOND = migration_of(
 
 
 def two_versions() -> tuple[Migration, ...]:
-    return (*load_migrations(), SECOND)
+    return (*load_migrations(), LATER)
 
 
 async def recorded(conn: Connection, schema: str) -> list[tuple[int, str, str]]:
@@ -54,17 +56,19 @@ async def test_migrate_from_empty_then_again_is_a_no_op(conn: Connection, schema
     first = await migrate(conn, schema)
     again = await migrate(conn, schema)
 
-    assert [m.label for m in first] == ["0001_base"]
+    assert [m.label for m in first][:1] == ["0001_base"]
+    assert [m.version for m in first] == list(range(1, SHIPPED + 1))
     assert again == []
     checksum = hashlib.sha256(BASE_FILE.read_bytes()).hexdigest()
-    assert await recorded(conn, schema) == [(1, "base", checksum)]
-    assert await tables(conn, schema) == {"schema_migrations", "sink_offsets", "event_rows"}
+    assert (await recorded(conn, schema))[0] == (1, "base", checksum)
+    assert len(await recorded(conn, schema)) == SHIPPED
+    assert {"schema_migrations", "sink_offsets", "event_rows"} <= await tables(conn, schema)
     cursor = await conn.execute(
         "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
         " WHERE e.extname = 'pg_trgm'"
     )
     assert await cursor.fetchall() == [("public",)]
-    assert await check_schema(conn, schema) == 1
+    assert await check_schema(conn, schema) == SHIPPED
 
 
 def run_migrate(dsn: str, schema: str) -> subprocess.Popen[str]:
@@ -86,8 +90,11 @@ async def test_two_concurrent_migrate_commands_apply_each_version_once(
 
     assert [run.returncode for run in runs] == [0, 0], outputs
     said = sorted(out.strip() for out, _ in outputs)
-    assert said == [f"schema {schema}: applied 0001_base", f"schema {schema}: up to date"]
-    assert [version for version, _, _ in await recorded(conn, schema)] == [1]
+    applied = "\n".join(f"schema {schema}: applied {m.label}" for m in load_migrations())
+    assert said == [applied, f"schema {schema}: up to date"]
+    assert [version for version, _, _ in await recorded(conn, schema)] == list(
+        range(1, SHIPPED + 1)
+    )
 
 
 async def test_a_changed_checksum_is_refused_naming_the_version(
@@ -106,18 +113,27 @@ async def test_check_schema_refuses_older_and_newer_naming_the_versions(
     conn: Connection, make_schema: Callable[[], str]
 ) -> None:
     older, newer, empty = make_schema(), make_schema(), make_schema()
-    await migrate(conn, older, migrations=two_versions(), up_to=1)
+    later = SHIPPED + 1
+    await migrate(conn, older, migrations=two_versions(), up_to=SHIPPED)
     await migrate(conn, newer, migrations=two_versions())
 
-    with pytest.raises(SchemaVersionError, match=r"at version 1, older than the 2 this code"):
+    with pytest.raises(
+        SchemaVersionError, match=rf"at version {SHIPPED}, older than the {later} this code"
+    ):
         await check_schema(conn, older, migrations=two_versions())
-    with pytest.raises(SchemaVersionError, match=r"at version 2, newer than the 1 this code"):
+    with pytest.raises(
+        SchemaVersionError, match=rf"at version {later}, newer than the {SHIPPED} this code"
+    ):
         await check_schema(conn, newer)
-    with pytest.raises(SchemaVersionError, match=r"has no migrations; this code expects version"):
+    with pytest.raises(
+        SchemaVersionError, match=rf"has no migrations; this code expects version {SHIPPED}"
+    ):
         await check_schema(conn, empty)
-    with pytest.raises(MigrationError, match=r"at version 2, newer than this code's 1"):
+    with pytest.raises(
+        MigrationError, match=rf"at version {later}, newer than this code's {SHIPPED}"
+    ):
         await migrate(conn, newer)
-    assert await check_schema(conn, newer, migrations=two_versions()) == 2
+    assert await check_schema(conn, newer, migrations=two_versions()) == later
 
 
 async def test_a_missing_extension_is_a_clear_error_and_nothing_is_recorded(
@@ -153,8 +169,8 @@ async def test_one_go_and_one_version_at_a_time_dump_the_same_schema(
 ) -> None:
     at_once, stepwise = make_schema(), make_schema()
     await migrate(conn, at_once, migrations=two_versions())
-    await migrate(conn, stepwise, migrations=two_versions(), up_to=1)
-    await migrate(conn, stepwise, migrations=two_versions())
+    for version in range(1, SHIPPED + 2):  # one version at a time
+        await migrate(conn, stepwise, migrations=two_versions(), up_to=version)
 
     dumps = await asyncio.gather(
         asyncio.to_thread(schema_dump, postgres_dsn, at_once),
