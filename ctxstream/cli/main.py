@@ -35,6 +35,7 @@ from ctxstream.cli.pipeline import add_summarizer_command, add_topics_command, a
 from ctxstream.cli.reads import add_read_commands
 from ctxstream.cli.replay import add_replay_command
 from ctxstream.cli.sessions import add_sessions_command
+from ctxstream.cli.sink import add_sink_commands
 from ctxstream.cli.tail import add_tail_command
 from ctxstream.cli.up import add_up_command
 
@@ -55,6 +56,7 @@ COMMANDS: Final[tuple[Callable[[Subcommands], None], ...]] = (
     add_conformance_command,
     add_summarizer_command,
     add_worker_command,
+    add_sink_commands,  # db migrate, sink
     add_tail_command,
     add_api_commands,  # serve, keys
     add_read_commands,  # context, expand, rewind, fork

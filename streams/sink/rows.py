@@ -1,0 +1,151 @@
+"""`events` records as the sink's rows, NUL made storable, or their dead letters. Pure.
+
+PostgreSQL refuses the escape of U+0000 in ``jsonb`` and NUL in ``text``. A record holding one is
+stored whole all the same: ``raw`` keeps the record value's bytes, the JSON and text
+columns have each NUL replaced by :data:`NUL_REPLACEMENT`, and ``lossy`` is true.
+Decoding and dead letters are the projector's (:mod:`streams.batch.records`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import astuple, dataclass, field
+from typing import Final
+
+import orjson
+
+from schemas.dead_letter import DeadLetter
+from schemas.event import event_to_json
+from schemas.keys import parse_session_key
+from streams.batch.records import SourceRecord, decode_record
+
+#: What a NUL character becomes in a lossy row's ``jsonb`` and text columns: U+FFFD.
+NUL_REPLACEMENT: Final = "\ufffd"
+_NUL: Final = "\x00"
+#: How a NUL is written inside a JSON string; JSON cannot hold it any other way.
+_ESCAPED_NUL: Final = b"\\u0000"
+
+#: The columns of ``event_rows`` in :class:`EventRow`'s field order.
+COLUMNS: Final = (
+    "partition",
+    "offset",
+    "session_key",
+    "tenant",
+    "app",
+    "user_id",
+    "session_id",
+    "event_id",
+    "invocation_id",
+    "author",
+    "event_timestamp",
+    "producer_id",
+    "idempotency_key",
+    "event",
+    "raw",
+    "lossy",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """One ``event_rows`` row: where the record is, what it says, and whether NUL was replaced.
+
+    ``event`` is the event's JSON text (ADK's camelCase, the fields the producer set);
+    ``raw`` is the record value's bytes when the row is lossy, else None.
+    """
+
+    partition: int
+    offset: int
+    session_key: str
+    tenant: str
+    app: str
+    user_id: str
+    session_id: str
+    event_id: str
+    invocation_id: str
+    author: str
+    event_timestamp: float
+    producer_id: str
+    idempotency_key: str
+    event: str
+    raw: bytes | None
+    lossy: bool
+
+    def values(self) -> tuple[object, ...]:
+        """The row's values in :data:`COLUMNS` order."""
+        return astuple(self)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRows:
+    """A batch's records as rows, and the dead letters of those that cannot be stored."""
+
+    rows: list[EventRow] = field(default_factory=list)
+    letters: list[DeadLetter] = field(default_factory=list)
+
+
+def batch_rows(records: Iterable[SourceRecord]) -> BatchRows:
+    """Each record's row, or its dead letter (no key, not an envelope, a key refused)."""
+    result = BatchRows()
+    for record in records:
+        row = event_row(record)
+        if isinstance(row, DeadLetter):
+            result.letters.append(row)
+        else:
+            result.rows.append(row)
+    return result
+
+
+def event_row(record: SourceRecord) -> EventRow | DeadLetter:
+    """The row of one record, or its dead letter when it cannot be stored at all."""
+    decoded = decode_record(record)
+    if isinstance(decoded, DeadLetter):
+        return decoded
+    envelope = decoded.logged.envelope
+    event = envelope.event
+    key = parse_session_key(envelope.session_key)  # NUL-free: the key's rules refuse controls
+    document: object = event_to_json(event)
+    nul_in_json = False
+    if _ESCAPED_NUL in record.value:  # else no string of it holds a NUL: the fast path
+        cleaned = without_nul(document)
+        nul_in_json, document = cleaned != document, cleaned
+    texts = (
+        event.id,
+        event.invocation_id,
+        event.author,
+        envelope.producer_id,
+        envelope.idempotency_key,
+    )
+    lossy = nul_in_json or any(_NUL in text for text in texts)
+    event_id, invocation_id, author, producer_id, idempotency_key = (
+        text.replace(_NUL, NUL_REPLACEMENT) for text in texts
+    )
+    return EventRow(
+        partition=record.partition,
+        offset=record.offset,
+        session_key=key.key,
+        tenant=key.tenant,
+        app=key.app,
+        user_id=key.user,
+        session_id=key.session,
+        event_id=event_id,
+        invocation_id=invocation_id,
+        author=author,
+        event_timestamp=event.timestamp,
+        producer_id=producer_id,
+        idempotency_key=idempotency_key,
+        event=orjson.dumps(document).decode(),
+        raw=record.value if lossy else None,
+        lossy=lossy,
+    )
+
+
+def without_nul(value: object) -> object:
+    """`value` (decoded JSON) with every NUL in its strings and keys replaced."""
+    if isinstance(value, str):
+        return value.replace(_NUL, NUL_REPLACEMENT)
+    if isinstance(value, dict):
+        return {str(without_nul(key)): without_nul(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_nul(item) for item in value]
+    return value

@@ -1,0 +1,37 @@
+"""Settings of the sink worker, read once from the environment (``CTXSTREAM_`` prefix)."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import SettingsConfigDict
+
+from schemas.kafka.settings import KafkaSettings
+from streams.sink.target_schema import DEFAULT_SCHEMA, target_schema
+
+
+class SinkSettings(KafkaSettings):
+    """The cluster and topics (:class:`KafkaSettings`), the database, and the batch bounds."""
+
+    model_config = SettingsConfigDict(env_prefix="CTXSTREAM_", frozen=True, extra="ignore")
+
+    postgres_dsn: SecretStr = Field(
+        default=SecretStr(""), description="postgresql://user:password@host:port/database"
+    )
+    sink_schema: str = Field(default=DEFAULT_SCHEMA, description="the target schema")
+    sink_batch_records: int = Field(
+        default=5_000, ge=1, le=1_000_000, description="records fetched per batch, at most"
+    )
+    sink_fetch_wait_ms: int = Field(
+        default=500, ge=1, le=60_000, description="how long one fetch waits for records"
+    )
+    sink_session_timeout_ms: int = Field(
+        default=10_000,
+        ge=1_000,
+        le=300_000,
+        description="the group's session timeout: how soon a dead sink's partitions move",
+    )
+
+    @field_validator("sink_schema")
+    @classmethod
+    def _schema(cls, value: str) -> str:
+        return target_schema(value)

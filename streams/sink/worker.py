@@ -1,0 +1,229 @@
+"""``ctxstream sink``: `events` read ``read_committed`` into the target schema, exactly once.
+
+:class:`Sink` checks the schema's version, joins the schema's consumer group, seeks each
+assigned partition to its stored next offset, then per fetch: dead letters sent, rows and
+offsets written in one fenced transaction (:mod:`streams.sink.fence`); a fenced batch seeks
+back to the stored offsets. Design: ``streams/sink/README.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Iterable
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+
+from schemas.codec import encode
+from schemas.dead_letter import DeadLetter
+from schemas.errors import CtxstreamError
+from schemas.masked_dsn import masked_dsn
+from streams.batch.records import SourceRecord
+from streams.sink.database import Connection, connect
+from streams.sink.errors import FenceError, TargetSchemaError
+from streams.sink.fence import Batch, other_topics, stored_offsets, write_batch
+from streams.sink.migrate import check_schema
+from streams.sink.rows import batch_rows
+from streams.sink.settings import SinkSettings
+from streams.sink.target_schema import group_id
+
+logger = logging.getLogger(__name__)
+
+#: The exit status after a failure of the sink's own (a supervisor restarts it).
+FAILED = 1
+
+
+class SeekToStored(ConsumerRebalanceListener):  # type: ignore[misc]
+    """On assignment, seek each partition to the next offset the database stores for it.
+
+    :attr:`next_offsets` is where the next batch of each owned partition must start: set
+    here from the database, moved by the sink after each batch it commits or is fenced on.
+    """
+
+    def __init__(
+        self, consumer: AIOKafkaConsumer, conn: Connection, schema: str, topic: str
+    ) -> None:
+        self._consumer = consumer
+        self._conn = conn
+        self._schema = schema
+        self._topic = topic
+        self.next_offsets: dict[TopicPartition, int] = {}
+
+    async def on_partitions_revoked(self, revoked: Iterable[TopicPartition]) -> None:
+        """Forget the revoked partitions (offsets are committed with each batch's rows)."""
+        for tp in revoked:
+            self.next_offsets.pop(tp, None)
+
+    async def on_partitions_assigned(self, assigned: Iterable[TopicPartition]) -> None:
+        """Seek each assigned partition to its stored next offset (0 when none is stored)."""
+        mine = [tp for tp in assigned if tp.topic == self._topic]
+        stored = await stored_offsets(
+            self._conn, self._schema, self._topic, (tp.partition for tp in mine)
+        )
+        for tp in mine:
+            self.next_offsets[tp] = stored[tp.partition]
+            self._consumer.seek(tp, stored[tp.partition])
+        logger.info("sink assigned %s", {p: stored[p] for p in sorted(stored)})
+
+
+class Sink:
+    """One sink instance of one target schema; :meth:`run` until a stop event."""
+
+    def __init__(self, settings: SinkSettings) -> None:
+        """A sink of `settings`' `events` topic into `settings.sink_schema`."""
+        self._settings = settings
+        self._schema = settings.sink_schema
+        self._topic = settings.topic("events")
+        self._dead_letters = settings.topic("dead-letters")
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Check the schema, then sink batches until `stop` is set.
+
+        Raises:
+            SchemaVersionError: the schema is older or newer than the code.
+            TargetSchemaError: the schema holds another topic's rows.
+            DatabaseError: PostgreSQL cannot be reached.
+        """
+        settings = self._settings
+        dsn = settings.postgres_dsn.get_secret_value()
+        conn = await connect(dsn)
+        seek_conn = await connect(dsn)
+        try:
+            await check_schema(conn, self._schema)
+            if others := await other_topics(conn, self._schema, self._topic):
+                raise TargetSchemaError(
+                    f"schema {self._schema!r} holds the read model of {', '.join(others)}, "
+                    f"not {self._topic}: use another schema"
+                )
+            logger.info(
+                "sink starting schema=%s topic=%s group=%s database=%s",
+                self._schema,
+                self._topic,
+                group_id(settings.topic_prefix, self._schema),
+                masked_dsn(dsn),
+            )
+            await self._consume(conn, seek_conn, stop)
+        finally:
+            await seek_conn.close()
+            await conn.close()
+
+    async def _consume(self, conn: Connection, seek_conn: Connection, stop: asyncio.Event) -> None:
+        settings = self._settings
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=settings.kafka_bootstrap,
+            group_id=group_id(settings.topic_prefix, self._schema),
+            isolation_level="read_committed",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            session_timeout_ms=settings.sink_session_timeout_ms,
+            heartbeat_interval_ms=max(100, settings.sink_session_timeout_ms // 3),
+        )
+        producer = AIOKafkaProducer(
+            bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True
+        )
+        await producer.start()
+        try:
+            await consumer.start()
+            try:
+                listener = SeekToStored(consumer, seek_conn, self._schema, self._topic)
+                consumer.subscribe([self._topic], listener=listener)
+                while not stop.is_set():
+                    await self._step(consumer, producer, conn, listener.next_offsets)
+            finally:
+                await consumer.stop()
+        finally:
+            await producer.stop()
+
+    async def _step(
+        self,
+        consumer: AIOKafkaConsumer,
+        producer: AIOKafkaProducer,
+        conn: Connection,
+        next_offsets: dict[TopicPartition, int],
+    ) -> None:
+        """One fetch: its dead letters sent, then its rows and positions in one transaction.
+
+        Each owned partition is fetched from where its next batch must start (sought there
+        when the consumer is elsewhere, e.g. after a fenced batch or a fetch that raced a
+        rebalance); the fence still checks that start against the database.
+        """
+        settings = self._settings
+        owned = {tp: n for tp, n in next_offsets.items() if tp in consumer.assignment()}
+        if not owned:  # not assigned yet (the group is joining): wait for the listener
+            await asyncio.sleep(settings.sink_fetch_wait_ms / 1000)
+            return
+        for tp, offset in owned.items():
+            if await consumer.position(tp) != offset:
+                consumer.seek(tp, offset)
+        fetched = await consumer.getmany(
+            *owned, timeout_ms=settings.sink_fetch_wait_ms, max_records=settings.sink_batch_records
+        )
+        still = consumer.assignment()
+        starts: dict[int, int] = {}
+        ends: dict[int, int] = {}
+        for tp, start in owned.items():
+            if tp in still and ((end := await consumer.position(tp)) != start or fetched.get(tp)):
+                starts[tp.partition], ends[tp.partition] = start, end
+        records = [
+            SourceRecord(r.topic, r.partition, r.offset, r.key, r.value)
+            for tp, batch in fetched.items()
+            if tp.partition in starts
+            for r in batch
+        ]
+        planned = batch_rows(records)
+        batch = Batch(self._topic, starts, ends, planned.rows)
+        try:
+            batch.check()
+            await self._send_letters(producer, planned.letters)
+            await write_batch(conn, self._schema, batch)
+        except FenceError as exc:
+            logger.warning("%s; seeking to the stored offsets", exc)
+            moved = exc.stored
+        else:
+            moved = ends
+        for partition, offset in moved.items():
+            tp = TopicPartition(self._topic, partition)
+            if tp in next_offsets:
+                next_offsets[tp] = offset
+
+    async def _send_letters(self, producer: AIOKafkaProducer, letters: list[DeadLetter]) -> None:
+        """Send `letters` and wait until the broker has each (before the batch commits)."""
+        sent = [
+            await producer.send(self._dead_letters, key=letter.record_key(), value=encode(letter))
+            for letter in letters
+        ]
+        await asyncio.gather(*sent)
+        for letter in letters:
+            logger.warning(
+                "sink dead-lettered %s:%d:%d: %s",
+                letter.source_topic,
+                letter.source_partition,
+                letter.source_offset,
+                letter.reason,
+            )
+
+
+async def _serve(settings: SinkSettings) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await Sink(settings).run(stop)
+
+
+def run_sink(settings: SinkSettings) -> int:
+    """Run the sink until SIGTERM or SIGINT: 0 then; :data:`FAILED` after a failure.
+
+    Raises:
+        CtxstreamError: the sink refused to run (the schema's version, a schema holding
+            another topic, PostgreSQL unreachable); the message says which.
+    """
+    try:
+        asyncio.run(_serve(settings))
+    except CtxstreamError:
+        raise
+    except Exception:
+        logger.exception("sink failed; exiting with status %d", FAILED)
+        return FAILED
+    return 0
