@@ -1,32 +1,21 @@
-"""A fresh target schema with the ``memories`` table, for the memory benchmark and its tests.
+"""A fresh target schema for the memory benchmark and its tests, made by the migration runner.
 
-Creates ``pg_trgm`` in ``public`` if missing (as migration 0001 does), the schema, and
-applies ``streams/sink/migrations/0002_memory.sql`` in one transaction with
-``search_path = <schema>, public``, as the migration runner applies every migration.
-The runner (``ctxstream db migrate``) is the product's way; this applies only the
-memory migration, for measurements and tests of memory alone.
+:func:`create_memory_schema` runs :func:`streams.sink.migrate.migrate` on a new schema, so
+the ``memories`` table is the one ``ctxstream db migrate`` makes; :func:`drop_schema`
+removes it afterwards.
 """
 
 from __future__ import annotations
 
-from importlib.resources import files
-
 from psycopg import AsyncConnection, sql
 from psycopg.rows import TupleRow
 
-MIGRATION = "0002_memory.sql"
+from streams.sink.migrate import migrate
 
 
 async def create_memory_schema(connection: AsyncConnection[TupleRow], schema: str) -> None:
-    """Create `schema` with the ``memories`` table of migration 0002, committed."""
-    migration = files("streams.sink").joinpath("migrations", MIGRATION).read_text("utf-8")
-    async with connection.transaction():
-        await connection.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
-        await connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-        await connection.execute(
-            sql.SQL("SET LOCAL search_path TO {}, public").format(sql.Identifier(schema))
-        )
-        await connection.execute(sql.SQL(migration))  # a file shipped in the package
+    """Create `schema` with every migration applied (the ``memories`` table included)."""
+    await migrate(connection, schema)
 
 
 async def drop_schema(connection: AsyncConnection[TupleRow], schema: str) -> None:
