@@ -10,12 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from psycopg import sql
 
 from streams.sink.database import Connection
 from streams.sink.errors import FenceError
 from streams.sink.rows import COLUMNS, EventRow
+
+
+class RowsStep(Protocol):
+    """What a batch writes with its rows, inside the fenced transaction."""
+
+    async def before_rows(self, conn: Connection, schema: str) -> Sequence[EventRow]:
+        """The rows to copy (the batch's, completed), after the fence check."""
+
+    async def after_rows(self, conn: Connection, schema: str) -> None:
+        """What else to write once the rows are in, before the offsets move."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +64,14 @@ class Batch:
             )
 
 
-async def write_batch(conn: Connection, schema: str, batch: Batch) -> None:
+async def write_batch(
+    conn: Connection, schema: str, batch: Batch, step: RowsStep | None = None
+) -> None:
     """Write `batch` into `schema` in one transaction, fenced by the stored offsets.
+
+    `step`, when given, completes the rows before they are copied and writes what goes with
+    them after (the statuses and memories: :mod:`streams.sink.read_model`), in the same
+    transaction.
 
     Raises:
         FenceError: a partition's stored next offset is not the batch's start (another
@@ -68,7 +85,10 @@ async def write_batch(conn: Connection, schema: str, batch: Batch) -> None:
         stored = await lock_offsets(conn, schema, batch.topic, partitions)
         if any(stored[p] != batch.starts[p] for p in partitions):
             raise FenceError(batch.topic, stored, batch.starts)
-        await copy_rows(conn, schema, batch.rows)
+        rows = batch.rows if step is None else await step.before_rows(conn, schema)
+        await copy_rows(conn, schema, rows)
+        if step is not None:
+            await step.after_rows(conn, schema)
         await conn.execute(
             sql.SQL(
                 "UPDATE {} AS o SET next_offset = n.next_offset"

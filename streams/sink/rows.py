@@ -14,10 +14,13 @@ from typing import Final
 
 import orjson
 
+from projections.event_kinds import REFUSAL_AUTHOR, refused_request_id
+from projections.fold.fork import ForkError, fork_source
 from schemas.dead_letter import DeadLetter
 from schemas.event import event_to_json
 from schemas.keys import parse_session_key
-from streams.batch.records import SourceRecord, decode_record
+from schemas.logged_event import LoggedEvent
+from streams.batch.records import SourceRecord, dead_letter, decode_record
 
 #: What a NUL character becomes in a lossy row's ``jsonb`` and text columns: U+FFFD.
 NUL_REPLACEMENT: Final = "\ufffd"
@@ -43,6 +46,7 @@ COLUMNS: Final = (
     "event",
     "raw",
     "lossy",
+    "status",
 )
 
 
@@ -51,7 +55,9 @@ class EventRow:
     """One ``event_rows`` row: where the record is, what it says, and whether NUL was replaced.
 
     ``event`` is the event's JSON text (ADK's camelCase, the fields the producer set);
-    ``raw`` is the record value's bytes when the row is lossy, else None.
+    ``raw`` is the record value's bytes when the row is lossy, else None; ``status`` is
+    what the fold made of the record (:class:`~projections.history.event_status.EventStatus`),
+    set by the sink's classification before the row is written.
     """
 
     partition: int
@@ -70,6 +76,7 @@ class EventRow:
     event: str
     raw: bytes | None
     lossy: bool
+    status: str | None = None
 
     def values(self) -> tuple[object, ...]:
         """The row's values in :data:`COLUMNS` order."""
@@ -78,22 +85,49 @@ class EventRow:
 
 @dataclass(frozen=True, slots=True)
 class BatchRows:
-    """A batch's records as rows, and the dead letters of those that cannot be stored."""
+    """A batch's records as rows (with each row's decoded record), and the dead letters.
+
+    ``events[i]`` is the decoded record of ``rows[i]``: what the classification folds.
+    """
 
     rows: list[EventRow] = field(default_factory=list)
+    events: list[LoggedEvent] = field(default_factory=list)
     letters: list[DeadLetter] = field(default_factory=list)
 
 
 def batch_rows(records: Iterable[SourceRecord]) -> BatchRows:
-    """Each record's row, or its dead letter (no key, not an envelope, a key refused)."""
+    """Each record's row, or its dead letter.
+
+    A dead letter for no key, not an envelope, a key refused, or a malformed fork record.
+    """
     result = BatchRows()
     for record in records:
-        row = event_row(record)
-        if isinstance(row, DeadLetter):
-            result.letters.append(row)
-        else:
-            result.rows.append(row)
+        decoded = decode_record(record)
+        if isinstance(decoded, DeadLetter):
+            result.letters.append(decoded)
+            continue
+        refusal = fork_refusal(decoded.logged)
+        if refusal is not None:
+            result.letters.append(dead_letter(record, "fold", refusal))
+            continue
+        result.rows.append(decoded_row(record, decoded.logged))
+        result.events.append(decoded.logged)
     return result
+
+
+def fork_refusal(logged: LoggedEvent) -> str | None:
+    """Why the fold refuses `logged` as a malformed fork record, None when it does not.
+
+    The fold checks a refusal of a compaction request first, so such a record is no fork.
+    """
+    event = logged.envelope.event
+    if refused_request_id(event) is not None or event.author != REFUSAL_AUTHOR:
+        return None
+    try:
+        fork_source(logged.envelope)
+    except ForkError as exc:
+        return f"malformed fork record: {exc}"
+    return None
 
 
 def event_row(record: SourceRecord) -> EventRow | DeadLetter:
@@ -101,7 +135,12 @@ def event_row(record: SourceRecord) -> EventRow | DeadLetter:
     decoded = decode_record(record)
     if isinstance(decoded, DeadLetter):
         return decoded
-    envelope = decoded.logged.envelope
+    return decoded_row(record, decoded.logged)
+
+
+def decoded_row(record: SourceRecord, logged: LoggedEvent) -> EventRow:
+    """The row of `record`, decoded as `logged` (status not set yet)."""
+    envelope = logged.envelope
     event = envelope.event
     key = parse_session_key(envelope.session_key)  # NUL-free: the key's rules refuse controls
     document: object = event_to_json(event)

@@ -6,6 +6,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from schemas.kafka.settings import KafkaSettings
+from streams.sink.batch_memories import MemoryApps
 from streams.sink.target_schema import DEFAULT_SCHEMA, target_schema
 
 
@@ -30,6 +31,23 @@ class SinkSettings(KafkaSettings):
         le=300_000,
         description="the group's session timeout: how soon a dead sink's partitions move",
     )
+
+    sink_cache_sessions: int = Field(
+        default=10_000,
+        ge=1,
+        le=10_000_000,
+        description="sessions whose classification state the sink keeps (the rest are rebuilt)",
+    )
+    memory_apps: str = Field(
+        default="",
+        description="apps whose memory mode is 'all': '*' or names separated by commas",
+    )
+
+    @field_validator("memory_apps")
+    @classmethod
+    def _memory_apps(cls, value: str) -> str:
+        MemoryApps.parse(value)
+        return value
 
     @field_validator("sink_schema")
     @classmethod

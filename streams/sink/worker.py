@@ -20,10 +20,13 @@ from schemas.dead_letter import DeadLetter
 from schemas.errors import CtxstreamError
 from schemas.masked_dsn import masked_dsn
 from streams.batch.records import SourceRecord
+from streams.sink.batch_memories import MemoryApps
 from streams.sink.database import Connection, connect
 from streams.sink.errors import FenceError, TargetSchemaError
 from streams.sink.fence import Batch, other_topics, stored_offsets, write_batch
+from streams.sink.history_cache import HistoryCache
 from streams.sink.migrate import check_schema
+from streams.sink.read_model import StatusStep
 from streams.sink.rows import batch_rows
 from streams.sink.settings import SinkSettings
 from streams.sink.target_schema import group_id
@@ -42,18 +45,30 @@ class SeekToStored(ConsumerRebalanceListener):  # type: ignore[misc]
     """
 
     def __init__(
-        self, consumer: AIOKafkaConsumer, conn: Connection, schema: str, topic: str
+        self,
+        consumer: AIOKafkaConsumer,
+        conn: Connection,
+        schema: str,
+        topic: str,
+        cache: HistoryCache | None = None,
     ) -> None:
         self._consumer = consumer
+        self._cache = cache
         self._conn = conn
         self._schema = schema
         self._topic = topic
         self.next_offsets: dict[TopicPartition, int] = {}
 
     async def on_partitions_revoked(self, revoked: Iterable[TopicPartition]) -> None:
-        """Forget the revoked partitions (offsets are committed with each batch's rows)."""
+        """Forget the revoked partitions and their sessions' cached states.
+
+        Another sink may write them next; offsets are committed with each batch's rows.
+        """
+        revoked = list(revoked)
         for tp in revoked:
             self.next_offsets.pop(tp, None)
+        if self._cache is not None:
+            self._cache.drop_partitions(tp.partition for tp in revoked if tp.topic == self._topic)
 
     async def on_partitions_assigned(self, assigned: Iterable[TopicPartition]) -> None:
         """Seek each assigned partition to its stored next offset (0 when none is stored)."""
@@ -76,6 +91,8 @@ class Sink:
         self._schema = settings.sink_schema
         self._topic = settings.topic("events")
         self._dead_letters = settings.topic("dead-letters")
+        self._cache = HistoryCache(settings.sink_cache_sessions)
+        self._memory_apps = MemoryApps.parse(settings.memory_apps)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Check the schema, then sink batches until `stop` is set.
@@ -126,7 +143,7 @@ class Sink:
         try:
             await consumer.start()
             try:
-                listener = SeekToStored(consumer, seek_conn, self._schema, self._topic)
+                listener = SeekToStored(consumer, seek_conn, self._schema, self._topic, self._cache)
                 consumer.subscribe([self._topic], listener=listener)
                 while not stop.is_set():
                     await self._step(consumer, producer, conn, listener.next_offsets)
@@ -173,14 +190,20 @@ class Sink:
         ]
         planned = batch_rows(records)
         batch = Batch(self._topic, starts, ends, planned.rows)
+        step = StatusStep(self._cache, planned.rows, planned.events, self._memory_apps)
         try:
             batch.check()
             await self._send_letters(producer, planned.letters)
-            await write_batch(conn, self._schema, batch)
+            await write_batch(conn, self._schema, batch, step)
         except FenceError as exc:
             logger.warning("%s; seeking to the stored offsets", exc)
+            self._cache.drop_partitions(starts)  # another sink wrote them: states are stale
             moved = exc.stored
+        except BaseException:
+            self._cache.clear()  # the commit's outcome is unknown: no state is trusted
+            raise
         else:
+            step.committed()
             moved = ends
         for partition, offset in moved.items():
             tp = TopicPartition(self._topic, partition)

@@ -558,6 +558,16 @@ def large_sessions(draw: st.DrawFn, *, refusals: bool = False) -> list[LoggedEve
     return _as_records(choices, _large_session_events(choices, 25, 50), refusals=refusals)
 
 
+def seeded_session(seed: int, invocations: int = 6) -> list[LoggedEvent]:
+    """One session as :func:`sessions` makes them (refusals included), from a seed alone.
+
+    For tests that run a whole pipeline once over many sessions, outside hypothesis.
+    """
+    choices = _Seeded(seed)
+    events = _write_session(_SessionWriter(choices), choices.between(1, invocations))
+    return _as_records(choices, events, refusals=True)
+
+
 #: A per-prefix property checks every prefix of a session up to this many records.
 EVERY_PREFIX_UP_TO: Final = 64
 #: Beyond :data:`EVERY_PREFIX_UP_TO`, it checks this many drawn prefixes, and the whole session.

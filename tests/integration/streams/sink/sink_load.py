@@ -28,7 +28,7 @@ from schemas.keys import SessionKey
 from streams.sink.database import Connection
 from streams.sink.settings import SinkSettings
 from streams.sink.worker import Sink
-from tests.support.events import envelope, text_event
+from tests.support.events import envelope, rewind_event, summary_event, text_event
 from tests.support.kafka import end_offsets, read_all
 
 REPO: Final = Path(__file__).resolve().parents[4]
@@ -50,6 +50,8 @@ def sink_settings(
         sink_schema=schema,
         sink_session_timeout_ms=6_000,
         sink_batch_records=200,
+        sink_cache_sessions=5,
+        memory_apps="*",
     )
 
 
@@ -63,6 +65,8 @@ def sink_env(settings: SinkSettings) -> dict[str, str]:
         "CTXSTREAM_SINK_SCHEMA": settings.sink_schema,
         "CTXSTREAM_SINK_SESSION_TIMEOUT_MS": str(settings.sink_session_timeout_ms),
         "CTXSTREAM_SINK_BATCH_RECORDS": str(settings.sink_batch_records),
+        "CTXSTREAM_SINK_CACHE_SESSIONS": str(settings.sink_cache_sessions),
+        "CTXSTREAM_MEMORY_APPS": settings.memory_apps,
     }
 
 
@@ -85,9 +89,19 @@ def stop_sink_process(process: subprocess.Popen[bytes]) -> int:
 
 
 def session_event(session: int, number: int, text: str = "hello") -> Record:
-    """A valid `events` record of session `session`."""
+    """A valid `events` record of session `session`: a text, now and then a summary or a rewind.
+
+    Every 11th record is a summary of the timestamps 6 to 2 before it, every 29th a rewind to
+    the invocation before its own (absent from the session or not), so rows change status.
+    """
     key = SessionKey(f"acme/app/u{session % 3}/s{session}")
-    event = text_event(f"s{session}-e{number}", f"inv{number // 4}", float(number), text)
+    event_id, stamp = f"s{session}-e{number}", float(number)
+    if number % 11 == 10:
+        event = summary_event(event_id, stamp - 6, stamp - 2, stamp)
+    elif number % 29 == 28:
+        event = rewind_event(event_id, f"inv{number // 4 - 1}", stamp)
+    else:
+        event = text_event(event_id, f"inv{number // 4}", stamp, text)
     return key.encode(), encode(envelope(key, event))
 
 
@@ -218,7 +232,7 @@ async def session_checksums(conn: Connection, schema: str) -> dict[str, tuple[in
             "SELECT session_key, count(*), md5(string_agg(concat_ws('|', partition, \"offset\","
             " tenant, app, user_id, session_id, event_id, invocation_id, author,"
             " event_timestamp, producer_id, idempotency_key, event::text, encode(raw, 'hex'),"
-            " lossy), ',' ORDER BY \"offset\")) FROM {} GROUP BY session_key"
+            " lossy, status), ',' ORDER BY \"offset\")) FROM {} GROUP BY session_key"
         ).format(sql.Identifier(schema, "event_rows"))
     )
     return {str(k): (int(n), str(h)) for k, n, h in await cursor.fetchall()}

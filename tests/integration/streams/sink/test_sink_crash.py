@@ -1,8 +1,9 @@
 """The sink killed at random points, and two sinks with a forced rebalance: equal to a clean load.
 
 Both run ``python -m ctxstream sink`` as child processes while a load of a few thousand events
-(some in aborted transactions, some with NUL, some undecodable) is produced; the tables must
-end equal to the log's committed decodable records and, per session, to one clean run.
+(some in aborted transactions, some with NUL, some undecodable, summaries and rewinds among
+them) is produced; the tables must end equal to the log's committed decodable records, with
+the statuses and memories the pure core gives them, and, per session, to one clean run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ import pytest
 from streams.sink.database import Connection
 from streams.sink.migrate import migrate
 from streams.sink.settings import SinkSettings
+from tests.integration.streams.sink.read_model_oracle import (
+    expected_memories,
+    expected_statuses,
+    logged_sessions,
+    stored_memories,
+    stored_statuses,
+)
 from tests.integration.streams.sink.sink_load import (
     clean_load,
     expected_rows,
@@ -66,6 +74,11 @@ async def assert_equal_to_the_log_and_a_clean_load(
     assert len(clean_sums) == SESSIONS
     assert sum(count for count, _ in clean_sums.values()) == len(expected)
     assert await session_checksums(conn, tested.sink_schema) == clean_sums
+    sessions = await logged_sessions(tested.kafka_bootstrap, events)
+    assert await stored_statuses(conn, tested.sink_schema) == expected_statuses(sessions)
+    memories = expected_memories(sessions, {"app"})
+    assert len(memories) > 100
+    assert await stored_memories(conn, tested.sink_schema) == memories
 
 
 async def test_kill_9_at_random_points_ends_equal_to_a_clean_load(

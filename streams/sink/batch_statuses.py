@@ -1,0 +1,102 @@
+"""A batch's rows given their statuses, with every earlier row's status the batch changes.
+
+Per session, in offset order, :func:`~projections.history.incremental.advance` folds each new
+record into the session's state (from the cache, else rebuilt from its stored rows) and says
+which statuses it set: the new rows get theirs before they are written, the earlier rows whose
+status ends the batch different are updated after. The states are returned, not cached: the
+caller caches them once the transaction commits. The memory plan rides along
+(:mod:`streams.sink.batch_memories`). Design: ``streams/sink/README.md``, "Statuses".
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from projections.history.event_status import EventStatus
+from projections.history.incremental import HistoryState, advance
+from schemas.logged_event import LoggedEvent
+from streams.sink.batch_memories import MemoryApps, MemoryPlan
+from streams.sink.database import Connection
+from streams.sink.history_cache import HistoryCache
+from streams.sink.rows import EventRow
+from streams.sink.stored_history import rebuilt_state
+
+#: A row's place: (partition, offset).
+RowPlace = tuple[int, int]
+
+
+@dataclass(slots=True)
+class ClassifiedBatch:
+    """What a batch writes besides its offsets.
+
+    Attributes:
+        rows: The batch's rows, each with its status at the end of the batch.
+        updates: Earlier rows whose status the batch changed: place -> new status.
+        states: Session key -> (partition, state after the batch), to cache after commit.
+        memories: The memories to add and remove.
+    """
+
+    rows: list[EventRow] = field(default_factory=list)
+    updates: dict[RowPlace, EventStatus] = field(default_factory=dict)
+    states: dict[str, tuple[int, HistoryState]] = field(default_factory=dict)
+    memories: MemoryPlan = field(default_factory=lambda: MemoryPlan(MemoryApps()))
+
+
+def status_at(state: HistoryState | None, offset: int) -> EventStatus | None:
+    """The status `state` gives the applied record at `offset`; None for any other."""
+    if state is None:
+        return None
+    position = bisect_left(state.applied, offset, key=lambda facts: facts.offset)
+    if position < len(state.applied) and state.applied[position].offset == offset:
+        return state.statuses[position]
+    return None
+
+
+async def classify_batch(
+    conn: Connection,
+    schema: str,
+    cache: HistoryCache,
+    rows: Sequence[EventRow],
+    events: Sequence[LoggedEvent],
+    memory: MemoryPlan,
+) -> ClassifiedBatch:
+    """The batch's rows with statuses, the earlier rows' changes and the states after it.
+
+    Runs in the batch's transaction, after the fence locked the partitions (a cache miss
+    reads the session's stored rows). `memory` is filled for the apps it feeds.
+    """
+    sessions: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        sessions.setdefault(row.session_key, []).append(index)
+    result = ClassifiedBatch(memories=memory)
+    final: dict[int, EventStatus] = {}
+    for session_key, indexes in sessions.items():
+        indexes.sort(key=lambda index: rows[index].offset)
+        partition = rows[indexes[0]].partition
+        before = cache.get(session_key, partition)
+        if before is None:
+            before = await rebuilt_state(conn, schema, session_key)
+        state, first_new = before, rows[indexes[0]].offset
+        earlier: dict[int, EventStatus] = {}
+        by_offset = {rows[index].offset: index for index in indexes}
+        for index in indexes:
+            after, changes = advance(state, rows[index].offset, events[index].envelope)
+            state = after
+            for offset, status in changes:
+                if offset >= first_new:
+                    final[by_offset[offset]] = status
+                else:
+                    earlier[offset] = status
+        if state is not None:
+            result.states[session_key] = (partition, state)
+        for earlier_offset, new_status in earlier.items():
+            old = status_at(before, earlier_offset)
+            if new_status is not old:
+                result.updates[(partition, earlier_offset)] = new_status
+                memory.note_change(session_key, partition, earlier_offset, old, new_status)
+        for index in indexes:
+            memory.note_new(events[index], partition, final[index])
+    result.rows = [replace(row, status=str(final[index])) for index, row in enumerate(rows)]
+    return result

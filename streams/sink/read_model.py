@@ -1,0 +1,78 @@
+"""What a batch writes into the read model besides its rows' bytes: statuses and memories.
+
+:class:`StatusStep` is the hook :func:`~streams.sink.fence.write_batch` calls inside the
+batch's transaction: before the rows are copied it classifies them
+(:mod:`streams.sink.batch_statuses`), after, it updates the earlier rows whose status changed
+and writes the memories. :meth:`StatusStep.committed` hands the sessions' states to the cache
+once the transaction is committed; after a failure the worker drops them instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from psycopg import sql
+
+from schemas.logged_event import LoggedEvent
+from streams.sink.batch_memories import MemoryApps, MemoryPlan
+from streams.sink.batch_statuses import ClassifiedBatch, classify_batch
+from streams.sink.database import Connection
+from streams.sink.history_cache import HistoryCache
+from streams.sink.rows import EventRow
+
+
+class StatusStep:
+    """The classification, status updates and memories of one batch of rows."""
+
+    def __init__(
+        self,
+        cache: HistoryCache,
+        rows: Sequence[EventRow],
+        events: Sequence[LoggedEvent],
+        memory_apps: MemoryApps,
+    ) -> None:
+        """The step of `rows` (decoded as `events`, same order), with `cache`'s states."""
+        self._cache = cache
+        self._rows = rows
+        self._events = events
+        self._memory_apps = memory_apps
+        self._classified: ClassifiedBatch | None = None
+
+    @property
+    def sessions(self) -> set[str]:
+        """The sessions the batch touches."""
+        return {row.session_key for row in self._rows}
+
+    async def before_rows(self, conn: Connection, schema: str) -> Sequence[EventRow]:
+        """The rows to copy, each with its status (in the transaction, after the fence)."""
+        self._classified = await classify_batch(
+            conn, schema, self._cache, self._rows, self._events, MemoryPlan(self._memory_apps)
+        )
+        return self._classified.rows
+
+    async def after_rows(self, conn: Connection, schema: str) -> None:
+        """Update the earlier rows' changed statuses, then write the memories."""
+        classified = self._classified
+        if classified is None:
+            raise RuntimeError("after_rows before before_rows")
+        if classified.updates:
+            places = sorted(classified.updates)
+            await conn.execute(
+                sql.SQL(
+                    "UPDATE {} AS r SET status = u.status"
+                    " FROM unnest(%s::integer[], %s::bigint[], %s::text[])"
+                    ' AS u(partition, "offset", status)'
+                    ' WHERE r.partition = u.partition AND r."offset" = u."offset"'
+                ).format(sql.Identifier(schema, "event_rows")),
+                (
+                    [p for p, _ in places],
+                    [o for _, o in places],
+                    [str(classified.updates[place]) for place in places],
+                ),
+            )
+        await classified.memories.write(conn, schema)
+
+    def committed(self) -> None:
+        """The transaction committed: cache the sessions' states after the batch."""
+        if self._classified is not None:
+            self._cache.put_all(self._classified.states)

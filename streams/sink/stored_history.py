@@ -1,0 +1,75 @@
+"""A session's stored rows read back as records: its classification state rebuilt, rows re-read.
+
+A row's envelope is its columns and its ``event`` (``jsonb``), validated like a record value
+(:func:`schemas.codec.decode_envelope`); a lossy row's is decoded from ``raw``, its exact
+bytes, or a retry of it would not be recognised as one. Rows are read in the caller's
+transaction, after the fence locked their partition, so no other sink is writing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import orjson
+from psycopg import sql
+
+from projections.history.incremental import HistoryState, advance
+from schemas.codec import decode_envelope
+from schemas.keys import Offset
+from schemas.logged_event import LoggedEvent
+from streams.sink.database import Connection
+
+_COLUMNS: Final = sql.SQL(
+    '"offset", tenant, session_key, producer_id, idempotency_key, event::text, raw'
+)
+
+
+def row_record(row: Sequence[object]) -> LoggedEvent:
+    """The record of one stored row (the columns of ``_COLUMNS``, in order)."""
+    offset, tenant, session_key, producer_id, idempotency_key, event, raw = row
+    if isinstance(raw, bytes | bytearray | memoryview):
+        return LoggedEvent(Offset(int(str(offset))), decode_envelope(bytes(raw)))
+    value = orjson.dumps(
+        {
+            "schema_version": 2,
+            "tenant": tenant,
+            "session_key": session_key,
+            "producer_id": producer_id,
+            "idempotency_key": idempotency_key,
+            "event": orjson.Fragment(str(event)),
+        }
+    )
+    return LoggedEvent(Offset(int(str(offset))), decode_envelope(value))
+
+
+async def stored_records(conn: Connection, schema: str, session_key: str) -> list[LoggedEvent]:
+    """Every stored record of `session_key`, in offset order."""
+    cursor = await conn.execute(
+        sql.SQL('SELECT {} FROM {} WHERE session_key = %s ORDER BY "offset"').format(
+            _COLUMNS, sql.Identifier(schema, "event_rows")
+        ),
+        (session_key,),
+    )
+    return [row_record(row) for row in await cursor.fetchall()]
+
+
+async def records_at(
+    conn: Connection, schema: str, partition: int, offsets: Sequence[int]
+) -> list[LoggedEvent]:
+    """The stored records at `offsets` of `partition`, in offset order."""
+    cursor = await conn.execute(
+        sql.SQL('SELECT {} FROM {} WHERE partition = %s AND "offset" = ANY(%s) ORDER BY 1').format(
+            _COLUMNS, sql.Identifier(schema, "event_rows")
+        ),
+        (partition, list(offsets)),
+    )
+    return [row_record(row) for row in await cursor.fetchall()]
+
+
+async def rebuilt_state(conn: Connection, schema: str, session_key: str) -> HistoryState | None:
+    """The classification state after `session_key`'s stored rows; None when it has none."""
+    state: HistoryState | None = None
+    for record in await stored_records(conn, schema, session_key):
+        state, _ = advance(state, record.offset, record.envelope)
+    return state

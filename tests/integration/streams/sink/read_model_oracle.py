@@ -1,0 +1,113 @@
+"""What the read model must hold, computed from the log alone, and what it holds, read back.
+
+The oracle reads the committed records of `events` (``read_committed``) and classifies each
+session with the pure core directly (:func:`~projections.history.classification.classify_session`,
+``live_history``, the projector's fold ``project``), never through the sink's code path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from psycopg import sql
+
+from projections.history.classification import classify_session, live_history
+from projections.history.event_status import EventStatus
+from projections.memory.memory_record import memory_of
+from schemas.codec import decode_envelope
+from schemas.errors import DecodeError
+from schemas.keys import Offset, parse_session_key
+from schemas.logged_event import LoggedEvent
+from streams.sink.database import Connection
+from tests.support.kafka import read_all
+
+#: What a row of the read model is: (partition, offset).
+Place = tuple[int, int]
+#: The statuses whose rows have a memory (the fold keeps them), as the sink's README states.
+REMEMBERED = frozenset({EventStatus.LIVE, EventStatus.MASKED, EventStatus.SUPERSEDED})
+
+
+@dataclass(frozen=True)
+class LoggedSession:
+    """One session's committed, decodable records, in offset order, and their partition."""
+
+    key: str
+    partition: int
+    records: list[LoggedEvent]
+
+
+async def logged_sessions(bootstrap: str, topic: str) -> dict[str, LoggedSession]:
+    """Every session of `topic`'s committed records that decode."""
+    sessions: dict[str, LoggedSession] = {}
+    for record in await read_all(bootstrap, topic):
+        try:
+            env = decode_envelope(record.value, record_key=record.key)
+        except DecodeError:
+            continue
+        session = sessions.setdefault(
+            env.session_key, LoggedSession(env.session_key, record.partition, [])
+        )
+        session.records.append(LoggedEvent(Offset(record.offset), env))
+    return sessions
+
+
+def expected_statuses(sessions: Mapping[str, LoggedSession]) -> dict[Place, str]:
+    """Every record's status, by the full classification of its session."""
+    return {
+        (session.partition, offset): str(status)
+        for session in sessions.values()
+        for offset, status in classify_session(session.records).items()
+    }
+
+
+def expected_live(sessions: Mapping[str, LoggedSession]) -> dict[str, list[int]]:
+    """Per session with any, the offsets of its live history, in order."""
+    found = {key: [int(r.offset) for r in live_history(s.records)] for key, s in sessions.items()}
+    return {key: offsets for key, offsets in found.items() if offsets}
+
+
+def expected_memories(sessions: Mapping[str, LoggedSession], apps: set[str]) -> set[Place]:
+    """The rows of `apps`' sessions that have a memory: kept by the fold, with text; of
+    two rows with one event id, the first."""
+    places: set[Place] = set()
+    for session in sessions.values():
+        if parse_session_key(session.key).app not in apps:
+            continue
+        statuses = classify_session(session.records)
+        seen: set[str] = set()
+        for record in session.records:
+            memory = memory_of(record, session.partition)
+            if statuses[record.offset] in REMEMBERED and memory and memory.memory_id not in seen:
+                seen.add(memory.memory_id)
+                places.add((session.partition, record.offset))
+    return places
+
+
+async def fetch(conn: Connection, schema: str, query: str) -> list[tuple[object, ...]]:
+    """The rows of `query`, whose ``{}`` is the schema (``search_path`` is not relied on)."""
+    cursor = await conn.execute(sql.SQL(query).format(sql.Identifier(schema)))
+    return list(await cursor.fetchall())
+
+
+async def stored_statuses(conn: Connection, schema: str) -> dict[Place, str]:
+    """(partition, offset) -> status of every row."""
+    rows = await fetch(conn, schema, 'SELECT partition, "offset", status FROM {}.event_rows')
+    return {(int(str(p)), int(str(o))): str(s) for p, o, s in rows}
+
+
+async def stored_live(conn: Connection, schema: str) -> dict[str, list[int]]:
+    """Per session, the offsets the ``live_history`` view holds, in offset order."""
+    rows = await fetch(
+        conn, schema, 'SELECT session_key, "offset" FROM {}.live_history ORDER BY 1, 2'
+    )
+    live: dict[str, list[int]] = {}
+    for key, offset in rows:
+        live.setdefault(str(key), []).append(int(str(offset)))
+    return live
+
+
+async def stored_memories(conn: Connection, schema: str) -> set[Place]:
+    """(partition, offset) of every memory's source row."""
+    rows = await fetch(conn, schema, 'SELECT partition, "offset" FROM {}.memories')
+    return {(int(str(p)), int(str(o))) for p, o in rows}

@@ -1,0 +1,147 @@
+"""The sink's statuses, views and memories against the pure core, through the real broker.
+
+Every recorded vector the repository carries (as tests/unit/projections/history turns them
+into sessions) and generated sessions (rewinds, summaries, retries, chunks, refusals, scoped
+events) are appended to a fresh `events` topic, interleaved; a sink with small batches and a
+tiny cache (so states are rebuilt from rows) loads them. Each row's status must equal
+``classify_session`` of its session read back from the log, ``live_history`` must equal
+``live_history``, the ``sessions`` view the projector's fold, the memories the rule.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+
+from projections.fold.projection import project
+from schemas.codec import encode
+from schemas.keys import SessionKey
+from streams.sink.database import Connection
+from streams.sink.migrate import migrate
+from streams.sink.settings import SinkSettings
+from tests.integration.streams.sink.read_model_oracle import (
+    LoggedSession,
+    expected_live,
+    expected_memories,
+    expected_statuses,
+    fetch,
+    logged_sessions,
+    stored_live,
+    stored_memories,
+    stored_statuses,
+)
+from tests.integration.streams.sink.sink_load import (
+    Record,
+    produce,
+    running_sink,
+    sink_settings,
+    wait_caught_up,
+)
+from tests.support.events import envelope
+from tests.support.kafka import create_topics_for
+from tests.support.strategies import seeded_session
+from tests.unit.projections.history.test_history_vectors import VECTORS, _session_events
+
+PARTITIONS = 2
+GENERATED = 40
+
+
+def session_records() -> dict[SessionKey, list[Record]]:
+    """Each session's records in its order: the vectors' (app ``vec``), then generated ones
+    (app ``mem``, whose memories the sink keeps, or ``gen``)."""
+    sessions: dict[SessionKey, list[Record]] = {}
+    for number, vector in enumerate(VECTORS):
+        key = SessionKey(f"acme/vec/u{number % 5}/v{number}")
+        sessions[key] = [(key.encode(), encode(envelope(key, e))) for e in _session_events(vector)]
+    for seed in range(GENERATED):
+        key = SessionKey(f"acme/{'mem' if seed % 2 else 'gen'}/u{seed % 3}/g{seed}")
+        logged = seeded_session(seed)
+        sessions[key] = [(key.encode(), encode(envelope(key, r.envelope.event))) for r in logged]
+    return {key: records for key, records in sessions.items() if records}
+
+
+def interleaved(sessions: dict[SessionKey, list[Record]], seed: int) -> list[list[Record]]:
+    """The records of every session, each session's in order, mixed, in transactions of 50."""
+    rng = random.Random(seed)  # noqa: S311 - a reproducible order, no secret
+    queues = [list(reversed(records)) for records in sessions.values()]
+    mixed: list[Record] = []
+    while queues:
+        queue = rng.choice(queues)
+        mixed.append(queue.pop())
+        if not queue:
+            queues.remove(queue)
+    return [mixed[i : i + 50] for i in range(0, len(mixed), 50)]
+
+
+@pytest.fixture
+async def loaded(
+    conn: Connection,
+    make_schema: Callable[[], str],
+    postgres_dsn: str,
+    kafka_bootstrap: str,
+    topic: str,
+) -> tuple[SinkSettings, dict[str, LoggedSession]]:
+    """A fresh topic with every session appended, sunk into a fresh schema; the log's sessions."""
+    await create_topics_for(kafka_bootstrap, topic, events_partitions=PARTITIONS, partitions=1)
+    settings = sink_settings(kafka_bootstrap, topic, postgres_dsn, make_schema(), PARTITIONS)
+    settings = settings.model_copy(
+        update={"sink_batch_records": 37, "sink_cache_sessions": 4, "memory_apps": "mem"}
+    )
+    await migrate(conn, settings.sink_schema)
+    events = settings.topic("events")
+    transactions = [(records, True) for records in interleaved(session_records(), seed=24)]
+    await produce(kafka_bootstrap, events, transactions)
+    async with running_sink(settings):
+        await wait_caught_up(conn, settings.sink_schema, kafka_bootstrap, events)
+    return settings, await logged_sessions(kafka_bootstrap, events)
+
+
+async def test_every_row_has_the_status_and_live_history_the_core_gives(
+    conn: Connection, loaded: tuple[SinkSettings, dict[str, LoggedSession]]
+) -> None:
+    settings, sessions = loaded
+    expected = expected_statuses(sessions)
+    assert len(sessions) > 150
+    assert len(set(expected.values())) >= 9  # every status but fork occurs
+    assert await stored_statuses(conn, settings.sink_schema) == expected
+    assert await stored_live(conn, settings.sink_schema) == expected_live(sessions)
+
+
+async def test_the_sessions_view_says_what_the_fold_says(
+    conn: Connection, loaded: tuple[SinkSettings, dict[str, LoggedSession]]
+) -> None:
+    settings, sessions = loaded
+    rows = await fetch(
+        conn,
+        settings.sink_schema,
+        "SELECT session_key, last_offset, invocations, prompt_tokens, candidates_tokens,"
+        " boundary_offset, boundary_end FROM {}.sessions",
+    )
+    found = {str(row[0]): row[1:] for row in rows}
+    expected = {}
+    for key, session in sessions.items():
+        projection = project(SessionKey(key), session.records)
+        boundary = projection.summaries.boundary
+        compaction = boundary.envelope.event.actions.compaction if boundary else None
+        expected[key] = (
+            session.records[-1].offset,
+            projection.invocations.total,
+            projection.tokens.total_prompt_tokens,
+            projection.tokens.total_candidates_tokens,
+            boundary.offset if boundary else None,
+            compaction.end_timestamp if compaction else None,
+        )
+    assert found == expected
+    assert sum(1 for values in expected.values() if values[4] is not None) > 20
+    assert sum(1 for values in expected.values() if values[2]) > 20
+
+
+async def test_memories_are_the_kept_rows_of_the_apps_that_feed_memory(
+    conn: Connection, loaded: tuple[SinkSettings, dict[str, LoggedSession]]
+) -> None:
+    settings, sessions = loaded
+    expected = expected_memories(sessions, {"mem"})
+    assert len(expected) > 50
+    assert await stored_memories(conn, settings.sink_schema) == expected
