@@ -181,3 +181,24 @@ async def test_one_go_and_one_version_at_a_time_dump_the_same_schema(
     assert "CREATE TABLE <schema>.event_rows" in dumps[0]
     assert "CREATE VIEW <schema>.note_count" in dumps[0]
     assert dumps[0] == dumps[1]
+
+
+async def test_statuses_are_refused_on_a_schema_holding_rows_without_them(
+    conn: Connection, schema: str
+) -> None:
+    await migrate(conn, schema, up_to=2)
+    await conn.execute(
+        sql.SQL(
+            'INSERT INTO {} (partition, "offset", session_key, tenant, app, user_id, session_id,'
+            " event_id, invocation_id, author, event_timestamp, producer_id, idempotency_key,"
+            " event, lossy) VALUES (0, 0, 'a/b/c/d', 'a', 'b', 'c', 'd', 'e', 'i', 'user', 1.0,"
+            " 'p', 'k', '{{}}', false)"
+        ).format(sql.Identifier(schema, "event_rows"))
+    )
+
+    with pytest.raises(MigrationError, match="without statuses"):
+        await migrate(conn, schema)
+
+    await conn.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(schema, "event_rows")))
+    await migrate(conn, schema)  # an empty table takes the column
+    await check_schema(conn, schema)
