@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from projections.fold.projection import project
 from projections.history.classification import classify_session, live_history
-from projections.history.event_status import EventStatus
+from projections.history.event_status import APPLIED, EventStatus
 from projections.memory.memory_record import memory_of
 from schemas.codec import decode_envelope
 from schemas.errors import DecodeError
-from schemas.keys import Offset, parse_session_key
+from schemas.keys import Offset, SessionKey, parse_session_key
 from schemas.logged_event import LoggedEvent
 from streams.sink.database import Connection
 from tests.support.kafka import read_all
@@ -111,3 +112,59 @@ async def stored_memories(conn: Connection, schema: str) -> set[Place]:
     """(partition, offset) of every memory's source row."""
     rows = await fetch(conn, schema, 'SELECT partition, "offset" FROM {}.memories')
     return {(int(str(p)), int(str(o))) for p, o in rows}
+
+
+#: A key of the ``state`` view: (scope, tenant, app, user or None, session or None, key).
+StatePlace = tuple[str, str, str, str | None, str | None, str]
+
+
+def expected_state(sessions: Mapping[str, LoggedSession]) -> dict[StatePlace, object]:
+    """Each scope's state: per session the projector's fold's, shared keys by latest write.
+
+    A shared (``app:``, ``user:``) key takes the value of the session whose last applied
+    write of it is latest by (timestamp, partition, offset), as the README states.
+    """
+    latest: dict[StatePlace, tuple[tuple[float, int, int], object]] = {}
+    for key, session in sessions.items():
+        parsed = parse_session_key(key)
+        state = project(SessionKey(key), session.records).state
+        statuses = classify_session(session.records)
+        writer: dict[str, LoggedEvent] = {}
+        for record in session.records:
+            if statuses[record.offset] in APPLIED:
+                for name in record.envelope.event.actions.state_delta or {}:
+                    writer[name] = record
+        scopes = (("app", state.app, "app:"), ("user", state.user, "user:"))
+        for scope, values, prefix in (*scopes, ("session", state.session, "")):
+            for name, value in values.items():
+                record = writer[prefix + name]
+                order = (record.envelope.event.timestamp, session.partition, int(record.offset))
+                place: StatePlace = (
+                    scope,
+                    parsed.tenant,
+                    parsed.app,
+                    None if scope == "app" else parsed.user,
+                    key if scope == "session" else None,
+                    name,
+                )
+                if place not in latest or latest[place][0] < order:
+                    latest[place] = (order, value)
+    return {place: value for place, (_, value) in latest.items()}
+
+
+async def stored_state(conn: Connection, schema: str) -> dict[StatePlace, object]:
+    """The ``state`` view: place -> value."""
+    rows = await fetch(
+        conn, schema, "SELECT scope, tenant, app, user_id, session_key, key, value FROM {}.state"
+    )
+    return {
+        (
+            str(s),
+            str(t),
+            str(a),
+            None if u is None else str(u),
+            None if k is None else str(k),
+            str(n),
+        ): v
+        for s, t, a, u, k, n, v in rows
+    }

@@ -25,11 +25,13 @@ from tests.integration.streams.sink.read_model_oracle import (
     LoggedSession,
     expected_live,
     expected_memories,
+    expected_state,
     expected_statuses,
     fetch,
     logged_sessions,
     stored_live,
     stored_memories,
+    stored_state,
     stored_statuses,
 )
 from tests.integration.streams.sink.sink_load import (
@@ -145,3 +147,12 @@ async def test_memories_are_the_kept_rows_of_the_apps_that_feed_memory(
     expected = expected_memories(sessions, {"mem"})
     assert len(expected) > 50
     assert await stored_memories(conn, settings.sink_schema) == expected
+
+
+async def test_the_state_view_is_each_scope_as_the_fold_merges_it(
+    conn: Connection, loaded: tuple[SinkSettings, dict[str, LoggedSession]]
+) -> None:
+    settings, sessions = loaded
+    expected = expected_state(sessions)
+    assert {place[0] for place in expected} == {"app", "user", "session"}
+    assert await stored_state(conn, settings.sink_schema) == expected
