@@ -70,7 +70,7 @@ async def write_batch(
     """Write `batch` into `schema` in one transaction, fenced by the stored offsets.
 
     `step`, when given, completes the rows before they are copied and writes what goes with
-    them after (the statuses and memories: :mod:`streams.sink.read_model`), in the same
+    them after (the statuses and memories: :mod:`streams.sink.read_model.status_step`), in the same
     transaction.
 
     Raises:

@@ -6,7 +6,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from schemas.kafka.settings import KafkaSettings
-from streams.sink.batch_memories import MemoryApps
+from streams.sink.read_model.batch_memories import MemoryApps
 from streams.sink.target_schema import DEFAULT_SCHEMA, target_schema
 
 

@@ -20,13 +20,13 @@ from schemas.dead_letter import DeadLetter
 from schemas.errors import CtxstreamError
 from schemas.masked_dsn import masked_dsn
 from streams.batch.records import SourceRecord
-from streams.sink.batch_memories import MemoryApps
 from streams.sink.database import Connection, connect
 from streams.sink.errors import FenceError, TargetSchemaError
 from streams.sink.fence import Batch, other_topics, stored_offsets, write_batch
-from streams.sink.history_cache import HistoryCache
 from streams.sink.migrate import check_schema
-from streams.sink.read_model import StatusStep
+from streams.sink.read_model.batch_memories import MemoryApps
+from streams.sink.read_model.history_cache import HistoryCache
+from streams.sink.read_model.status_step import StatusStep
 from streams.sink.rows import batch_rows
 from streams.sink.settings import SinkSettings
 from streams.sink.target_schema import group_id

@@ -11,9 +11,9 @@ from schemas.codec import encode
 from schemas.dead_letter import DeadLetter
 from schemas.keys import Offset, SessionKey
 from streams.batch.records import SourceRecord
-from streams.sink.batch_memories import MemoryApps, MemoryPlan
-from streams.sink.batch_statuses import status_at
-from streams.sink.history_cache import HistoryCache
+from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
+from streams.sink.read_model.batch_statuses import status_at
+from streams.sink.read_model.history_cache import HistoryCache
 from streams.sink.rows import batch_rows
 from tests.support.events import envelope, logged_event, summary_event, text_event
 

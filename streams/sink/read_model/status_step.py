@@ -2,9 +2,9 @@
 
 :class:`StatusStep` is the hook :func:`~streams.sink.fence.write_batch` calls inside the
 batch's transaction: before the rows are copied it classifies them
-(:mod:`streams.sink.batch_statuses`), after, it updates the earlier rows whose status changed
-and writes the memories. :meth:`StatusStep.committed` hands the sessions' states to the cache
-once the transaction is committed; after a failure the worker drops them instead.
+(:mod:`streams.sink.read_model.batch_statuses`), after, it updates the earlier rows whose
+status changed and writes the memories. :meth:`StatusStep.committed` hands the sessions'
+states to the cache once the transaction is committed; after a failure the worker drops them.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from psycopg import sql
 
 from schemas.logged_event import LoggedEvent
-from streams.sink.batch_memories import MemoryApps, MemoryPlan
-from streams.sink.batch_statuses import ClassifiedBatch, classify_batch
 from streams.sink.database import Connection
-from streams.sink.history_cache import HistoryCache
+from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
+from streams.sink.read_model.batch_statuses import ClassifiedBatch, classify_batch
+from streams.sink.read_model.history_cache import HistoryCache
 from streams.sink.rows import EventRow
 
 

@@ -5,7 +5,7 @@ record into the session's state (from the cache, else rebuilt from its stored ro
 which statuses it set: the new rows get theirs before they are written, the earlier rows whose
 status ends the batch different are updated after. The states are returned, not cached: the
 caller caches them once the transaction commits. The memory plan rides along
-(:mod:`streams.sink.batch_memories`). Design: ``streams/sink/README.md``, "Statuses".
+(:mod:`streams.sink.read_model.batch_memories`). Design: ``streams/sink/README.md``, "Statuses".
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 from projections.history.event_status import EventStatus
 from projections.history.incremental import HistoryState, advance
 from schemas.logged_event import LoggedEvent
-from streams.sink.batch_memories import MemoryApps, MemoryPlan
 from streams.sink.database import Connection
-from streams.sink.history_cache import HistoryCache
+from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
+from streams.sink.read_model.history_cache import HistoryCache
+from streams.sink.read_model.stored_history import rebuilt_state
 from streams.sink.rows import EventRow
-from streams.sink.stored_history import rebuilt_state
 
 #: A row's place: (partition, offset).
 RowPlace = tuple[int, int]

@@ -21,7 +21,7 @@ from schemas.keys import parse_session_key
 from schemas.logged_event import LoggedEvent
 from streams.sink.database import Connection
 from streams.sink.memory_rows import add_memories
-from streams.sink.stored_history import records_at
+from streams.sink.read_model.stored_history import records_at
 
 #: The statuses whose rows have a memory: what the fold keeps of a session (masked and
 #: superseded included: a summary stands in for them, and the search drops the events
