@@ -1,7 +1,8 @@
 """A batch's rows given their statuses, with every earlier row's status the batch changes.
 
 Per session, in offset order, :func:`~projections.history.incremental.advance` folds each new
-record into the session's state (from the cache, else rebuilt from its stored rows) and says
+record into the session's state (from the cache when it ends at the session's last stored row,
+else rebuilt from its stored rows) and says
 which statuses it set: the new rows get theirs before they are written, the earlier rows whose
 status ends the batch different are updated after. The states are returned, not cached: the
 caller caches them once the transaction commits. The memory plan rides along
@@ -20,7 +21,7 @@ from schemas.logged_event import LoggedEvent
 from streams.sink.database import Connection
 from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
 from streams.sink.read_model.history_cache import HistoryCache
-from streams.sink.read_model.stored_history import rebuilt_state
+from streams.sink.read_model.stored_history import last_offsets, rebuilt_state
 from streams.sink.rows import EventRow
 
 #: A row's place: (partition, offset).
@@ -72,11 +73,13 @@ async def classify_batch(
         sessions.setdefault(row.session_key, []).append(index)
     result = ClassifiedBatch(memories=memory)
     final: dict[int, EventStatus] = {}
+    stored_last = await last_offsets(conn, schema, list(sessions))
     for session_key, indexes in sessions.items():
         indexes.sort(key=lambda index: rows[index].offset)
         partition = rows[indexes[0]].partition
         before = cache.get(session_key, partition)
-        if before is None:
+        if before is None or before.last_offset != stored_last.get(session_key):
+            # not cached, or rows were written after it (a check, not the cache's discipline)
             before = await rebuilt_state(conn, schema, session_key)
         state, first_new = before, rows[indexes[0]].offset
         earlier: dict[int, EventStatus] = {}

@@ -67,6 +67,20 @@ async def records_at(
     return [row_record(row) for row in await cursor.fetchall()]
 
 
+async def last_offsets(
+    conn: Connection, schema: str, session_keys: Sequence[str]
+) -> dict[str, int]:
+    """The highest stored offset of each of `session_keys` that has rows."""
+    cursor = await conn.execute(
+        sql.SQL(
+            'SELECT session_key, max("offset") FROM {} WHERE session_key = ANY(%s)'
+            " GROUP BY session_key"
+        ).format(sql.Identifier(schema, "event_rows")),
+        (list(session_keys),),
+    )
+    return {str(key): int(offset) for key, offset in await cursor.fetchall()}
+
+
 async def rebuilt_state(conn: Connection, schema: str, session_key: str) -> HistoryState | None:
     """The classification state after `session_key`'s stored rows; None when it has none."""
     state: HistoryState | None = None
