@@ -21,7 +21,7 @@ from schemas.logged_event import LoggedEvent
 from streams.sink.database import Connection
 from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
 from streams.sink.read_model.history_cache import HistoryCache
-from streams.sink.read_model.stored_history import last_offsets, rebuilt_state
+from streams.sink.read_model.stored_history import last_offsets, rebuilt_states
 from streams.sink.rows import EventRow
 
 #: A row's place: (partition, offset).
@@ -73,14 +73,11 @@ async def classify_batch(
         sessions.setdefault(row.session_key, []).append(index)
     result = ClassifiedBatch(memories=memory)
     final: dict[int, EventStatus] = {}
-    stored_last = await last_offsets(conn, schema, list(sessions))
+    befores = await _states_before(conn, schema, cache, rows, sessions)
     for session_key, indexes in sessions.items():
         indexes.sort(key=lambda index: rows[index].offset)
         partition = rows[indexes[0]].partition
-        before = cache.get(session_key, partition)
-        if before is None or before.last_offset != stored_last.get(session_key):
-            # not cached, or rows were written after it (a check, not the cache's discipline)
-            before = await rebuilt_state(conn, schema, session_key)
+        before = befores.get(session_key)
         state, first_new = before, rows[indexes[0]].offset
         earlier: dict[int, EventStatus] = {}
         by_offset = {rows[index].offset: index for index in indexes}
@@ -103,3 +100,30 @@ async def classify_batch(
             memory.note_new(events[index], partition, final[index])
     result.rows = [replace(row, status=str(final[index])) for index, row in enumerate(rows)]
     return result
+
+
+async def _states_before(
+    conn: Connection,
+    schema: str,
+    cache: HistoryCache,
+    rows: Sequence[EventRow],
+    sessions: dict[str, list[int]],
+) -> dict[str, HistoryState]:
+    """Each session's state before the batch (none for a session without rows).
+
+    The cached state when it ends at the session's highest stored offset (else rows were
+    written after it), else rebuilt from the rows: the misses all in one read.
+    """
+    stored_last = await last_offsets(conn, schema, list(sessions))
+    states: dict[str, HistoryState] = {}
+    missed: list[str] = []
+    for session_key, indexes in sessions.items():
+        if session_key not in stored_last:
+            continue  # a new session: no state yet
+        cached = cache.get(session_key, rows[indexes[0]].partition)
+        if cached is not None and cached.last_offset == stored_last[session_key]:
+            states[session_key] = cached
+        else:
+            missed.append(session_key)
+    states.update(await rebuilt_states(conn, schema, missed))
+    return states

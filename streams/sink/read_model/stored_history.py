@@ -43,15 +43,20 @@ def row_record(row: Sequence[object]) -> LoggedEvent:
     return LoggedEvent(Offset(int(str(offset))), decode_envelope(value))
 
 
-async def stored_records(conn: Connection, schema: str, session_key: str) -> list[LoggedEvent]:
-    """Every stored record of `session_key`, in offset order."""
+async def stored_records(
+    conn: Connection, schema: str, session_keys: Sequence[str]
+) -> dict[str, list[LoggedEvent]]:
+    """Every stored record of each of `session_keys` that has rows, in offset order."""
     cursor = await conn.execute(
-        sql.SQL('SELECT {} FROM {} WHERE session_key = %s ORDER BY "offset"').format(
-            _COLUMNS, sql.Identifier(schema, "event_rows")
-        ),
-        (session_key,),
+        sql.SQL(
+            'SELECT {} FROM {} WHERE session_key = ANY(%s) ORDER BY session_key, "offset"'
+        ).format(_COLUMNS, sql.Identifier(schema, "event_rows")),
+        (list(session_keys),),
     )
-    return [row_record(row) for row in await cursor.fetchall()]
+    found: dict[str, list[LoggedEvent]] = {}
+    for row in await cursor.fetchall():
+        found.setdefault(str(row[2]), []).append(row_record(row))
+    return found
 
 
 async def records_at(
@@ -81,9 +86,17 @@ async def last_offsets(
     return {str(key): int(offset) for key, offset in await cursor.fetchall()}
 
 
-async def rebuilt_state(conn: Connection, schema: str, session_key: str) -> HistoryState | None:
-    """The classification state after `session_key`'s stored rows; None when it has none."""
-    state: HistoryState | None = None
-    for record in await stored_records(conn, schema, session_key):
-        state, _ = advance(state, record.offset, record.envelope)
-    return state
+async def rebuilt_states(
+    conn: Connection, schema: str, session_keys: Sequence[str]
+) -> dict[str, HistoryState]:
+    """The classification state after the stored rows of each of `session_keys` with rows."""
+    if not session_keys:
+        return {}
+    states: dict[str, HistoryState] = {}
+    for session_key, records in (await stored_records(conn, schema, session_keys)).items():
+        state: HistoryState | None = None
+        for record in records:
+            state, _ = advance(state, record.offset, record.envelope)
+        if state is not None:
+            states[session_key] = state
+    return states
