@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from projections.fold.fork import ForkSource, fork_event
 from projections.history.event_status import EventStatus
@@ -15,6 +16,7 @@ from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
 from streams.sink.read_model.batch_statuses import status_at
 from streams.sink.read_model.history_cache import HistoryCache
 from streams.sink.rows import batch_rows
+from streams.sink.settings import SinkSettings
 from tests.support.events import envelope, logged_event, summary_event, text_event
 
 KEY = SessionKey("acme/support/u1/s2")
@@ -91,3 +93,9 @@ def test_a_malformed_fork_record_is_a_dead_letter_and_a_valid_one_a_row() -> Non
     assert isinstance(letter, DeadLetter)
     assert (letter.stage, letter.source_offset) == ("fold", 1)
     assert "fork" in letter.reason
+
+
+def test_the_memory_apps_setting_is_checked_when_the_settings_are_read() -> None:
+    assert SinkSettings(memory_apps="support,sales").memory_apps == "support,sales"
+    with pytest.raises(ValidationError, match="every app"):
+        SinkSettings(memory_apps="*,support")
