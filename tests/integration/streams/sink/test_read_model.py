@@ -15,7 +15,10 @@ from collections.abc import Callable
 
 import pytest
 
+from projections.event_kinds import summary_request_id
 from projections.fold.projection import project
+from projections.history.classification import classify_session
+from projections.memory.memory_text import memory_text
 from schemas.codec import encode
 from schemas.keys import SessionKey
 from streams.sink.database import Connection
@@ -42,7 +45,7 @@ from tests.integration.streams.sink.sink_load import (
     wait_caught_up,
 )
 from tests.support.events import envelope
-from tests.support.kafka import create_topics_for
+from tests.support.kafka import create_topics_for, end_offsets
 from tests.support.strategies import seeded_session
 from tests.unit.projections.history.test_history_vectors import VECTORS, _session_events
 
@@ -156,3 +159,50 @@ async def test_the_state_view_is_each_scope_as_the_fold_merges_it(
     expected = expected_state(sessions)
     assert {place[0] for place in expected} == {"app", "user", "session"}
     assert await stored_state(conn, settings.sink_schema) == expected
+
+
+async def test_the_summaries_view_holds_each_summary_its_range_text_and_status(
+    conn: Connection, loaded: tuple[SinkSettings, dict[str, LoggedSession]]
+) -> None:
+    settings, sessions = loaded
+    rows = await fetch(
+        conn,
+        settings.sink_schema,
+        'SELECT session_key, "offset", status, isolation_scope, start_timestamp,'
+        " end_timestamp, request_id, text FROM {}.summaries",
+    )
+    expected = set()
+    for key, session in sessions.items():
+        statuses = classify_session(session.records)
+        for record in session.records:
+            event = record.envelope.event
+            compaction = event.actions.compaction
+            if compaction is not None:
+                text = memory_text(compaction.compacted_content)
+                expected.add(
+                    (
+                        key,
+                        record.offset,
+                        str(statuses[record.offset]),
+                        event.isolation_scope,
+                        compaction.start_timestamp,
+                        compaction.end_timestamp,
+                        summary_request_id(event),
+                        text or None,
+                    )
+                )
+    assert len(expected) > 100
+    assert {"live", "superseded", "duplicate_summary"} <= {row[2] for row in expected}
+    assert set(rows) == expected
+
+
+async def test_consistent_as_of_is_where_the_sink_stands(
+    conn: Connection, loaded: tuple[SinkSettings, dict[str, LoggedSession]]
+) -> None:
+    settings, _ = loaded
+    events = settings.topic("events")
+    rows = await fetch(conn, settings.sink_schema, "SELECT * FROM {}.consistent_as_of")
+    ends = await end_offsets(settings.kafka_bootstrap, events)
+    assert {(str(t), int(str(p)), int(str(n))) for t, p, n in rows} == {
+        (events, p, end) for p, end in ends.items()
+    }
