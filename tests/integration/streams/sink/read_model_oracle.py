@@ -12,10 +12,12 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from projections.event_kinds import summary_request_id
 from projections.fold.projection import project
 from projections.history.classification import classify_session, live_history
 from projections.history.event_status import APPLIED, EventStatus
 from projections.memory.memory_record import memory_of
+from projections.memory.memory_text import memory_text
 from schemas.codec import decode_envelope
 from schemas.errors import DecodeError
 from schemas.keys import Offset, SessionKey, parse_session_key
@@ -83,6 +85,25 @@ def expected_memories(sessions: Mapping[str, LoggedSession], apps: set[str]) -> 
                 seen.add(memory.memory_id)
                 places.add((session.partition, record.offset))
     return places
+
+
+def expected_summaries(sessions: Mapping[str, LoggedSession]) -> set[tuple[object, ...]]:
+    """Each summary: session, offset, status, scope, range, request id and text (None: none)."""
+    expected: set[tuple[object, ...]] = set()
+    for key, session in sessions.items():
+        statuses = classify_session(session.records)
+        for record in session.records:
+            event = record.envelope.event
+            compaction = event.actions.compaction
+            if compaction is None:
+                continue
+            text = memory_text(compaction.compacted_content) or None
+            status = str(statuses[record.offset])
+            start, end = compaction.start_timestamp, compaction.end_timestamp
+            request = summary_request_id(event)
+            scope = event.isolation_scope
+            expected.add((key, record.offset, status, scope, start, end, request, text))
+    return expected
 
 
 async def fetch(conn: Connection, schema: str, query: str) -> list[tuple[object, ...]]:

@@ -15,10 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from projections.event_kinds import summary_request_id
 from projections.fold.projection import project
-from projections.history.classification import classify_session
-from projections.memory.memory_text import memory_text
 from schemas.codec import encode
 from schemas.keys import SessionKey
 from streams.sink.database import Connection
@@ -30,6 +27,7 @@ from tests.integration.streams.sink.read_model_oracle import (
     expected_memories,
     expected_state,
     expected_statuses,
+    expected_summaries,
     fetch,
     logged_sessions,
     stored_live,
@@ -164,36 +162,14 @@ async def test_the_state_view_is_each_scope_as_the_fold_merges_it(
 async def test_the_summaries_view_holds_each_summary_its_range_text_and_status(
     conn: Connection, loaded: tuple[SinkSettings, dict[str, LoggedSession]]
 ) -> None:
-    settings, sessions = loaded
-    rows = await fetch(
-        conn,
-        settings.sink_schema,
-        'SELECT session_key, "offset", status, isolation_scope, start_timestamp,'
-        " end_timestamp, request_id, text FROM {}.summaries",
-    )
-    expected = set()
-    for key, session in sessions.items():
-        statuses = classify_session(session.records)
-        for record in session.records:
-            event = record.envelope.event
-            compaction = event.actions.compaction
-            if compaction is not None:
-                text = memory_text(compaction.compacted_content)
-                expected.add(
-                    (
-                        key,
-                        record.offset,
-                        str(statuses[record.offset]),
-                        event.isolation_scope,
-                        compaction.start_timestamp,
-                        compaction.end_timestamp,
-                        summary_request_id(event),
-                        text or None,
-                    )
-                )
+    expected = expected_summaries(loaded[1])
     assert len(expected) > 100
     assert {"live", "superseded", "duplicate_summary"} <= {row[2] for row in expected}
-    assert set(rows) == expected
+    query = (
+        'SELECT session_key, "offset", status, isolation_scope, start_timestamp,'
+        " end_timestamp, request_id, text FROM {}.summaries"
+    )
+    assert set(await fetch(conn, loaded[0].sink_schema, query)) == expected
 
 
 async def test_consistent_as_of_is_where_the_sink_stands(
