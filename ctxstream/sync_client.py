@@ -98,6 +98,10 @@ class SyncClient:
             )
         )
 
+    def delete_session(self, session_key: str) -> Offset:
+        """:meth:`Client.delete_session`, blocking."""
+        return self._run(self._client.delete_session(session_key))
+
     def fork(
         self,
         session_key: str,
