@@ -115,6 +115,7 @@ READ_RESPONSES: Final = error_responses(READ_ERRORS)
 EXPAND_RESPONSES: Final = error_responses(EXPAND_ERRORS)
 REWIND_RESPONSES: Final = error_responses(REWIND_ERRORS)
 FORK_RESPONSES: Final = error_responses(FORK_ERRORS)
+DELETE_RESPONSES: Final = error_responses(EVERY_ROUTE)
 SUBSCRIBE_RESPONSES: Final = error_responses(SUBSCRIBE_ERRORS)
 
 #: The answer of a subscription, for /docs.

@@ -47,7 +47,7 @@ COMMANDS: Final[tuple[Callable[[Subcommands], None], ...]] = (
     add_worker_command,
     add_tail_command,
     add_api_commands,  # serve, keys
-    add_read_commands,  # context, expand, rewind, fork
+    add_read_commands,  # context, expand, rewind, fork, delete
     add_append_command,
     add_sessions_command,
     add_replay_command,

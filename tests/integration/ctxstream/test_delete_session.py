@@ -19,6 +19,7 @@ from schemas.keys import SessionKey
 from streams.projector_settings import ProjectorSettings
 from tests.conftest import unique_topic
 from tests.support.events import text_event
+from tests.support.http_api import ctxstream_command
 from tests.support.kafka import read_log
 
 pytestmark = pytest.mark.integration
@@ -75,3 +76,23 @@ def test_deleting_a_session_without_records_is_no_error(
 def test_a_bad_key_is_refused_before_anything_is_sent(client: SyncClient) -> None:
     with pytest.raises(InvalidArgumentError, match="session_key"):
         client.delete_session("acme/../u1/s1")
+
+
+def test_the_delete_command_prints_the_deletion_offset(
+    deployment: ProjectorSettings, client: SyncClient
+) -> None:
+    key = _session_key()
+    offset = client.append(key, text_event("q1", "inv1", 101.0, "question"))
+    done = ctxstream_command(deployment, "delete", key)
+    assert done.returncode == 0, done.stderr
+    log = asyncio.run(read_log(deployment.kafka_bootstrap, deployment.topic("events")))[key]
+    assert [record.offset for record in log] == [offset, int(done.stdout)]
+    assert done.stdout == f"{log[-1].offset}\n"
+    assert is_deletion(log[-1].envelope.event)
+    with pytest.raises(SessionNotFoundError, match="deleted"):
+        client.context(key, min_offset=log[-1].offset, timeout_s=READ_TIMEOUT_S)
+
+    refused = ctxstream_command(deployment, "delete", "acme/../u1/s1")
+    assert refused.returncode == 2
+    assert len(refused.stderr.splitlines()) == 1
+    assert "session_key" in refused.stderr
