@@ -121,6 +121,7 @@ SUBSCRIBE_RESPONSES: Final = error_responses(SUBSCRIBE_ERRORS)
 #: The answer of a subscription, for /docs.
 SUBSCRIBE_RESPONSE: dict[str, Any] = {
     "description": "server-sent events: 'snapshot' (data: {partition, offset, snapshot}; "
+    "a deleted session: 'deleted', data: {partition, offset, deleted: its key}; "
     "id: the position after it, <partition>:<offset>,...), a last 'error' (data: an ErrorBody) "
     "when the stream fails, and ': ping' comments while it is idle",
     "content": {"text/event-stream": {"schema": {"type": "string"}}},

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 
+import orjson
 import pytest
 
-from ctxstream import InvalidArgumentError, SessionNotFoundError, SyncClient
+from ctxstream import Client, InvalidArgumentError, SessionNotFoundError, Subscribed, SyncClient
 from schemas.deletion_mark import is_deletion
 from schemas.keys import SessionKey
 from streams.projector_settings import ProjectorSettings
@@ -21,6 +22,7 @@ from tests.conftest import unique_topic
 from tests.support.events import text_event
 from tests.support.http_api import ctxstream_command
 from tests.support.kafka import read_log
+from tests.support.subscriptions import collect
 
 pytestmark = pytest.mark.integration
 
@@ -96,3 +98,36 @@ def test_the_delete_command_prints_the_deletion_offset(
     assert refused.returncode == 2
     assert len(refused.stderr.splitlines()) == 1
     assert "session_key" in refused.stderr
+
+
+def test_a_subscriber_sees_the_deletion_then_the_fresh_start(
+    deployment: ProjectorSettings, client: SyncClient
+) -> None:
+    key = _session_key()
+    # Each step read back before the next, so that each is a batch of its own.
+    first = client.append(key, text_event("q1", "inv1", 101.0, "old"))
+    assert _texts(client, key, first) == ["old"]
+    deleted = client.delete_session(key)
+    with pytest.raises(SessionNotFoundError):
+        client.context(key, min_offset=deleted, timeout_s=READ_TIMEOUT_S)
+    fresh = client.append(key, text_event("q2", "inv2", 102.0, "new"))
+    assert _texts(client, key, fresh) == ["new"]
+
+    def _through_fresh(seen: list[Subscribed]) -> bool:
+        return any(
+            item.snapshot is not None and item.snapshot.last_offset == fresh for item in seen
+        )
+
+    subscriber = Client(settings=deployment)  # subscribing needs no producer
+    items = asyncio.run(
+        collect(subscriber.subscribe("acme", sessions=[key], from_offset=0), _through_fresh)
+    )
+    seen = [
+        ("deleted", item.deleted)
+        if item.snapshot is None
+        else ("snapshot", item.snapshot.last_offset)
+        for item in items
+    ]
+    assert seen == [("snapshot", first), ("deleted", key), ("snapshot", fresh)]
+    line = orjson.loads(items[1].to_json())
+    assert line == {"partition": items[1].partition, "offset": items[1].offset, "deleted": key}

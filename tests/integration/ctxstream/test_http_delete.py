@@ -1,21 +1,25 @@
-"""``DELETE /v1/sessions/{session_key}`` and ``ctxstream delete``, on the real broker and worker.
+"""``DELETE /v1/sessions/{session_key}`` on the real broker and worker.
 
 The deletion's offset comes back; a read waiting for it answers 404
 session-not-found saying the session was deleted; another tenant's key is
 refused as on every other route (403) and deletes nothing; a session without
-records deletes without error. The oracles are the texts the test appended.
+records deletes without error; a subscription streams the deletion as a
+``deleted`` event. The oracles are the texts the test appended.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+import orjson
 import pytest
 
+from ctxstream.api.positions import parse_position
 from schemas.event import event_to_json
 from tests.conftest import unique_topic
-from tests.integration.ctxstream.test_http_api import Api, api, call
+from tests.integration.ctxstream.test_http_api import Api, _stream_until, api, call
 from tests.support.events import text_event
+from tests.support.http_api import SseEvent
 
 __all__ = ["api"]  # the fixture, shared with the module that defines it
 
@@ -80,3 +84,23 @@ async def test_deleting_a_session_without_records_is_no_error(api: Api) -> None:
     assert status == 200, answer
     status, refused = await _context(api, key, answer["offset"])
     assert (status, refused["error"]) == (404, "session-not-found")
+
+
+async def test_a_subscription_streams_the_deletion_as_a_deleted_event(api: Api) -> None:
+    key = _key()
+    first = await _appended(api, key, "old", 1)
+    assert (await _context(api, key, first))[0] == 200
+    status, answer = await call(api, "DELETE", f"/v1/sessions/{key}")
+    assert status == 200, answer
+    assert (await _context(api, key, answer["offset"]))[0] == 404
+
+    def _deleted(events: list[SseEvent]) -> bool:
+        return any(event.event == "deleted" for event in events)
+
+    params = {"sessions": key, "from_offset": "0"}
+    events = await _stream_until(api, params, _deleted)
+    assert [event.event for event in events] == ["snapshot", "deleted"]
+    item = orjson.loads(events[-1].data)
+    assert item["deleted"] == key
+    assert events[-1].id is not None
+    assert parse_position(events[-1].id, name="id")[item["partition"]] == item["offset"] + 1
