@@ -206,7 +206,8 @@ class SyncClient:
 
             with SyncClient() as client:
                 for item in client.subscribe("acme", from_offset=0):
-                    print(item.snapshot.session_key, item.snapshot.invocations_total)
+                    if item.snapshot is not None:  # None: item.deleted was deleted
+                        print(item.snapshot.session_key, item.snapshot.invocations_total)
         """
         items = self._client.subscribe(
             tenant,
