@@ -9,11 +9,6 @@ it, and an event the session stored already, equal, answers with the stored offs
 (:mod:`ctxstream.appends.results`). Reads go to the worker that owns the session
 (:mod:`ctxstream.reads`); :meth:`Client.subscribe` and :meth:`Client.replay` follow
 and rebuild projections. :class:`ctxstream.sync_client.SyncClient` blocks instead.
-
-Example::
-
-    async with Client(bootstrap="127.0.0.1:9092") as client:
-        offset = await client.append("acme/support/u1/s1", {"author": "user", ...})
 """
 
 from __future__ import annotations
@@ -24,6 +19,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Literal, Self
 
+from ctxstream.appends.deletion_record import deletion_record
 from ctxstream.appends.event_records import EventInput
 from ctxstream.appends.fork_record import checked_fork, fork_record
 from ctxstream.appends.results import AppendResult
@@ -52,9 +48,8 @@ class Client:
     """Appends events to the deployment's `events` topic and follows its projections. Async.
 
     Constructed from the ``CTXSTREAM_*`` settings (:class:`schemas.kafka.settings.KafkaSettings`)
-    or the arguments, which win. Use it as an async context manager, or call
-    :meth:`start` and :meth:`stop`: they start and stop its one producer.
-    Each subscription has a reader of its own.
+    or the arguments, which win. Use it as an async context manager, or call :meth:`start`
+    and :meth:`stop` (its one producer). Each subscription has a reader of its own.
     """
 
     def __init__(
@@ -257,6 +252,18 @@ class Client:
         )
         return (await self._writer.write(new_session_key, [event], pipeline=True))[0].offset
 
+    async def delete_session(self, session_key: str) -> Offset:
+        """Append the session's deletion record (even if it has no records); its offset.
+
+        Reads then answer ``session-not-found`` (``min_offset``: that offset) until
+        an append starts it afresh (:mod:`ctxstream.appends.deletion_record`).
+
+        Raises:
+            InvalidArgumentError: The key is refused (nothing was sent).
+        """
+        event = deletion_record(session_key, event_id=uuid.uuid4().hex, timestamp=time.time())
+        return (await self._writer.write(session_key, [event], pipeline=True))[0].offset
+
     async def context(
         self,
         session_key: str,
@@ -452,9 +459,8 @@ class Client:
         Folds the log with the projector's own batch step and writes the
         snapshots to ``<target_prefix>.projections`` (compaction requests and
         dead letters to the target's topics too, made when missing), leaving
-        every live topic, offset and group as it was: see
-        :mod:`ctxstream.replay`. Reads up to the end of the log as it is
-        when the replay starts.
+        every live topic, offset and group as it was: see :mod:`ctxstream.replay`.
+        Reads up to the end of the log as it is when the replay starts.
 
         `from_offset`: an offset of every partition, or a mapping of partition
         to offset (others from their beginning); neither it nor `from_time`:

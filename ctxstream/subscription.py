@@ -6,7 +6,8 @@ caused it. A subscription reads them as a downstream service should: no
 consumer group (every partition of ``<prefix>.projections`` is assigned to
 it), ``read_committed`` (a snapshot of an aborted transaction never shows),
 and yields each snapshot of the tenant's sessions as a :class:`Subscribed`
-item, with the partition and offset it was read at.
+item, with the partition and offset it was read at; a deleted session's
+tombstone as an item whose ``snapshot`` is None and ``deleted`` its key.
 
 More in ``ctxstream/README.md`` (subscription.py).
 """
@@ -34,9 +35,9 @@ from ctxstream.subscription_request import (
     SubscriptionRequest,
 )
 from schemas.codec import decode_projection_snapshot, encode
-from schemas.errors import DecodeError
+from schemas.errors import DecodeError, InvalidSessionKeyError
 from schemas.kafka.settings import KafkaSettings
-from schemas.keys import Offset
+from schemas.keys import Offset, SessionKey, validate_session_key
 from schemas.log_text import shown
 from schemas.projection_snapshot import ProjectionSnapshot
 
@@ -50,11 +51,16 @@ _POLL_MS: Final = 1_000
 
 @dataclass(frozen=True, slots=True)
 class Subscribed:
-    """One snapshot as a subscriber receives it, and where it was read."""
+    """One snapshot as a subscriber receives it, and where it was read.
+
+    A deleted session's tombstone comes as `snapshot` None and `deleted` the
+    session's key: its projection is gone until an append starts it afresh.
+    """
 
     partition: int
     offset: Offset
-    snapshot: ProjectionSnapshot
+    snapshot: ProjectionSnapshot | None
+    deleted: SessionKey | None = None
 
     @property
     def next_offset(self) -> int:
@@ -62,7 +68,14 @@ class Subscribed:
         return self.offset + 1
 
     def to_json(self) -> bytes:
-        """One JSON object: ``partition``, ``offset`` and the ``snapshot`` as it is on the topic."""
+        """One JSON object: ``partition``, ``offset`` and the ``snapshot`` as it is on the topic.
+
+        A deletion: ``partition``, ``offset`` and ``deleted``, the session's key.
+        """
+        if self.snapshot is None:
+            return orjson.dumps(
+                {"partition": self.partition, "offset": self.offset, "deleted": self.deleted}
+            )
         return orjson.dumps(
             {
                 "partition": self.partition,
@@ -128,6 +141,10 @@ async def _snapshots(
                 for record in records:
                     if not _wanted(record.key, prefix, keys):
                         continue
+                    deleted = _deleted(record)
+                    if deleted is not None:
+                        yield Subscribed(tp.partition, Offset(record.offset), None, deleted)
+                        continue
                     snapshot = _decoded(record)
                     if snapshot is not None:
                         yield Subscribed(tp.partition, Offset(record.offset), snapshot)
@@ -139,6 +156,17 @@ def _wanted(key: bytes | None, prefix: bytes, keys: set[bytes] | None) -> bool:
     if key is None:
         return False
     return key.startswith(prefix) if keys is None else key in keys
+
+
+def _deleted(record: ConsumerRecord[Any, Any]) -> SessionKey | None:
+    """The session a tombstone deletes (its key, a wanted one); None for any other record."""
+    if record.value is not None or record.key is None:
+        return None
+    try:
+        return validate_session_key(record.key.decode())
+    except (UnicodeDecodeError, InvalidSessionKeyError):
+        logger.debug("tombstone partition=%d offset=%d", record.partition, record.offset)
+        return None
 
 
 def _decoded(record: ConsumerRecord[Any, Any]) -> ProjectionSnapshot | None:

@@ -98,6 +98,10 @@ class SyncClient:
             )
         )
 
+    def delete_session(self, session_key: str) -> Offset:
+        """:meth:`Client.delete_session`, blocking."""
+        return self._run(self._client.delete_session(session_key))
+
     def fork(
         self,
         session_key: str,
@@ -202,7 +206,8 @@ class SyncClient:
 
             with SyncClient() as client:
                 for item in client.subscribe("acme", from_offset=0):
-                    print(item.snapshot.session_key, item.snapshot.invocations_total)
+                    if item.snapshot is not None:  # None: item.deleted was deleted
+                        print(item.snapshot.session_key, item.snapshot.invocations_total)
         """
         items = self._client.subscribe(
             tenant,

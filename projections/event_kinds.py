@@ -3,7 +3,8 @@
 The core tells events apart by what they carry, never by who sent them: a
 summary sets ``actions.compaction``; a rewind names an invocation in
 ``actions.rewind_before_invocation_id``; the pipeline's own bookkeeping
-(refusals, fork records: :mod:`projections.fold.fork`) and the request a
+(refusals, fork records: :mod:`projections.fold.fork`, deletion records:
+:mod:`schemas.deletion_mark`, whose shape the envelope checks) and the request a
 summary answers sit under ``customMetadata.ctxstream``. This module is the one
 place that knows those marks; the writers
 (:mod:`projections.compaction.summary_request`, :mod:`projections.fold.fork`)
@@ -18,7 +19,21 @@ from __future__ import annotations
 
 from typing import Final
 
+from schemas.deletion_mark import DELETION_KEY, is_deletion
 from schemas.event import Event
+
+__all__ = [
+    "DELETION_KEY",
+    "METADATA_NAMESPACE",
+    "REFUSAL_AUTHOR",
+    "REFUSED_KEY",
+    "REQUEST_ID_KEY",
+    "is_deletion",
+    "is_rewind",
+    "is_summary",
+    "refused_request_id",
+    "summary_request_id",
+]
 
 #: The pipeline's own key in an event's ``custom_metadata``.
 METADATA_NAMESPACE: Final = "ctxstream"

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_serializer, model_validator
 
+from schemas.deletion_mark import deletion_problem, names_deletion
 from schemas.event import Event, event_to_json
 from schemas.keys import (
     SessionKey,
@@ -37,6 +38,14 @@ class Envelope(BaseModel):
     @model_validator(mode="after")
     def _tenant_owns_session(self) -> Self:
         check_tenant_owns_session(self.tenant, self.session_key)
+        return self
+
+    @model_validator(mode="after")
+    def _well_formed_deletion(self) -> Self:
+        if names_deletion(self.event):
+            problem = deletion_problem(self.event)
+            if problem is not None:
+                raise ValueError(f"event: a malformed deletion record: {problem}")
         return self
 
     @field_serializer("event")

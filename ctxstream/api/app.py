@@ -25,6 +25,7 @@ from ctxstream.api.errors import ApiError, install_error_handlers
 from ctxstream.api.metrics import RequestMetrics
 from ctxstream.api.models import (
     APPEND_RESPONSES,
+    DELETE_RESPONSES,
     EXPAND_RESPONSES,
     FORK_RESPONSES,
     READ_RESPONSES,
@@ -65,7 +66,18 @@ class _AnyKey(PathConvertor):
     regex = "(?s:.*)"  # Starlette's path convertor stops at a new line (no route: 404)
 
 
+class _KeyOnly(PathConvertor):
+    """A session key that is the whole rest of the path: at most four segments.
+
+    So that ``/v1/sessions/<key>/<anything>`` is never this route's (a method
+    another route does not take there stays 405 or 404, not a deletion).
+    """
+
+    regex = "(?s:[^/]*(?:/[^/]*){0,3})"
+
+
 register_url_convertor("anykey", _AnyKey())
+register_url_convertor("keyonly", _KeyOnly())
 _SESSION = "/v1/sessions/{session_key:anykey}"
 _KEY_HELP = "tenant/app/user/session: four path segments, or one with each '/' as %2F"
 
@@ -283,6 +295,24 @@ async def rewind(
     finally:
         services.budgets.charge_heavy_read(caller.tenant, 0)
     return _json(Appended(offset=offset))
+
+
+@router.delete(
+    "/v1/sessions/{session_key:keyonly}",
+    response_model=Appended,
+    responses=DELETE_RESPONSES,
+    summary="Delete the session; its deletion record's offset",
+    description="Reads of the session then answer 404 session-not-found (pass the offset as "
+    "min_offset to wait for the deletion) until an append starts it afresh. A session "
+    "without records is no error: its deletion is appended all the same.",
+)
+async def delete_session(
+    session_key: SessionPath, services: Services, caller: Authenticated
+) -> Response:
+    """Append the session's deletion record (:meth:`Client.delete_session`)."""
+    key = session_of(caller, session_key)
+    services.budgets.spend_append(caller.tenant, 1, 0)
+    return _json(Appended(offset=await services.client.delete_session(key)))
 
 
 @router.post(

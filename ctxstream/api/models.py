@@ -115,11 +115,13 @@ READ_RESPONSES: Final = error_responses(READ_ERRORS)
 EXPAND_RESPONSES: Final = error_responses(EXPAND_ERRORS)
 REWIND_RESPONSES: Final = error_responses(REWIND_ERRORS)
 FORK_RESPONSES: Final = error_responses(FORK_ERRORS)
+DELETE_RESPONSES: Final = error_responses(EVERY_ROUTE)
 SUBSCRIBE_RESPONSES: Final = error_responses(SUBSCRIBE_ERRORS)
 
 #: The answer of a subscription, for /docs.
 SUBSCRIBE_RESPONSE: dict[str, Any] = {
     "description": "server-sent events: 'snapshot' (data: {partition, offset, snapshot}; "
+    "a deleted session: 'deleted', data: {partition, offset, deleted: its key}; "
     "id: the position after it, <partition>:<offset>,...), a last 'error' (data: an ErrorBody) "
     "when the stream fails, and ': ping' comments while it is idle",
     "content": {"text/event-stream": {"schema": {"type": "string"}}},

@@ -99,7 +99,8 @@ async def snapshot_events(
                     return
                 position[item.partition] = item.next_offset
                 data = item.to_json().decode()
-                yield sse_event("snapshot", data, event_id=format_position(position))
+                kind = "snapshot" if item.snapshot is not None else "deleted"
+                yield sse_event(kind, data, event_id=format_position(position))
         except (CtxstreamError, KafkaError) as exc:
             yield error_event(api_error_of(exc))
 

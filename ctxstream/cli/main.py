@@ -59,7 +59,7 @@ COMMANDS: Final[tuple[Callable[[Subcommands], None], ...]] = (
     add_sink_commands,  # db migrate, sink
     add_tail_command,
     add_api_commands,  # serve, keys
-    add_read_commands,  # context, expand, rewind, fork
+    add_read_commands,  # context, expand, rewind, fork, delete
     add_append_command,
     add_sessions_command,
     add_replay_command,

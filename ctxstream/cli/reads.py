@@ -1,4 +1,4 @@
-"""The ``ctxstream context``, ``expand``, ``rewind`` and ``fork`` commands: the owners asked.
+"""The ``ctxstream context``, ``expand``, ``rewind``, ``fork`` and ``delete`` commands.
 
 ``context SESSION [--as-of OFFSET] [--agent A] [--branch B] [--json]`` prints
 what :meth:`~ctxstream.Client.context` (or, with ``--as-of``,
@@ -9,7 +9,8 @@ them. ``rewind SESSION INVOCATION [--min-offset OFFSET]`` annuls an invocation
 with :meth:`~ctxstream.Client.rewind` (the owner computes ADK's state delta)
 and prints the rewind event's offset; ``fork SESSION OFFSET NEW_SESSION``
 starts a fork with :meth:`~ctxstream.Client.fork` and prints the fork
-record's offset. Settings come from the ``CTXSTREAM_*`` variables.
+record's offset; ``delete SESSION`` prints the offset of the deletion
+:meth:`~ctxstream.Client.delete_session` appends. Settings: ``CTXSTREAM_*``.
 
 More in ``ctxstream/cli/README.md`` (reads.py).
 """
@@ -29,7 +30,7 @@ from schemas.read_protocol import DEFAULT_PAGE_SIZE, DEFAULT_READ_WAIT_S
 
 
 def add_read_commands(commands: Subcommands) -> None:
-    """Add ``context``, ``expand``, ``rewind`` and ``fork`` to the ``ctxstream`` subcommands."""
+    """Add ``context``, ``expand``, ``rewind``, ``fork`` and ``delete`` to the subcommands."""
     context = commands.add_parser(
         "context",
         help="print a session's context as its projector assembles it, now or as of an offset",
@@ -90,6 +91,12 @@ def add_read_commands(commands: Subcommands) -> None:
     _timeout_argument(fork)
     fork.set_defaults(run=_fork)
 
+    delete = commands.add_parser(
+        "delete", help="delete a session (reads answer not found until an append starts it anew)"
+    )
+    delete.add_argument("session", metavar="SESSION", help="tenant/app/user/session")
+    delete.set_defaults(run=_delete)
+
 
 def _timeout_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -115,6 +122,12 @@ def _rewind(args: argparse.Namespace) -> int:
 
 def _fork(args: argparse.Namespace) -> int:
     return run_command("fork", _print_forked(args))
+
+
+def _delete(args: argparse.Namespace) -> int:
+    return run_command(
+        "delete", _print_appended(lambda client: client.delete_session(args.session))
+    )
 
 
 async def _print_forked(args: argparse.Namespace) -> None:

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from projections.compaction.summary_request import pipeline_event
 from projections.event_kinds import METADATA_NAMESPACE
+from projections.fold.rebuild import current_incarnation
 from schemas.envelope import Envelope
 from schemas.errors import InvalidSessionKeyError, TenantMismatchError
 from schemas.event import Event
@@ -136,13 +137,15 @@ def inherited(line: Iterable[LoggedEvent]) -> list[LoggedEvent]:
 
     `line` is that history in order: the source's own records (their real
     offsets) after the records it inherited itself (negative offsets, with
-    their origins). Fork records are left out; each other record keeps the
+    their origins). Fork records are left out, and so is what a deletion of
+    the source dropped (:func:`~projections.fold.rebuild.current_incarnation`);
+    each other record keeps the
     session it was appended to and where it is on that session's partition.
 
     Example: ``[r(-2, origin 5), fork(0), a(3), b(7)]`` -> ``[r(-4, origin 5),
     a(-3, origin 3), b(-2, origin 7)]``.
     """
-    kept = [record for record in line if not is_fork(record)]
+    kept = [record for record in current_incarnation(line) if not is_fork(record)]
     count = len(kept)
     return [
         LoggedEvent(

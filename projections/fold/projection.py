@@ -41,6 +41,7 @@ from projections.contents.context_view import (
 from projections.contents.next_agent import NextAgentTrail, agent_to_run, note_event, trail_of
 from projections.event_kinds import (
     REFUSAL_AUTHOR,
+    is_deletion,
     is_rewind,
     is_summary,
     refused_request_id,
@@ -86,6 +87,11 @@ class SessionProjection:
         view: The incremental context view, for that agent.
         forked_at: The offset of the session's fork record, when it is a
             fork (:mod:`projections.fold.fork`).
+        deleted_at: The offset of the deletion record that emptied the session,
+            while nothing was applied after it (a read answers "not found").
+        retired_requests: Ids of the compaction requests a deleted incarnation
+            knew; a summary or refusal naming one is dropped for good
+            (projections/README.md, "Deletion").
     """
 
     session_key: SessionKey
@@ -101,6 +107,8 @@ class SessionProjection:
     next_agent: NextAgentTrail = field(default_factory=NextAgentTrail)
     view: ContextView = field(default_factory=ContextView)
     forked_at: Offset | None = None
+    deleted_at: Offset | None = None
+    retired_requests: PSet[str] = field(default_factory=pset)
 
 
 def empty_projection(
@@ -154,6 +162,12 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
     if record.offset <= projection.last_offset:
         return projection  # redelivered: applied before
     event = record.envelope.event
+    if is_deletion(event):
+        return _deleted(projection, record.offset)
+    if projection.retired_requests and _names_retired(projection.retired_requests, event):
+        return replace(projection, last_offset=record.offset)
+    if projection.deleted_at is not None:
+        projection = replace(projection, deleted_at=None)
     refused = refused_request_id(event)
     if refused is not None:
         return _refused(projection, record.offset, refused)
@@ -214,12 +228,39 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         next_agent=next_agent,
         view=_followed(projection.view, next_agent, record, log),
         forked_at=projection.forked_at,
+        retired_requests=projection.retired_requests,
     )
 
 
 def inheriting(projection: SessionProjection) -> SessionProjection:
     """`projection` (of a session without records) ready to fold the records a fork inherits."""
     return replace(projection, last_offset=INHERITING)
+
+
+def _deleted(projection: SessionProjection, offset: Offset) -> SessionProjection:
+    """The projection after a deletion record at `offset`: empty, but for what stays exactly once.
+
+    The offset watermark stays (a redelivered earlier record is skipped), and
+    every compaction request the deleted incarnation knew is retired: the ones
+    its summaries (live or rewound) and refusals name and the one in flight.
+    """
+    retired = projection.retired_requests.update(projection.summaries.request_ids.keys())
+    retired = retired.update(projection.refused_requests)
+    retired = retired.update(
+        request_id
+        for held in projection.log.records.tail
+        if (request_id := summary_request_id(held.envelope.event)) is not None
+    )
+    if projection.in_flight is not None:
+        retired = retired.add(projection.in_flight.request_id)
+    fresh = empty_projection(projection.session_key, configured_view_request(projection))
+    return replace(fresh, last_offset=offset, deleted_at=offset, retired_requests=retired)
+
+
+def _names_retired(retired: PSet[str], event: Event) -> bool:
+    """Whether `event` is a summary or refusal of a request a deleted incarnation knew."""
+    request_id = summary_request_id(event) or refused_request_id(event)
+    return request_id is not None and request_id in retired
 
 
 def _forked(projection: SessionProjection, offset: Offset) -> SessionProjection:
@@ -273,6 +314,7 @@ def _recomputed(
         next_agent=next_agent,
         view=rebuild_view(request, log.live),
         forked_at=projection.forked_at,
+        retired_requests=projection.retired_requests,
     )
 
 

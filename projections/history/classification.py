@@ -1,7 +1,9 @@
 """The full classification of a session's records, and its live history. Pure: no I/O, no clock.
 
-Written plainly from the rules, record by record: the records the fold passes
-over (:mod:`projections.history.arrival`) get their final status; the applied
+Written plainly from the rules, record by record: a deletion record makes
+every earlier record ``deleted`` (:mod:`projections.history.deletion`); the
+records the fold passes over (:mod:`projections.history.arrival`) get their
+final status; the applied
 ones are then classified all at once: the rewind walk of §3.1
 (:mod:`projections.history.rewind_marks`), then masking per isolation scope
 (§3.2, §3.3) over the live ones. :mod:`projections.history.incremental` must
@@ -23,6 +25,7 @@ from projections.compaction.masking import (
 )
 from projections.event_kinds import is_summary, summary_request_id
 from projections.history.arrival import checked_session, passed_over
+from projections.history.deletion import deletion_status, named_request
 from projections.history.event_status import EventStatus
 from projections.history.rewind_marks import rewind_marks
 from schemas.event import Event
@@ -44,16 +47,32 @@ def classify_session(records: Iterable[LoggedEvent]) -> dict[Offset, EventStatus
     """
     statuses: dict[Offset, EventStatus] = {}
     applied: list[LoggedEvent] = []
+    refusals: list[LoggedEvent] = []
     stored: dict[str, Event] = {}
     answered: set[str] = set()
+    retired: set[str] = set()
     session: SessionKey | None = None
     last: int | None = None
     for record in records:
         session = checked_session(session, last, record.offset, record.envelope)
         last = record.offset
+        ended = deletion_status(record.envelope.event, retired)
+        if ended is EventStatus.DELETION:
+            retired |= _named_requests([*applied, *refusals])
+            statuses = {  # an earlier deletion record stays one
+                offset: status if status is EventStatus.DELETION else EventStatus.DELETED
+                for offset, status in statuses.items()
+            }
+            statuses.update(dict.fromkeys((kept.offset for kept in applied), EventStatus.DELETED))
+            applied, refusals, stored, answered = [], [], {}, set()
+        if ended is not None:
+            statuses[record.offset] = ended
+            continue
         status = passed_over(record.envelope, stored, answered)
         if status is not None:
             statuses[record.offset] = status
+            if status is EventStatus.REFUSAL:
+                refusals.append(record)
             continue
         applied.append(record)
         event = record.envelope.event
@@ -78,6 +97,15 @@ def live_history(records: Iterable[LoggedEvent]) -> list[LoggedEvent]:
     kept = list(records)
     statuses = classify_session(kept)
     return [record for record in kept if statuses[record.offset] is EventStatus.LIVE]
+
+
+def _named_requests(records: Sequence[LoggedEvent]) -> set[str]:
+    """Request ids named by the summaries and refusals among `records`."""
+    return {
+        request_id
+        for record in records
+        if (request_id := named_request(record.envelope.event)) is not None
+    }
 
 
 def _live_requests(applied: Sequence[LoggedEvent]) -> set[str]:

@@ -69,6 +69,16 @@ class EventStatus(StrEnum):
     """A fork record (``fork_of``): bookkeeping that makes the session a fork,
     never stored or shown (:mod:`projections.fold.fork`). Final."""
 
+    DELETION = "deletion"
+    """A deletion record (``session_deleted``): it ends the session's
+    incarnation (:mod:`schemas.deletion_mark`). Final."""
+
+    DELETED = "deleted"
+    """Any record before a deletion record but an earlier deletion record,
+    whatever its status was; and a
+    later summary or refusal naming a request the deleted incarnation knew,
+    which the fold drops. Final."""
+
 
 #: Statuses a later record can change: the records the fold applied.
 APPLIED = frozenset(

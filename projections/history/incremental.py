@@ -24,6 +24,7 @@ from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
 from projections.event_kinds import summary_request_id
 from projections.history.arrival import checked_session, passed_over
+from projections.history.deletion import deletion_status, named_request
 from projections.history.event_status import EventStatus
 from projections.history.rewind_marks import rewind_marks
 from projections.history.scope_masking import Range, ScopeMasking, note_raw, note_summary
@@ -75,6 +76,10 @@ class HistoryState:
         stored: Event id -> the latest applied event with that id.
         answered: Request ids named by the live summaries.
         scopes: Isolation scope -> its masking.
+        passed: The offsets of the records passed over since the last
+            deletion (a deletion makes them ``deleted``).
+        refused: Request ids the refusals since the last deletion name.
+        retired: Request ids a deleted incarnation knew (:mod:`projections.history.deletion`).
     """
 
     session_key: SessionKey | None = None
@@ -85,6 +90,9 @@ class HistoryState:
     stored: PMap[str, Event] = field(default_factory=pmap)
     answered: PSet[str] = field(default_factory=pset)
     scopes: PMap[str | None, ScopeMasking] = field(default_factory=pmap)
+    passed: PVector[Offset] = field(default_factory=pvector)
+    refused: PSet[str] = field(default_factory=pset)
+    retired: PSet[str] = field(default_factory=pset)
 
 
 def advance(
@@ -103,9 +111,21 @@ def advance(
     state = state if state is not None else HistoryState()
     session = checked_session(state.session_key, state.last_offset, offset, envelope)
     at = Offset(offset)
+    ended = deletion_status(envelope.event, state.retired)
+    if ended is EventStatus.DELETION:
+        return _deleted(replace(state, session_key=session), at)
+    if ended is not None:
+        return replace(state, session_key=session, last_offset=at), (StatusChange(at, ended),)
     status = passed_over(envelope, state.stored, state.answered)
     if status is not None:
-        return replace(state, session_key=session, last_offset=at), (StatusChange(at, status),)
+        refused = named_request(envelope.event) if status is EventStatus.REFUSAL else None
+        return replace(
+            state,
+            session_key=session,
+            last_offset=at,
+            passed=state.passed.append(at),
+            refused=state.refused if refused is None else state.refused.add(refused),
+        ), (StatusChange(at, status),)
     event = envelope.event
     facts = _facts(at, event)
     position = len(state.applied)
@@ -142,6 +162,19 @@ def statuses_of(state: HistoryState) -> dict[Offset, EventStatus]:
     return {
         facts.offset: status for facts, status in zip(state.applied, state.statuses, strict=True)
     }
+
+
+def _deleted(state: HistoryState, at: Offset) -> tuple[HistoryState, tuple[StatusChange, ...]]:
+    """`state` after a deletion record at `at`: every earlier record ``deleted``."""
+    ended = [*state.passed, *(facts.offset for facts in state.applied)]
+    named = {facts.request_id for facts in state.applied if facts.request_id is not None}
+    fresh = HistoryState(
+        session_key=state.session_key,
+        last_offset=at,
+        retired=state.retired.update(named).update(state.refused),
+    )
+    changes = [StatusChange(offset, EventStatus.DELETED) for offset in sorted(ended)]
+    return fresh, (*changes, StatusChange(at, EventStatus.DELETION))
 
 
 def _facts(offset: Offset, event: Event) -> AppliedFacts:

@@ -86,6 +86,10 @@ def encode_state(projection: SessionProjection) -> bytes:
         document["origins"] = origins
     if projection.forked_at is not None:
         document["forked_at"] = projection.forked_at
+    if projection.deleted_at is not None:
+        document["deleted_at"] = projection.deleted_at
+    if projection.retired_requests:
+        document["retired"] = sorted(projection.retired_requests)
     body = orjson.dumps(document)
     ids = projection.log.released.to_bytes()
     parts = [MARK, _LENGTH.pack(len(body)), body, _LENGTH.pack(len(ids)), ids]
@@ -313,6 +317,8 @@ def _projection(
         gate_memo=_gate_memo_of(document["gate_memo"]),
         view=_view_of(document["view"], records, released),
         forked_at=None if document.get("forked_at") is None else Offset(document["forked_at"]),
+        deleted_at=None if document.get("deleted_at") is None else Offset(document["deleted_at"]),
+        retired_requests=pset(document.get("retired", ())),
     )
     trail = document.get("next_agent")
     if trail is None:  # written before the view followed the next agent

@@ -49,6 +49,8 @@ class SessionFold:
         first_redelivered: The first redelivered offset, if any.
         redelivered: How many records were redelivered.
         added: The bytes the folded records retain.
+        deleted: Whether a deletion record folded (the session's stored
+            state is replaced by a checkpoint of what survives it).
     """
 
     projection: SessionProjection
@@ -60,6 +62,7 @@ class SessionFold:
     first_redelivered: Offset | None = None
     redelivered: int = 0
     added: int = 0
+    deleted: bool = False
 
 
 def fold_session(
@@ -114,6 +117,7 @@ def _fold_record(
         if encoded is None:
             return
     fold.projection = folded.projection
+    fold.deleted = fold.deleted or fold.projection.deleted_at == record.offset
     fold.new.append(StoredRecord(record.offset, source.value))
     fold.added += item.size
     if waiting and fold.projection.in_flight is None:

@@ -105,16 +105,22 @@ class BatchOutcome:
         """
         return [changed.snapshot() for changed in self.changed]
 
-    def snapshot_records(self) -> tuple[list[tuple[bytes, bytes]], list[DeadLetter]]:
+    def snapshot_records(self) -> tuple[list[tuple[bytes, bytes | None]], list[DeadLetter]]:
         """The encoded snapshots (key, value) to publish, and dead letters for those that failed.
 
+        A deleted session (nothing applied since its deletion) gets a
+        tombstone, value None, so the compacted topic forgets it.
         A session whose snapshot cannot be assembled or encoded gets no
         snapshot; its batch's last record is dead-lettered at stage
         ``snapshot`` with the reason, and the other sessions' snapshots go out.
         """
-        records: list[tuple[bytes, bytes]] = []
+        records: list[tuple[bytes, bytes | None]] = []
         letters: list[DeadLetter] = []
         for changed in self.changed:
+            if changed.projection.deleted_at is not None:
+                changed.session.digest = None
+                records.append((changed.projection.session_key.encode(), None))
+                continue
             try:
                 snapshot = changed.snapshot()
                 records.append((snapshot.session_key.encode(), encode(snapshot)))

@@ -37,9 +37,11 @@ def checkpoint_step(
     if not fold.new:
         return None
     # A batch that made the session a fork checkpoints it, so that a restore does not
-    # read the source's history again.
+    # read the source's history again; one that deleted it, so that the deleted
+    # records' chunks go (a checkpoint deletes the chunks it covers).
     forked = not was_fork and fold.projection.forked_at is not None
-    return release_checkpoint(key, fold.projection, session.config, force=forked)
+    force = forked or fold.deleted
+    return release_checkpoint(key, fold.projection, session.config, force=force)
 
 
 def write_fold(

@@ -298,13 +298,19 @@ def _encoded_in_place(answer: Answer[BaseModel]) -> Answer[ReadRefusal | Encoded
 
 
 def _no_records(projection: SessionProjection, *, as_of: int | None = None) -> ReadRefusal | None:
-    """The ``session-not-found`` refusal when `projection` holds no record; else None.
+    """The ``session-not-found`` refusal when `projection` holds no record, or was deleted.
 
     The projection is of the partition's committed position (or, with
     `as_of`, of that offset), so the answer is exact there: a session
     appended to a moment ago is found once the fold reached its record,
     which a read passing the append's offset as ``min_offset`` waits for.
     """
+    if projection.deleted_at is not None:
+        reason = (
+            f"the session was deleted (its deletion record is at offset {projection.deleted_at} "
+            "of its partition) and nothing was appended to it since"
+        )
+        return ReadRefusal(error="session-not-found", reason=reason)
     if projection.last_offset != NO_OFFSET:
         return None
     if as_of is not None:

@@ -442,9 +442,12 @@ def clean_fold(
 
 
 async def latest_snapshots(bootstrap: str, topic: str) -> dict[SessionKey, ProjectionSnapshot]:
-    """The last snapshot of each session on the `projections` topic."""
+    """The last snapshot of each session on the `projections` topic (a tombstone: none)."""
     latest: dict[SessionKey, ProjectionSnapshot] = {}
     for record in await read_all(bootstrap, topic):
+        if record.value is None:  # a deleted session's tombstone
+            latest.pop(SessionKey(record.key.decode()), None)
+            continue
         snapshot = decode_projection_snapshot(record.value)
         latest[snapshot.session_key] = snapshot
     return latest

@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from projections.compaction.summary_request import refusal_event, with_summary_request_id
 from projections.contents.assembly import ContentsRequest
 from projections.event_kinds import summary_request_id
+from schemas.deletion_mark import deletion_event
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import SessionKey
@@ -539,7 +540,11 @@ def _large_session_events(
 
 @st.composite
 def sessions(
-    draw: st.DrawFn, max_invocations: int = 6, *, refusals: bool = False
+    draw: st.DrawFn,
+    max_invocations: int = 6,
+    *,
+    refusals: bool = False,
+    deletions: bool = False,
 ) -> list[LoggedEvent]:
     """One generated session as logged records, offsets rising with gaps.
 
@@ -547,15 +552,22 @@ def sessions(
     streaming chunk (a partial event) reaches the topic: neither is stored.
     With `refusals`, now and then the pipeline refuses a request (one a
     summary names, or another): a bookkeeping record that is never stored.
+    With `deletions`, now and then the session is deleted, and now and then a
+    late summary answers a request an earlier summary named (a deleted one, or
+    a duplicate).
     """
-    return _as_records(_Drawn(draw), draw(session_events(max_invocations)), refusals=refusals)
+    events = draw(session_events(max_invocations))
+    return _as_records(_Drawn(draw), events, refusals=refusals, deletions=deletions)
 
 
 @st.composite
-def large_sessions(draw: st.DrawFn, *, refusals: bool = False) -> list[LoggedEvent]:
+def large_sessions(
+    draw: st.DrawFn, *, refusals: bool = False, deletions: bool = False
+) -> list[LoggedEvent]:
     """One long session (:func:`large_session_events`) as logged records, as :func:`sessions`."""
     choices = _Seeded(draw(SEEDS))
-    return _as_records(choices, _large_session_events(choices, 25, 50), refusals=refusals)
+    events = _large_session_events(choices, 25, 50)
+    return _as_records(choices, events, refusals=refusals, deletions=deletions)
 
 
 def seeded_session(seed: int, invocations: int = 6) -> list[LoggedEvent]:
@@ -592,29 +604,35 @@ def checked_prefixes(draw: st.DrawFn, length: int) -> frozenset[int]:
     return frozenset(every | drawn | {length})
 
 
-def core_sessions(*, refusals: bool = False) -> st.SearchStrategy[list[LoggedEvent]]:
+def core_sessions(
+    *, refusals: bool = False, deletions: bool = False
+) -> st.SearchStrategy[list[LoggedEvent]]:
     """The sessions the core's main properties run on, by the loaded hypothesis profile.
 
     :func:`sessions` under every profile; under :data:`DEEP_PROFILE` one
     example in five is a :func:`large_sessions` instead. Read when a test
     module is imported, after ``tests/conftest.py`` loaded the profile.
     """
-    small = sessions(refusals=refusals)
+    small = sessions(refusals=refusals, deletions=deletions)
     if settings.get_current_profile_name() != DEEP_PROFILE:
         return small
-    large = large_sessions(refusals=refusals)
+    large = large_sessions(refusals=refusals, deletions=deletions)
     return st.integers(0, 4).flatmap(lambda pick: large if pick == 4 else small)
 
 
-def _as_records(choices: _Choices, generated: list[Event], *, refusals: bool) -> list[LoggedEvent]:
-    """`generated` with producer retries, chunks and refusals, at rising offsets with gaps."""
+def _as_records(
+    choices: _Choices, generated: list[Event], *, refusals: bool, deletions: bool = False
+) -> list[LoggedEvent]:
+    """`generated` with retries, chunks, refusals and deletions, at rising offsets with gaps."""
     events: list[Event] = []
     named: list[str] = []
+    summaries: list[Event] = []
     for event in generated:
         events.append(event)
         if (request_id := summary_request_id(event)) is not None:
             named.append(request_id)
-        noise = choices.between(0, 19)
+            summaries.append(event)
+        noise = choices.between(0, 29 if deletions else 19)
         if noise == 0:
             events.append(event.model_copy())
         elif noise == 1 and event.content is not None:
@@ -625,6 +643,11 @@ def _as_records(choices: _Choices, generated: list[Event], *, refusals: bool) ->
                 refused, "gave up", event_id=f"refusal-{len(events)}", timestamp=event.timestamp
             )
             events.append(refusal)
+        elif noise == 20 and deletions:
+            events.append(deletion_event(event_id=f"deleted-{len(events)}", timestamp=0.0))
+        elif noise == 21 and deletions and summaries:
+            late = choices.pick(summaries)  # a late answer to a request named before
+            events.append(late.model_copy(update={"id": f"{late.id}-late-{len(events)}"}))
     offsets: list[int] = []
     offset = choices.between(0, 50)
     for _ in events:

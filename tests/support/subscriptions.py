@@ -86,9 +86,14 @@ class Projections:
 
 
 def placed(items: Iterable[Subscribed]) -> list[Placed]:
-    """Items as (partition, offset, snapshot), in partition then offset order."""
+    """Items as (partition, offset, snapshot), in partition then offset order; no deletion."""
     return sorted(
-        ((item.partition, item.offset, item.snapshot) for item in items), key=lambda p: p[:2]
+        (
+            (item.partition, item.offset, item.snapshot)
+            for item in items
+            if item.snapshot is not None
+        ),
+        key=lambda p: p[:2],
     )
 
 

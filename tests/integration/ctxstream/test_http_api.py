@@ -927,6 +927,7 @@ def test_the_openapi_document_lists_every_route(api: Api) -> None:
     status, document = asyncio.run(call(api, "GET", "/openapi.json", tenant=None))
     assert status == 200
     assert set(document["paths"]) == {
+        "/v1/sessions/{session_key}",
         "/v1/sessions/{session_key}/events",
         "/v1/sessions/{session_key}/events:batch",
         "/v1/sessions/{session_key}/context",
@@ -938,6 +939,7 @@ def test_the_openapi_document_lists_every_route(api: Api) -> None:
         "/healthz",
         "/metrics",
     }
+    assert set(document["paths"]["/v1/sessions/{session_key}"]) == {"delete"}
     assert "Event" in document["components"]["schemas"]
     docs = asyncio.run(_get_text(f"{api.server.url}/docs"))
     assert "swagger" in docs.lower()

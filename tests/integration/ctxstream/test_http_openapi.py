@@ -93,6 +93,10 @@ async def _drive(api: Api) -> Seen:
     await send("GET", "context", missing, params={"agent": "root", "timeout_s": READ_TIMEOUT_S})
     await send("GET", "context", missing, params={"min_offset": str(offset), "timeout_s": "30"})
     await send("GET", "context", missing, params={"as_of": str(offset), "timeout_s": "30"})
+    deletion = ("delete", _SESSION)
+    for session, tenant in ((existing, None), (existing, "globex"), (bad, "acme")):
+        status, answer = await call(api, "DELETE", f"/v1/sessions/{session}", tenant=tenant)
+        seen[deletion].add((status, answer["error"]))
     subscribe = ("get", "/v1/tenants/{tenant}/projections:subscribe")
     for tenant, params in ((None, {}), ("globex", {}), ("acme", {"from_offset": "x:y"})):
         status, answer = await call(
@@ -131,6 +135,8 @@ async def test_every_answer_a_route_gives_is_in_its_openapi_responses(api: Api) 
     rewind = seen[("post", f"{_SESSION}/rewind")]
     assert {(404, "session-not-found"), (404, "invocation-not-found"), (413, "too-large")} <= rewind
     assert (400, "invalid-json") in seen[("post", f"{_SESSION}/events")]
+    deleted = seen[("delete", _SESSION)]
+    assert {(401, "unauthorized"), (403, "forbidden"), (422, "invalid-argument")} == deleted
 
 
 async def test_a_request_no_route_takes_answers_json_documented_in_the_components(

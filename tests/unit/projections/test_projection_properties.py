@@ -51,7 +51,7 @@ def _json(contents: list[Content]) -> list[dict[str, Any]]:
 
 @pytest.mark.core_property
 @settings(deadline=None)
-@given(core_sessions(refusals=True), view_requests(), st.data())
+@given(core_sessions(refusals=True, deletions=True), view_requests(), st.data())
 def test_incremental_view_equals_full_rebuild_after_every_prefix(
     log: list[LoggedEvent], request: ContentsRequest, data: st.DataObject
 ) -> None:
@@ -70,7 +70,7 @@ def test_incremental_view_equals_full_rebuild_after_every_prefix(
 
 @pytest.mark.core_property
 @settings(deadline=None)
-@given(core_sessions(refusals=True), st.data())
+@given(core_sessions(refusals=True, deletions=True), st.data())
 def test_redelivered_records_change_nothing(log: list[LoggedEvent], data: st.DataObject) -> None:
     # After each record, sometimes deliver an earlier one (or the same one) again.
     redelivered: list[LoggedEvent] = []
@@ -85,7 +85,7 @@ def test_redelivered_records_change_nothing(log: list[LoggedEvent], data: st.Dat
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True), st.data())
+@given(sessions(refusals=True, deletions=True), st.data())
 def test_resuming_from_a_saved_projection_equals_one_pass(
     log: list[LoggedEvent], data: st.DataObject
 ) -> None:
@@ -154,7 +154,7 @@ def _counters(projection: SessionProjection) -> dict[str, Any]:
 
 @pytest.mark.core_property
 @settings(deadline=None)
-@given(core_sessions(refusals=True), st.data())
+@given(core_sessions(refusals=True, deletions=True), st.data())
 def test_counters_equal_a_rebuild_after_every_prefix(
     log: list[LoggedEvent], data: st.DataObject
 ) -> None:

@@ -35,7 +35,7 @@ from tests.support.strategies import core_sessions
 
 
 @settings(max_examples=200, deadline=None)
-@given(core_sessions(refusals=True), compaction_configs(), st.data())
+@given(core_sessions(refusals=True, deletions=True), compaction_configs(), st.data())
 def test_the_bytes_of_a_projection_decode_to_it(
     records: list[LoggedEvent], config: CompactionConfig, data: st.DataObject
 ) -> None:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from projections.compaction.masking import mask_compacted
 from projections.contents.context_view import rebuild_view
 from projections.contents.visibility import is_included, recorded_call_ids
-from projections.fold.projection import SessionProjection, inheriting, project
-from projections.fold.rebuild import effective_records
+from projections.fold.projection import SessionProjection, apply, inheriting, project
+from projections.fold.rebuild import current_incarnation, effective_records
 from projections.history.event_status import APPLIED, EventStatus
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
@@ -42,6 +42,10 @@ class FoldFacts:
     """Per scope: the summaries and raw events a view for that scope holds."""
     view_included: dict[str | None, frozenset[Offset]]
     """Per scope: the live records that view's inclusion filter (§8.2) passes."""
+    deletions: frozenset[Offset]
+    """The records after which the projection says it was deleted there."""
+    incarnation: frozenset[Offset]
+    """What the plain rebuild keeps after the last deletion (answers to retired requests not)."""
 
 
 def fold_facts(records: Sequence[LoggedEvent]) -> FoldFacts:
@@ -50,7 +54,13 @@ def fold_facts(records: Sequence[LoggedEvent]) -> FoldFacts:
     start = SessionProjection(session)
     if records and records[0].origin_offset is not None:  # a fork: its inherited records first
         start = inheriting(start)
-    projection = project(session, records, start)
+    projection = start
+    deletions: set[Offset] = set()
+    for record in records:
+        projection = apply(projection, record)
+        if projection.deleted_at == record.offset:
+            deletions.add(record.offset)
+    assert projection == project(session, records, start)
     live = list(projection.log.live)
     events = [record.envelope.event for record in live]
     call_ids = recorded_call_ids(events)
@@ -81,6 +91,8 @@ def fold_facts(records: Sequence[LoggedEvent]) -> FoldFacts:
         shown_ids=shown,
         view_holds=holds,
         view_included=included,
+        deletions=frozenset(deletions),
+        incarnation=frozenset(record.offset for record in current_incarnation(records)),
     )
 
 
@@ -96,6 +108,13 @@ def assert_statuses_match_fold(
     assert fold.effective - fold.applied == with_status(EventStatus.FORK), "fork records"
     unannulled = with_status(EventStatus.LIVE, EventStatus.MASKED, EventStatus.SUPERSEDED)
     assert unannulled == fold.unannulled, "records rewinds leave"
+    assert with_status(EventStatus.DELETION) == fold.deletions, "deletion records"
+    last = max(fold.deletions, default=None)
+    if last is not None:
+        after = {offset for offset in statuses if offset > last}
+        assert with_status(EventStatus.DELETED) | fold.deletions == (
+            {offset for offset in statuses if offset < last} | fold.deletions
+        ) | (after - fold.incarnation), "deleted records"
     events = {record.offset: record.envelope.event for record in records}
     live = with_status(EventStatus.LIVE)
     for scope in fold.scopes:

@@ -24,7 +24,7 @@ EXAMPLES = 60
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True), st.data())
+@given(sessions(refusals=True, deletions=True), st.data())
 def test_incremental_statuses_equal_the_full_classification_after_every_prefix(
     log: list[LoggedEvent], data: st.DataObject
 ) -> None:
@@ -45,13 +45,13 @@ def test_incremental_statuses_equal_the_full_classification_after_every_prefix(
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True))
+@given(sessions(refusals=True, deletions=True))
 def test_statuses_say_what_the_fold_and_its_view_say(log: list[LoggedEvent]) -> None:
     assert_statuses_match_fold(log, classify_session(log))
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True))
+@given(sessions(refusals=True, deletions=True))
 def test_live_history_is_the_live_records_in_offset_order(log: list[LoggedEvent]) -> None:
     statuses = classify_session(log)
     history = live_history(log)
@@ -60,7 +60,7 @@ def test_live_history_is_the_live_records_in_offset_order(log: list[LoggedEvent]
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True), st.data())
+@given(sessions(refusals=True, deletions=True), st.data())
 def test_a_state_rebuilt_from_stored_rows_goes_on_as_the_one_pass(
     log: list[LoggedEvent], data: st.DataObject
 ) -> None:

@@ -1,0 +1,69 @@
+"""The mark of a deletion record: the pipeline's bookkeeping event that deletes its session.
+
+A deletion is an event on `events` like a fork record: author ``ctxstream``,
+no content, no actions, and ``true`` under ``ctxstream.session_deleted`` in its
+custom metadata::
+
+    {"id": "9f...", "author": "ctxstream", "timestamp": 1733130010.0,
+     "customMetadata": {"ctxstream": {"session_deleted": true}}}
+
+The envelope's validation refuses a record that names the key in any other
+shape (:func:`deletion_problem`), so a malformed deletion is dead-lettered
+when it is decoded. What folding it does: projections/README.md, "Deletion".
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from schemas.event import Event
+
+#: The key of the mark under the pipeline's custom-metadata namespace.
+DELETION_KEY: Final = "session_deleted"
+#: The pipeline's namespace and author (the same as :mod:`projections.event_kinds`'s).
+_NAMESPACE: Final = "ctxstream"
+_AUTHOR: Final = "ctxstream"
+
+
+def names_deletion(event: Event) -> bool:
+    """Whether `event` names the deletion key at all (well formed or not)."""
+    ours = (event.custom_metadata or {}).get(_NAMESPACE)
+    return isinstance(ours, dict) and DELETION_KEY in ours
+
+
+def deletion_problem(event: Event) -> str | None:
+    """Why `event`, which names the deletion key, is no deletion record; None when it is one.
+
+    Example: ``{"ctxstream": {"session_deleted": "yes"}}`` ->
+    ``"ctxstream.session_deleted must be true, got str"``.
+    """
+    ours = (event.custom_metadata or {}).get(_NAMESPACE)
+    if not isinstance(ours, dict) or DELETION_KEY not in ours:
+        return "it names no ctxstream.session_deleted"
+    if ours[DELETION_KEY] is not True:
+        return f"ctxstream.session_deleted must be true, got {type(ours[DELETION_KEY]).__name__}"
+    if set(ours) != {DELETION_KEY}:
+        others = ", ".join(sorted(str(key) for key in ours if key != DELETION_KEY))
+        return f"a deletion record names nothing else under ctxstream (it also names {others})"
+    if event.author != _AUTHOR:
+        return f"a deletion record's author is {_AUTHOR!r}, got {event.author!r}"
+    if event.content is not None or event.partial:
+        return "a deletion record has no content and is not partial"
+    if event.actions.model_dump(exclude_defaults=True, exclude_none=True):
+        return "a deletion record carries no actions"
+    return None
+
+
+def is_deletion(event: Event) -> bool:
+    """Whether `event` is a well-formed deletion record."""
+    return names_deletion(event) and deletion_problem(event) is None
+
+
+def deletion_event(*, event_id: str, timestamp: float) -> Event:
+    """The deletion record's event, as the module docstring shows it."""
+    return Event(
+        id=event_id,
+        author=_AUTHOR,
+        timestamp=timestamp,
+        custom_metadata={_NAMESPACE: {DELETION_KEY: True}},
+    )
