@@ -571,13 +571,13 @@ def large_sessions(
 
 
 def seeded_session(seed: int, invocations: int = 6) -> list[LoggedEvent]:
-    """One session as :func:`sessions` makes them (refusals included), from a seed alone.
+    """One session as :func:`sessions` makes them (refusals and deletions), from a seed alone.
 
     For tests that run a whole pipeline once over many sessions, outside hypothesis.
     """
     choices = _Seeded(seed)
     events = _write_session(_SessionWriter(choices), choices.between(1, invocations))
-    return _as_records(choices, events, refusals=True)
+    return _as_records(choices, events, refusals=True, deletions=True)
 
 
 #: A per-prefix property checks every prefix of a session up to this many records.

@@ -17,7 +17,7 @@ ALTER TABLE event_rows
     ADD COLUMN status text NOT NULL
     CONSTRAINT event_rows_status_known CHECK (status IN (
         'live', 'masked', 'superseded', 'rewound', 'rewind',
-        'duplicate', 'duplicate_summary', 'partial', 'refusal', 'fork'
+        'duplicate', 'duplicate_summary', 'partial', 'refusal', 'fork', 'deletion', 'deleted'
     ));
 
 -- A session's live history, in offset order, read from the index alone.

@@ -45,18 +45,22 @@ WHERE jsonb_typeof(event #> '{actions,compaction}') = 'object';
 -- applied record reported, rewound ones and summaries included, saturating at int64's maximum
 -- (projections/fold/token_usage.py). The compaction boundary: the latest surviving unscoped
 -- summary (projections/compaction/summary_ledger.py), a live unscoped summary's row.
+-- A deletion record makes every earlier row `deleted`: `created` is the first row of the
+-- current incarnation (neither `deleted` nor `deletion`), and `deleted` says there is none.
 CREATE VIEW sessions AS
 SELECT s.tenant, s.app, s.user_id, s.session_id, s.session_key, s.partition,
-       s.created, s.last_activity, s.last_offset, s.records, s.invocations,
+       s.created, s.last_activity, s.last_offset, s.records, s.deleted, s.invocations,
        s.prompt_tokens, s.candidates_tokens,
        b."offset" AS boundary_offset, b.start_timestamp AS boundary_start,
        b.end_timestamp AS boundary_end
 FROM (
     SELECT session_key, tenant, app, user_id, session_id, min(partition) AS partition,
-           (array_agg(event_timestamp ORDER BY "offset"))[1] AS created,
+           (array_agg(event_timestamp ORDER BY "offset")
+                FILTER (WHERE status NOT IN ('deleted', 'deletion')))[1] AS created,
            (array_agg(event_timestamp ORDER BY "offset" DESC))[1] AS last_activity,
            max("offset") AS last_offset,
            count(*) AS records,
+           bool_and(status IN ('deleted', 'deletion')) AS deleted,
            count(DISTINCT invocation_id) FILTER (
                WHERE status IN ('live', 'masked') AND invocation_id <> ''
                  AND jsonb_typeof(event #> '{actions,compaction}') IS DISTINCT FROM 'object'

@@ -16,6 +16,8 @@ from collections.abc import Callable
 import pytest
 
 from projections.fold.projection import project
+from projections.history.classification import classify_session
+from projections.history.event_status import EventStatus
 from schemas.codec import encode
 from schemas.keys import SessionKey
 from streams.sink.database import Connection
@@ -48,6 +50,8 @@ from tests.support.strategies import seeded_session
 from tests.unit.projections.history.test_history_vectors import VECTORS, _session_events
 
 PARTITIONS = 2
+#: A deleted incarnation's rows and the deletion records: not the current incarnation.
+ENDED = frozenset({EventStatus.DELETED, EventStatus.DELETION})
 GENERATED = 40
 
 
@@ -107,7 +111,7 @@ async def test_every_row_has_the_status_and_live_history_the_core_gives(
     settings, sessions = loaded
     expected = expected_statuses(sessions)
     assert len(sessions) > 150
-    assert len(set(expected.values())) >= 9  # every status but fork occurs
+    assert len(set(expected.values())) == len(EventStatus) - 1  # every status but fork occurs
     assert await stored_statuses(conn, settings.sink_schema) == expected
     assert await stored_live(conn, settings.sink_schema) == expected_live(sessions)
 
@@ -120,12 +124,15 @@ async def test_the_sessions_view_says_what_the_fold_says(
         conn,
         settings.sink_schema,
         "SELECT session_key, last_offset, invocations, prompt_tokens, candidates_tokens,"
-        " boundary_offset, boundary_end FROM {}.sessions",
+        " boundary_offset, boundary_end, created, deleted FROM {}.sessions",
     )
     found = {str(row[0]): row[1:] for row in rows}
     expected = {}
+    statuses_of = {}
     for key, session in sessions.items():
         projection = project(SessionKey(key), session.records)
+        statuses = statuses_of[key] = classify_session(session.records)
+        current = [r for r in session.records if statuses[r.offset] not in ENDED]
         boundary = projection.summaries.boundary
         compaction = boundary.envelope.event.actions.compaction if boundary else None
         expected[key] = (
@@ -135,10 +142,15 @@ async def test_the_sessions_view_says_what_the_fold_says(
             projection.tokens.total_candidates_tokens,
             boundary.offset if boundary else None,
             compaction.end_timestamp if compaction else None,
+            current[0].envelope.event.timestamp if current else None,
+            not current,
         )
     assert found == expected
     assert sum(1 for values in expected.values() if values[4] is not None) > 20
     assert sum(1 for values in expected.values() if values[2]) > 20
+    ended = [key for key, session in sessions.items() if ENDED & set(statuses_of[key].values())]
+    assert len(ended) > 3  # sessions deleted, some appended to again
+    assert any(expected[key][6] is not None for key in ended)
 
 
 async def test_memories_are_the_kept_rows_of_the_apps_that_feed_memory(
