@@ -2,10 +2,10 @@
 
 Per session, in offset order, :func:`~projections.history.incremental.advance` folds each new
 record into the session's state (from the cache when it ends at the session's last stored row,
-else rebuilt from its stored rows) and says
-which statuses it set: the new rows get theirs before they are written, the earlier rows whose
-status ends the batch different are updated after. The states are returned, not cached: the
-caller caches them once the transaction commits. The memory plan rides along
+else rebuilt from its stored rows) and says which statuses it set: the new rows get theirs
+before they are written, the earlier rows whose status ends the batch different are updated
+after. The states are returned, not cached: the caller caches them once the transaction
+commits. The memory plan rides along
 (:mod:`streams.sink.read_model.batch_memories`). Design: ``streams/sink/README.md``, "Statuses".
 """
 
