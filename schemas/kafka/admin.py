@@ -71,6 +71,10 @@ async def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec]) -> TopicsCre
     return TopicsCreated(created, existing)
 
 
+#: How long a starting worker waits for the `events` topic to appear in the metadata.
+EVENTS_METADATA_WAIT_S: Final = 10.0
+
+
 async def partition_count(bootstrap: str, topic: str, *, wait_s: float = 0.0) -> int:
     """How many partitions the broker reports for `topic`.
 

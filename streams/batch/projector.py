@@ -19,7 +19,6 @@ from dataclasses import replace
 from projections.fold.projection import NO_OFFSET, SessionProjection
 from projections.retention.retained_vector import NeedsHistory
 from schemas.dead_letter import DeadLetter
-from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset
 from schemas.letter_log import LetterLog
 from schemas.log_text import shown
@@ -29,6 +28,7 @@ from streams.batch.inheritance import Inheritance
 from streams.batch.outcome import BatchOutcome, HistoryNeed, TableWrite
 from streams.batch.records import (
     DecodedRecord,
+    HomePartitions,
     SourceRecord,
     dead_letter,
     decode_record,
@@ -93,23 +93,15 @@ class BatchProjector:
         self._letters.sweep()  # counts of letters that stopped coming are logged all the same
         outcome = BatchOutcome()
         groups: dict[tuple[int, bytes], list[SourceRecord]] = {}
-        # murmur2 is pure Python (about 11 µs a key): once per session of the batch.
-        home: dict[bytes, int] = {}
+        home = HomePartitions(self._partitions)
         for record in records:
             if record.key is None:
                 outcome.dead_letters.append(
                     dead_letter(record, "decode", "record has no key (the session key)")
                 )
                 continue
-            expected = home.get(record.key)
-            if expected is None:
-                expected = home[record.key] = session_partition(record.key, self._partitions)
-            if record.partition != expected:
-                reason = (
-                    f"record on partition {record.partition}, but its key belongs to partition "
-                    f"{expected} of {self._partitions} (Kafka's default murmur2 partitioner)"
-                )
-                outcome.dead_letters.append(dead_letter(record, "partition", reason))
+            if (misplaced := home.misplaced(record)) is not None:
+                outcome.dead_letters.append(misplaced)
                 continue
             groups.setdefault((record.partition, record.key), []).append(record)
         for (partition, _), group in groups.items():

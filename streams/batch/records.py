@@ -14,6 +14,7 @@ from typing import Final, Literal
 from schemas.codec import decode_envelope_sized
 from schemas.dead_letter import DeadLetter, build_dead_letter
 from schemas.errors import DecodeError
+from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset
 from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
@@ -81,3 +82,33 @@ def decode_record(record: SourceRecord) -> DecodedRecord | DeadLetter:
     except Exception as exc:  # noqa: BLE001 - the codec's own bug must not stop the batch
         return dead_letter(record, "decode", failure_reason(exc))
     return DecodedRecord(record, LoggedEvent(Offset(record.offset), envelope), size)
+
+
+class HomePartitions:
+    """Which partition each session key belongs to, for refusing records found elsewhere.
+
+    A session's records must share one partition (Kafka's default partitioner over
+    `partitions`) for its offsets to order them; a record elsewhere is refused alike by every
+    reader of ``events`` (the projector's batch step, the SQL sink). murmur2 is pure Python
+    (about 11 µs a key), so each key's partition is computed once per instance: one a batch.
+    """
+
+    def __init__(self, partitions: int) -> None:
+        """Keys placed over `partitions` partitions."""
+        self.partitions = partitions
+        self._home: dict[bytes, int] = {}
+
+    def misplaced(self, record: SourceRecord) -> DeadLetter | None:
+        """The ``partition`` dead letter of a keyed `record` off its key's partition, else None."""
+        if record.key is None:
+            return None
+        expected = self._home.get(record.key)
+        if expected is None:
+            expected = self._home[record.key] = session_partition(record.key, self.partitions)
+        if record.partition == expected:
+            return None
+        reason = (
+            f"record on partition {record.partition}, but its key belongs to partition "
+            f"{expected} of {self.partitions} (Kafka's default murmur2 partitioner)"
+        )
+        return dead_letter(record, "partition", reason)

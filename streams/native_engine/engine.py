@@ -19,12 +19,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Final
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
 from schemas.codec import encode
-from schemas.kafka.admin import partition_count
+from schemas.kafka.admin import EVENTS_METADATA_WAIT_S, partition_count
 from schemas.kafka.transaction import transaction
 from schemas.keys import SessionKey
 from schemas.read_secret import read_keys
@@ -49,9 +48,6 @@ from streams.session_history import SessionHistory
 from streams.session_table import position_key
 
 logger = logging.getLogger(__name__)
-
-#: How long a starting engine waits for the `events` topic to appear in the metadata.
-EVENTS_METADATA_WAIT_S: Final = 10.0
 
 
 class NativeProjector:

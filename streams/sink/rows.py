@@ -20,7 +20,7 @@ from schemas.dead_letter import DeadLetter
 from schemas.event import event_to_json
 from schemas.keys import parse_session_key
 from schemas.logged_event import LoggedEvent
-from streams.batch.records import SourceRecord, dead_letter, decode_record
+from streams.batch.records import HomePartitions, SourceRecord, dead_letter, decode_record
 
 #: What a NUL character becomes in a lossy row's ``jsonb`` and text columns: U+FFFD.
 NUL_REPLACEMENT: Final = "\ufffd"
@@ -95,13 +95,19 @@ class BatchRows:
     letters: list[DeadLetter] = field(default_factory=list)
 
 
-def batch_rows(records: Iterable[SourceRecord]) -> BatchRows:
+def batch_rows(records: Iterable[SourceRecord], partitions: int) -> BatchRows:
     """Each record's row, or its dead letter.
 
-    A dead letter for no key, not an envelope, a key refused, or a malformed fork record.
+    A dead letter for no key, a record off its key's partition of `partitions` (as the
+    projector refuses it: a session's offsets order it only on one partition), not an
+    envelope, a key refused, or a malformed fork record.
     """
     result = BatchRows()
+    home = HomePartitions(partitions)
     for record in records:
+        if (misplaced := home.misplaced(record)) is not None:
+            result.letters.append(misplaced)
+            continue
         decoded = decode_record(record)
         if isinstance(decoded, DeadLetter):
             result.letters.append(decoded)

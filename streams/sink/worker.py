@@ -18,6 +18,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from schemas.codec import encode
 from schemas.dead_letter import DeadLetter
 from schemas.errors import CtxstreamError
+from schemas.kafka.admin import EVENTS_METADATA_WAIT_S, partition_count
 from schemas.masked_dsn import masked_dsn
 from streams.batch.records import SourceRecord
 from streams.sink.database import Connection, connect
@@ -93,6 +94,7 @@ class Sink:
         self._dead_letters = settings.topic("dead-letters")
         self._cache = HistoryCache(settings.sink_cache_sessions)
         self._memory_apps = MemoryApps.parse(settings.memory_apps)
+        self._partitions = settings.events_partitions  # the broker's, once running
 
     async def run(self, stop: asyncio.Event) -> None:
         """Check the schema, then sink batches until `stop` is set.
@@ -119,6 +121,10 @@ class Sink:
                 self._topic,
                 group_id(settings.topic_prefix, self._schema),
                 masked_dsn(dsn),
+            )
+            # Records are checked against the broker's count, as the projector checks them.
+            self._partitions = await partition_count(
+                settings.kafka_bootstrap, self._topic, wait_s=EVENTS_METADATA_WAIT_S
             )
             await self._consume(conn, seek_conn, stop)
         finally:
@@ -188,7 +194,7 @@ class Sink:
             if tp.partition in starts
             for r in batch
         ]
-        planned = batch_rows(records)
+        planned = batch_rows(records, self._partitions)
         batch = Batch(self._topic, starts, ends, planned.rows)
         step = StatusStep(self._cache, planned.rows, planned.events, self._memory_apps)
         try:

@@ -43,7 +43,7 @@ def records(events: Sequence[Event], first: int) -> list[SourceRecord]:
 async def write(
     conn: Connection, schema: str, cache: HistoryCache, batch: list[SourceRecord], start: int
 ) -> None:
-    planned = batch_rows(batch)
+    planned = batch_rows(batch, partitions=1)
     step = StatusStep(cache, planned.rows, planned.events, MemoryApps.parse("*"))
     end = batch[-1].offset + 1
     await write_batch(conn, schema, Batch(TOPIC, {0: start}, {0: end}, planned.rows), step)
@@ -58,7 +58,7 @@ async def statuses(conn: Connection, schema: str) -> dict[int, str]:
 
 
 def expected(written: list[SourceRecord]) -> dict[int, str]:
-    planned = batch_rows(written)
+    planned = batch_rows(written, partitions=1)
     return {o: str(s) for o, s in classify_session(planned.events).items()}
 
 

@@ -86,7 +86,7 @@ def test_a_malformed_fork_record_is_a_dead_letter_and_a_valid_one_a_row() -> Non
         SourceRecord("p.events", 0, offset, KEY.encode(), encode(envelope(KEY, event)))
         for offset, event in enumerate((valid, itself))
     ]
-    planned = batch_rows(records)
+    planned = batch_rows(records, partitions=1)
     assert [row.offset for row in planned.rows] == [0]
     assert [e.envelope.event.id for e in planned.events] == ["f"]
     (letter,) = planned.letters

@@ -8,13 +8,18 @@ import pytest
 from schemas.codec import encode
 from schemas.dead_letter import DeadLetter
 from schemas.keys import SessionKey
+from streams.batch import BatchProjector
+from streams.batch.cache import SessionCache
 from streams.batch.records import SourceRecord
+from streams.projector_settings import ProjectorSettings
 from streams.sink.errors import FenceError
 from streams.sink.fence import Batch
 from streams.sink.rows import NUL_REPLACEMENT, EventRow, batch_rows, event_row
 from tests.support.events import envelope, text_event
 
 KEY = SessionKey("acme/support/u1/s1")
+#: The partition count under which KEY belongs to partition 3, where `record` puts it.
+PARTITIONS = 12
 
 
 def record(value: bytes, key: bytes | None = KEY.encode(), offset: int = 7) -> SourceRecord:
@@ -100,10 +105,28 @@ def test_a_key_the_key_rules_refuse_is_a_dead_letter() -> None:
 
 def test_a_batch_splits_into_rows_and_letters_in_order() -> None:
     ok = encode(envelope(KEY, text_event("e1", "inv1", 1.0, "x")))
-    planned = batch_rows([record(ok, offset=1), record(b"?", offset=2), record(ok, offset=3)])
+    planned = batch_rows(
+        [record(ok, offset=1), record(b"?", offset=2), record(ok, offset=3)], PARTITIONS
+    )
 
     assert [r.offset for r in planned.rows] == [1, 3]
     assert [letter.source_offset for letter in planned.letters] == [2]
+
+
+def test_a_record_off_its_keys_partition_is_a_dead_letter_as_the_projector_makes_it() -> None:
+    ok = encode(envelope(KEY, text_event("e1", "inv1", 1.0, "x")))
+    home = record(ok, offset=1)
+    stray = SourceRecord("p.events", 5, 2, KEY.encode(), ok)
+
+    planned = batch_rows([home, stray], PARTITIONS)
+    projector = BatchProjector(ProjectorSettings(), SessionCache(1 << 20), partitions=PARTITIONS)
+    outcome = projector.project([stray], lambda _partition, _key: None)
+
+    assert [r.offset for r in planned.rows] == [1]
+    (letter,) = planned.letters
+    assert (letter.stage, letter.source_partition, letter.source_offset) == ("partition", 5, 2)
+    assert "belongs to partition 3 of 12" in letter.reason
+    assert [(d.stage, d.reason) for d in outcome.dead_letters] == [(letter.stage, letter.reason)]
 
 
 def test_a_batch_with_a_row_outside_its_range_is_refused() -> None:
