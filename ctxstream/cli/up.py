@@ -1,8 +1,9 @@
 """``ctxstream up``: the whole deployment on 127.0.0.1 in one command, until Ctrl-C.
 
 It starts, each once the one before is ready: the Kafka broker (``deploy/kafka/start``),
-PostgreSQL with ``--postgres``, the topics, the projector, the summarizer and the HTTP
-API (:mod:`ctxstream.cli.up_services`, readiness in :mod:`ctxstream.cli.up_ready`);
+PostgreSQL (unless ``--no-postgres``), the topics, the projector, the summarizer, the
+sink into the migrated target schema (:mod:`ctxstream.cli.up_sink`) and the HTTP API
+(:mod:`ctxstream.cli.up_services`, readiness in :mod:`ctxstream.cli.up_ready`);
 then prints where each one is, and a status line (:mod:`ctxstream.cli.up_status`)
 whenever it changed. SIGINT or SIGTERM stops them in the reverse order; the exit
 status is 0. A service that does not start, or a process that exits while the
@@ -50,6 +51,7 @@ from ctxstream.cli.up_services import (
     start_script,
     stop_script,
 )
+from ctxstream.cli.up_sink import log_size, migrate_schema, sink_schema, sink_started
 from ctxstream.cli.up_status import StatusCadence, StatusReader
 from schemas.errors import CtxstreamError, TopicError
 from schemas.kafka.settings import TOPIC_ROLES
@@ -70,6 +72,8 @@ UP_QUIET_LOGGERS: Final = {
     "schemas": logging.WARNING,  # topic creation logs at INFO (schemas.kafka.admin)
 }
 
+SINK: Final = ["ctxstream", "sink"]
+
 T = TypeVar("T")
 
 
@@ -84,7 +88,7 @@ class UpConfig:
     Attributes:
         data: The folder of the broker's data, the projector's state and every log.
         http_port: The HTTP API's port (None: ``CTXSTREAM_HTTP_PORT``, else 8080).
-        postgres: Start PostgreSQL too.
+        postgres: Start PostgreSQL, migrate the sink's schema and start the sink.
     """
 
     data: Path
@@ -104,8 +108,8 @@ def add_up_command(commands: Subcommands) -> None:
     """Add ``up`` to the ``ctxstream`` command's subcommands."""
     up = commands.add_parser(
         "up",
-        help="bring up broker, topics, projector, summarizer and HTTP API on 127.0.0.1 and "
-        "print their status until Ctrl-C",
+        help="bring up broker, PostgreSQL, topics, projector, summarizer, sink and HTTP API "
+        "on 127.0.0.1 and print their status until Ctrl-C",
     )
     up.add_argument(
         "--data",
@@ -123,8 +127,9 @@ def add_up_command(commands: Subcommands) -> None:
     up.add_argument(
         "--postgres",
         action=argparse.BooleanOptionalAction,
-        default=False,
-        help="also start PostgreSQL (deploy/postgres/start); off by default: nothing reads it yet",
+        default=True,
+        help="start PostgreSQL (deploy/postgres/start) and the sink that writes the SQL read "
+        "model into it (default); --no-postgres leaves both out",
     )
     up.set_defaults(run=_up)
 
@@ -227,6 +232,18 @@ async def _start(
     summarizer = await spawn("summarizer", SUMMARIZER, common, logs, stack)
 
     http_port = config.http_port if config.http_port is not None else serve.http_port
+    sink, sink_line = None, "  sink        not started (--no-postgres)"
+    if dsn is not None:
+        schema = sink_schema()
+        _say(out, f"migrating schema {schema} ...")
+        await _unless(stop, migrate_schema(dsn, schema))
+        _say(out, "starting the sink ...")
+        sink_env = {**common, "CTXSTREAM_POSTGRES_DSN": dsn, "CTXSTREAM_SINK_SCHEMA": schema}
+        since = log_size(logs / "sink.log")
+        sink = await spawn("sink", SINK, sink_env, logs, stack)
+        await _unless(stop, sink_started(sink, schema, since))
+        sink_line = f"  sink        pid {sink.process.pid}, schema {schema} in {masked_dsn(dsn)}"
+
     _say(out, "starting the HTTP API ...")
     check_free(http_port)
     serve_env = {**common, "CTXSTREAM_HTTP_BIND": HOST, "CTXSTREAM_HTTP_PORT": str(http_port)}
@@ -248,7 +265,8 @@ async def _start(
         metrics_line(metrics_port, settings.metrics_bind),
         f"  postgres    {masked_dsn(dsn)}   (password: the cluster folder's password file)"
         if dsn
-        else "  postgres    not started: nothing reads it yet",
+        else "  postgres    not started (--no-postgres)",
+        sink_line,
         "an API key:   "
         f"CTXSTREAM_KAFKA_BOOTSTRAP={bootstrap} CTXSTREAM_TOPIC_PREFIX={prefix} "
         "ctxstream keys create TENANT",
@@ -256,7 +274,10 @@ async def _start(
         "",
     ]
     _say(out, "\n".join(lines))
-    return _Running(settings, (projector, summarizer, server))
+    children = (
+        (projector, summarizer, server) if sink is None else (projector, summarizer, sink, server)
+    )
+    return _Running(settings, children)
 
 
 def metrics_line(port: int, bind: str) -> str:

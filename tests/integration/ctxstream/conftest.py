@@ -3,18 +3,22 @@
 ``projections``: the one the subscription and ``tail`` tests read, filled
 once by the real projector. ``deployment`` and ``client``: a deployment of
 each read test module's own, served by a native worker process, and a
-blocking client of it.
+blocking client of it. ``data``: a ``ctxstream up`` run's data folder.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from ctxstream import SyncClient
 from streams.projector_settings import ProjectorSettings
+from tests.integration.ctxstream.test_up import processes_naming
 from tests.support.read_worker import VIEW_AGENT, serving_worker
 from tests.support.subscriptions import Projections, build_projections
 
@@ -46,3 +50,12 @@ def client(deployment: ProjectorSettings) -> Iterator[SyncClient]:
     """A blocking client of the module's deployment."""
     with SyncClient(settings=deployment) as opened:
         yield opened
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Iterator[Path]:
+    """The run's data folder; whatever still names it at the end is killed (a failed test)."""
+    folder = tmp_path / "up"
+    yield folder
+    for line in processes_naming(folder):
+        os.kill(int(line.split(":")[0]), signal.SIGKILL)

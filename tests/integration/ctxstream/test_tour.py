@@ -8,8 +8,9 @@ through bash in one "terminal" (a variable a block sets is there for the
 next), each Python block through a fresh interpreter, and a block the tour
 says runs until Ctrl-C until what it prints shows it works, then SIGINT. The
 environment gives only what a user who moved the ports would have exported:
-``CTXSTREAM_KAFKA_PORT``, ``CTXSTREAM_KAFKA_CONTROLLER_PORT`` and
-``CTXSTREAM_HTTP_PORT`` (never the broker's address), and a configuration
+``CTXSTREAM_KAFKA_PORT``, ``CTXSTREAM_KAFKA_CONTROLLER_PORT``,
+``CTXSTREAM_POSTGRES_PORT`` and ``CTXSTREAM_HTTP_PORT`` (never the broker's
+address nor a DSN), and a configuration
 folder of its own (``XDG_CONFIG_HOME``). What each block prints is checked
 against what that step of the tour promises; a README change that breaks a
 block, or adds one this test does not know, fails here.
@@ -183,10 +184,11 @@ class Terminal:
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     """An empty folder and a new user's environment with every port moved to a free one."""
-    kafka_port, controller_port, http_port = free_ports(3)
+    kafka_port, controller_port, http_port, postgres_port = free_ports(4)
     env = own_env() | {
         "CTXSTREAM_KAFKA_PORT": str(kafka_port),
         "CTXSTREAM_KAFKA_CONTROLLER_PORT": str(controller_port),
+        "CTXSTREAM_POSTGRES_PORT": str(postgres_port),
         "CTXSTREAM_HTTP_PORT": str(http_port),
         "CTXSTREAM_KAFKA_FAST": "1",
         "CTXSTREAM_PYTHON": sys.executable,

@@ -1,7 +1,7 @@
 """``ctxstream up`` as its users run it: a process that brings the deployment up and down.
 
 Each test runs ``python -m ctxstream up`` with a data folder and free ports of
-its own (its own broker, never the session's), reads what it prints, and
+its own (its own broker and PostgreSQL, never the session's), reads what it prints, and
 checks that nothing it started outlives it: no process whose command line or
 environment names the data folder, the broker's java process included.
 """
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
@@ -96,12 +96,14 @@ def own_env() -> dict[str, str]:
 def start_up(data: Path, http_port: int, settings: Mapping[str, str] | None = None) -> Up:
     """``python -m ctxstream up --data <data> --http-port <http_port>`` on a broker of its own.
 
-    `settings` (``CTXSTREAM_*`` variables) go over the broker's ports it picks.
+    `settings` (``CTXSTREAM_*`` variables) go over the broker's and PostgreSQL's ports it
+    picks.
     """
-    kafka_port, controller_port = free_ports(2)
+    kafka_port, controller_port, postgres_port = free_ports(3)
     env = own_env() | {
         "CTXSTREAM_KAFKA_PORT": str(kafka_port),
         "CTXSTREAM_KAFKA_CONTROLLER_PORT": str(controller_port),
+        "CTXSTREAM_POSTGRES_PORT": str(postgres_port),
         "CTXSTREAM_KAFKA_FAST": "1",
         "CTXSTREAM_PYTHON": sys.executable,
         **(settings or {}),
@@ -143,15 +145,6 @@ def processes_naming(data: Path) -> list[str]:
             command = cmdline.replace(b"\0", b" ").decode(errors="replace")
             found.append(f"{entry.name}: {command}")
     return found
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Iterator[Path]:
-    """The run's data folder; whatever still names it at the end is killed (a failed test)."""
-    folder = tmp_path / "up"
-    yield folder
-    for line in processes_naming(folder):
-        os.kill(int(line.split(":")[0]), signal.SIGKILL)
 
 
 async def append_and_read(bootstrap: str) -> tuple[int, list[Content], list[Content]]:
