@@ -36,6 +36,15 @@ def _placed(line: bytes) -> Placed:
     return item["partition"], item["offset"], ProjectionSnapshot.model_validate(item["snapshot"])
 
 
+def _interruptible() -> None:
+    """Ctrl-C as at a terminal: SIGINT at its default, whatever the test run inherited.
+
+    A suite started in the background of a shell without job control inherits SIGINT
+    ignored, and Python then keeps it ignored in the child: ``tail`` would never see it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 async def _tail_until_interrupted(
     env: Mapping[str, str], arguments: Sequence[str], expected: list[Placed]
 ) -> tuple[list[Placed], int, str]:
@@ -54,6 +63,7 @@ async def _tail_until_interrupted(
         cwd=REPO,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        preexec_fn=_interruptible,
     )
     assert process.stdout is not None
     lines: list[Placed] = []
