@@ -17,7 +17,9 @@ from projections.contents.context_view import rebuild_view
 from projections.contents.visibility import is_included, recorded_call_ids
 from projections.fold.projection import SessionProjection, apply, inheriting, project
 from projections.fold.rebuild import current_incarnation, effective_records
+from projections.history.classification import classify_session
 from projections.history.event_status import APPLIED, EventStatus
+from projections.history.incremental import HistoryState, advance
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
 
@@ -132,3 +134,16 @@ def _by_status(
         return frozenset(offset for offset, status in statuses.items() if status in wanted)
 
     return with_status
+
+
+def checked_statuses(records: Sequence[LoggedEvent]) -> dict[Offset, EventStatus]:
+    """`records`' full classification, checked against the fold and the incremental fold."""
+    statuses = classify_session(records)
+    assert_statuses_match_fold(records, statuses)
+    state: HistoryState | None = None
+    incremental: dict[int, EventStatus] = {}
+    for record in records:
+        state, changes = advance(state, record.offset, record.envelope)
+        incremental.update(changes)
+    assert incremental == statuses
+    return statuses

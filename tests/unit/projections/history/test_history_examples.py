@@ -30,7 +30,7 @@ from tests.support.events import (
     summary_event,
     text_event,
 )
-from tests.unit.projections.history.fold_oracle import assert_statuses_match_fold
+from tests.unit.projections.history.fold_oracle import assert_statuses_match_fold, checked_statuses
 
 LIVE, MASKED, SUPERSEDED = EventStatus.LIVE, EventStatus.MASKED, EventStatus.SUPERSEDED
 REWOUND, REWIND, DUPLICATE = EventStatus.REWOUND, EventStatus.REWIND, EventStatus.DUPLICATE
@@ -42,14 +42,7 @@ def _records(*events: Event) -> list[LoggedEvent]:
 
 def _classified(records: Sequence[LoggedEvent]) -> list[EventStatus]:
     """The statuses of `records` in order, after checking both folds agree with them."""
-    statuses = classify_session(records)
-    assert_statuses_match_fold(records, statuses)
-    state: HistoryState | None = None
-    incremental: dict[int, EventStatus] = {}
-    for record in records:
-        state, changes = advance(state, record.offset, record.envelope)
-        incremental.update(changes)
-    assert incremental == statuses
+    statuses = checked_statuses(records)
     return list(statuses.values())
 
 

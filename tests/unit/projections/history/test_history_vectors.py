@@ -16,12 +16,11 @@ import pytest
 
 from projections.history.classification import classify_session, live_history
 from projections.history.event_status import EventStatus
-from projections.history.incremental import HistoryState, advance
 from schemas.event import Event
 from schemas.logged_event import LoggedEvent
 from tests.support.events import logged, rewind_event, summary_event
 from tests.support.vectors import RECORDED_DIR, Vector, load_vectors, vector_id
-from tests.unit.projections.history.fold_oracle import assert_statuses_match_fold
+from tests.unit.projections.history.fold_oracle import checked_statuses
 
 KINDS: Final = (
     "contents",
@@ -70,13 +69,6 @@ def test_statuses_of_a_vector_say_what_the_fold_says(vector: Vector) -> None:
         assert classify_session([]) == {}
         return
     records: list[LoggedEvent] = logged(events, range(len(events)))
-    statuses = classify_session(records)
-    assert_statuses_match_fold(records, statuses)
-    state: HistoryState | None = None
-    incremental: dict[int, EventStatus] = {}
-    for record in records:
-        state, changes = advance(state, record.offset, record.envelope)
-        incremental.update(changes)
-    assert incremental == statuses
+    statuses = checked_statuses(records)
     live = [o for o, s in statuses.items() if s is EventStatus.LIVE]
     assert [record.offset for record in live_history(records)] == live
