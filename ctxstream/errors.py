@@ -158,3 +158,13 @@ class SessionOverSizeCapError(CtxstreamError):
             "refuses its records; append to a new session"
         )
         self.session_key = session_key
+
+
+class ReadModelUnavailableError(CtxstreamError):
+    """The SQL read model cannot answer: its database is unreachable, or the schema lacks it.
+
+    Retriable when the database is down; a schema that was never migrated needs
+    ``ctxstream db migrate`` (the message says which). The HTTP API answers it 503.
+    """
+
+    retriable: ClassVar[bool] = True

@@ -5,22 +5,26 @@ More in ``ctxstream/api/README.md`` (app.py).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-import orjson
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel
-from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.types import Receive, Scope, Send
 
-from ctxstream.api import operations
-from ctxstream.api.auth import Caller, session_of
+from ctxstream.api import catalog_routes, operations
+from ctxstream.api.auth import session_of
 from ctxstream.api.bodies import body_bytes, json_object, parsed, validated
 from ctxstream.api.concurrency_budget import Lease
+from ctxstream.api.dependencies import (
+    JSON_MEDIA,
+    SESSION,
+    Authenticated,
+    ReadSlot,
+    Services,
+    SessionPath,
+    json_answer,
+)
 from ctxstream.api.errors import ApiError, install_error_handlers
 from ctxstream.api.metrics import RequestMetrics
 from ctxstream.api.models import (
@@ -46,7 +50,6 @@ from ctxstream.api.models import (
 from ctxstream.api.services import ApiServices
 from ctxstream.api.snapshot_stream import StreamPlan, snapshot_events, stream_plan
 from ctxstream.api.sse import with_pings
-from schemas.codec import encode
 from schemas.event import MAX_ID_CHARS, Event
 from schemas.json_bounds import INT64_MAX
 from schemas.projection_snapshot import ProjectionSnapshot
@@ -57,71 +60,11 @@ from schemas.read_protocol import (
     MAX_READ_WAIT_S,
 )
 
-_JSON = "application/json"
-
-
-class _AnyKey(PathConvertor):
-    """A session key in the path, control characters included: its check names them (422)."""
-
-    regex = "(?s:.*)"  # Starlette's path convertor stops at a new line (no route: 404)
-
-
-class _KeyOnly(PathConvertor):
-    """A session key that is the whole rest of the path: at most four segments.
-
-    So that ``/v1/sessions/<key>/<anything>`` is never this route's (a method
-    another route does not take there stays 405 or 404, not a deletion).
-    """
-
-    regex = "(?s:[^/]*(?:/[^/]*){0,3})"
-
-
-register_url_convertor("anykey", _AnyKey())
-register_url_convertor("keyonly", _KeyOnly())
-_SESSION = "/v1/sessions/{session_key:anykey}"
-_KEY_HELP = "tenant/app/user/session: four path segments, or one with each '/' as %2F"
-
-SessionPath = Annotated[str, Path(description=_KEY_HELP)]
-
-
-def _json(value: BaseModel | dict[str, object]) -> Response:
-    body = encode(value) if isinstance(value, BaseModel) else orjson.dumps(value)
-    return Response(body, media_type=_JSON)
-
-
-def _services(request: Request) -> ApiServices:
-    services: ApiServices = request.app.state.services
-    return services
-
-
-Services = Annotated[ApiServices, Depends(_services)]
-_bearer = HTTPBearer(auto_error=False, description="an API key: ctxstream keys create TENANT")
-
-
-async def _authenticated(
-    services: Services,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Caller:
-    secret = credentials.credentials if credentials is not None else None
-    return await services.auth.caller(secret)
-
-
-Authenticated = Annotated[Caller, Depends(_authenticated)]
-
-
-async def _read_slot(services: Services, caller: Authenticated) -> AsyncIterator[None]:
-    """A read slot of the caller's tenant, held while the route runs (429 when none is free)."""
-    with services.budgets.reads.holding(caller.tenant):
-        yield
-
-
-ReadSlot = Depends(_read_slot)
-"""What a route that reads a session holds (``HTTP_TENANT_MAX_READS``, ``HTTP_MAX_READS``)."""
 router = APIRouter()
 
 
 @router.post(
-    f"{_SESSION}/events",
+    f"{SESSION}/events",
     response_model=AppendedEvent,
     responses=APPEND_RESPONSES,
     openapi_extra=json_body_of(Event),
@@ -141,11 +84,11 @@ async def append(
     result = await services.client.append_result(key, json_object(parsed(raw), name="body"))
     if not result.duplicate:
         services.metrics.events_appended.inc()
-    return _json(AppendedEvent(offset=result.offset, duplicate=result.duplicate))
+    return json_answer(AppendedEvent(offset=result.offset, duplicate=result.duplicate))
 
 
 @router.post(
-    f"{_SESSION}/events:batch",
+    f"{SESSION}/events:batch",
     response_model=AppendedMany,
     responses=APPEND_RESPONSES,
     openapi_extra=json_body_of(EventBatch),
@@ -169,7 +112,7 @@ async def append_many(
         json_object(event, name=f"events[{index}]")
     results = await services.client.append_results(key, events)
     services.metrics.events_appended.inc(sum(not result.duplicate for result in results))
-    return _json(
+    return json_answer(
         AppendedMany(
             offsets=[result.offset for result in results],
             duplicates=[result.duplicate for result in results],
@@ -178,7 +121,7 @@ async def append_many(
 
 
 @router.get(
-    f"{_SESSION}/context",
+    f"{SESSION}/context",
     response_model=ContextContents,
     responses=READ_RESPONSES,
     dependencies=[ReadSlot],
@@ -218,11 +161,11 @@ async def context(
     )
     if as_of is not None:
         services.budgets.charge_heavy_read(caller.tenant, len(body))
-    return Response(body, media_type=_JSON)
+    return Response(body, media_type=JSON_MEDIA)
 
 
 @router.get(
-    f"{_SESSION}/summaries/{{summary_id}}/events",
+    f"{SESSION}/summaries/{{summary_id}}/events",
     response_model=ExpandedEvents,
     responses=EXPAND_RESPONSES,
     dependencies=[ReadSlot],
@@ -248,11 +191,11 @@ async def expand(
         min_offset=min_offset,
         timeout_s=timeout_s,
     )
-    return _json(ExpandedEvents(events=page.events, next_page_token=page.next_page_token))
+    return json_answer(ExpandedEvents(events=page.events, next_page_token=page.next_page_token))
 
 
 @router.get(
-    f"{_SESSION}/projection",
+    f"{SESSION}/projection",
     response_model=ProjectionSnapshot,
     responses=READ_RESPONSES,
     dependencies=[ReadSlot],
@@ -268,11 +211,11 @@ async def projection(
     """The session's snapshot as the `projections` topic would hold it."""
     key = session_of(caller, session_key)
     snapshot = await services.client.projection(key, min_offset, timeout_s=timeout_s)
-    return _json(snapshot)
+    return json_answer(snapshot)
 
 
 @router.post(
-    f"{_SESSION}/rewind",
+    f"{SESSION}/rewind",
     response_model=Appended,
     responses=REWIND_RESPONSES,
     openapi_extra=json_body_of(RewindRequest),
@@ -294,7 +237,7 @@ async def rewind(
         )
     finally:
         services.budgets.charge_heavy_read(caller.tenant, 0)
-    return _json(Appended(offset=offset))
+    return json_answer(Appended(offset=offset))
 
 
 @router.delete(
@@ -312,11 +255,11 @@ async def delete_session(
     """Append the session's deletion record (:meth:`Client.delete_session`)."""
     key = session_of(caller, session_key)
     services.budgets.spend_append(caller.tenant, 1, 0)
-    return _json(Appended(offset=await services.client.delete_session(key)))
+    return json_answer(Appended(offset=await services.client.delete_session(key)))
 
 
 @router.post(
-    f"{_SESSION}/fork",
+    f"{SESSION}/fork",
     response_model=Appended,
     responses=FORK_RESPONSES,
     openapi_extra=json_body_of(ForkRequest),
@@ -344,7 +287,7 @@ async def fork(
         new_key,
         on_source=lambda source: budgets.charge_fork(tenant, source, asked.at_offset),
     )
-    return _json(Appended(offset=offset))
+    return json_answer(Appended(offset=offset))
 
 
 async def _append_body(request: Request, services: ApiServices, key: str) -> bytes:
@@ -457,6 +400,8 @@ def build_app(services: ApiServices) -> FastAPI:
     app.state.services = services
     install_error_handlers(app)
     app.include_router(router)
+    # After the routes above: a session key may end in /summaries/{id}, whose /events is expand's.
+    app.include_router(catalog_routes.router)
     app.include_router(operations.router)
     app.add_middleware(RequestMetrics, metrics=services.metrics)
     # FastAPI's documented way to extend the schema is to replace the method.

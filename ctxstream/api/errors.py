@@ -31,6 +31,7 @@ from ctxstream.errors import (
     InvocationNotFoundError,
     NoPartitionOwnerError,
     OverBudgetError,
+    ReadModelUnavailableError,
     ReadTimeoutError,
     SessionNotFoundError,
     SessionOverSizeCapError,
@@ -160,7 +161,7 @@ def api_error_of(exc: CtxstreamError | KafkaError) -> ApiError:
             return ApiError("broker-unavailable", f"the broker could not be reached: {exc}")
         case NoPartitionOwnerError() | TopicMissingError():
             return ApiError("unavailable", str(exc))
-        case KeyDirectoryUnavailableError():
+        case KeyDirectoryUnavailableError() | ReadModelUnavailableError():
             return ApiError("unavailable", str(exc))
         case SessionNotFoundError():
             return ApiError("session-not-found", str(exc))

@@ -21,6 +21,8 @@ from ctxstream.api.responses import (
     EVERY_ROUTE,
     EXPAND_ERRORS,
     FORK_ERRORS,
+    HISTORY_ERRORS,
+    LIST_ERRORS,
     READ_ERRORS,
     REWIND_ERRORS,
     SUBSCRIBE_ERRORS,
@@ -117,6 +119,8 @@ REWIND_RESPONSES: Final = error_responses(REWIND_ERRORS)
 FORK_RESPONSES: Final = error_responses(FORK_ERRORS)
 DELETE_RESPONSES: Final = error_responses(EVERY_ROUTE)
 SUBSCRIBE_RESPONSES: Final = error_responses(SUBSCRIBE_ERRORS)
+LIST_RESPONSES: Final = error_responses(LIST_ERRORS)
+HISTORY_RESPONSES: Final = error_responses(HISTORY_ERRORS)
 
 #: The answer of a subscription, for /docs.
 SUBSCRIBE_RESPONSE: dict[str, Any] = {

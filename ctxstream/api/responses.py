@@ -23,8 +23,8 @@ ERROR_DESCRIPTIONS: Final[Mapping[ErrorCode, str]] = {
     "unauthorized": "no API key, or a wrong or revoked one",
     "forbidden": "the key's tenant does not own the session or tenant",
     "not-found": "no such route (a trailing slash included)",
-    "session-not-found": "the session has no records (yet: pass the offset an append returned "
-    "as min_offset to wait for it)",
+    "session-not-found": "the session has no records, or was deleted (yet: pass the offset an "
+    "append returned as min_offset to wait for it)",
     "invocation-not-found": "the rewind names an invocation the session never had",
     "summary-not-found": "no live summary event of the session has this id",
     "method-not-allowed": "the route takes another method",
@@ -36,9 +36,11 @@ ERROR_DESCRIPTIONS: Final[Mapping[ErrorCode, str]] = {
     "internal": "a bug of the server (its log says why)",
     "read-failed": "the projector could not read the session (a quarantined session)",
     "broker-unavailable": "the broker could not be reached, or did not answer",
-    "unavailable": "no projector serves the session's partition, a topic is missing, or the "
-    "keys cannot be checked",
-    "timeout": "the projector had not folded min_offset (or as_of) within timeout_s",
+    "unavailable": "no projector serves the session's partition, a topic is missing, the "
+    "keys cannot be checked, or the SQL read model is not configured (CTXSTREAM_POSTGRES_DSN) "
+    "or cannot be read",
+    "timeout": "the projector (or the read model's sink) had not reached min_offset (or as_of) "
+    "within timeout_s",
 }
 _HEADERS: Final[Mapping[ErrorCode, dict[str, Any]]] = {
     "over-budget": {
@@ -73,6 +75,8 @@ EXPAND_ERRORS: Final = (*READ_ERRORS, "summary-not-found")
 REWIND_ERRORS: Final = (*APPEND_ERRORS, *_READ, "invocation-not-found")
 FORK_ERRORS: Final = (*EVERY_ROUTE, *_BODY, "read-failed", "timeout")
 SUBSCRIBE_ERRORS: Final = EVERY_ROUTE
+LIST_ERRORS: Final = EVERY_ROUTE
+HISTORY_ERRORS: Final = (*EVERY_ROUTE, "session-not-found", "timeout")
 
 
 def error_responses(codes: Iterable[ErrorCode]) -> dict[int | str, dict[str, Any]]:

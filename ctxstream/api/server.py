@@ -38,7 +38,11 @@ from ctxstream.api.settings import ServeSettings
 from ctxstream.api.tenant_budgets import TenantBudgets
 from ctxstream.broker_calls import broker_calls
 from ctxstream.client import Client
+from ctxstream.partition_counts import known_partition_count
+from ctxstream.sessions.catalog import SessionCatalog
+from ctxstream.sessions.connections import ConnectionPool
 from ctxstream.subscription import CONNECT_TIMEOUT_S
+from schemas.masked_dsn import masked_dsn
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +62,9 @@ async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices
             await ensure_keys_topic(settings)
             await keys.catch_up()
             await client.start()
+            partitions = await known_partition_count(
+                settings.kafka_bootstrap, settings.topic("events")
+            )
         keys.follow()
         logger.info("api keys read live=%d topic=%s", len(keys.records), settings.topic("api-keys"))
         auth = Authenticator(
@@ -74,6 +81,7 @@ async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices
             clock=time.monotonic,
             on_probe=metrics.broker_probed,
         )
+        pool, catalog = _catalog(settings, partitions)
         try:
             async with oversized.following():
                 yield ApiServices(
@@ -86,14 +94,38 @@ async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices
                     oversized,
                     metrics,
                     health,
+                    catalog,
                 )
         finally:
-            await health.close()
+            try:
+                await health.close()
+            finally:
+                if pool is not None:
+                    await pool.close()
     finally:
         try:
             await client.stop()
         finally:
             await keys.close()
+
+
+def _catalog(
+    settings: ServeSettings, partitions: int
+) -> tuple[ConnectionPool | None, SessionCatalog | None]:
+    """The read model's catalog when a DSN is set (its connections open as reads need them).
+
+    `partitions`: of `events` (0: unknown), which places a session a history read waits for.
+    """
+    dsn = settings.postgres_dsn.get_secret_value()
+    if not dsn.strip():
+        logger.info("read model off: CTXSTREAM_POSTGRES_DSN is not set")
+        return None, None
+    pool = ConnectionPool(dsn, size=settings.http_read_model_connections)
+    logger.info("read model schema=%s dsn=%s", settings.sink_schema, masked_dsn(dsn))
+    catalog = SessionCatalog(
+        pool, schema=settings.sink_schema, events_partitions=partitions or None
+    )
+    return pool, catalog
 
 
 async def serve(settings: ServeSettings) -> None:

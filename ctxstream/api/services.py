@@ -17,11 +17,12 @@ from ctxstream.api.oversized_sessions import OversizedSessions
 from ctxstream.api.settings import ServeSettings
 from ctxstream.api.tenant_budgets import TenantBudgets
 from ctxstream.client import Client
+from ctxstream.sessions.catalog import SessionCatalog
 
 
 @dataclass(frozen=True, slots=True)
 class ApiServices:
-    """What the routes use: the settings, client, live keys, key check, budgets and metrics."""
+    """What the routes use: settings, client, live keys, key check, budgets, metrics, catalog."""
 
     settings: ServeSettings
     client: Client
@@ -36,3 +37,5 @@ class ApiServices:
     """The app's Prometheus metrics (``GET /metrics``)."""
     health: BrokerHealth
     """The look at the broker ``GET /healthz`` answers from."""
+    sessions: SessionCatalog | None = None
+    """The SQL read model's listings and histories; None without ``POSTGRES_DSN``."""

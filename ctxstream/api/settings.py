@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from schemas.codec import MAX_RECORD_BYTES
 from schemas.kafka.settings import KafkaSettings
+from streams.sink.target_schema import DEFAULT_SCHEMA, target_schema
 
 
 class ServeSettings(KafkaSettings):
@@ -77,3 +78,16 @@ class ServeSettings(KafkaSettings):
     http_health_cache_s: float = Field(default=2.0, gt=0, le=3_600)
     """How long ``/healthz`` answers from its last look at the broker before it looks
     again: however often it is polled, the broker gets one small request a period."""
+    postgres_dsn: SecretStr = SecretStr("")
+    """The SQL read model's database (postgresql://user:password@host:port/database), which
+    the session listing and history routes read; empty: they answer 503 naming this setting."""
+    sink_schema: str = DEFAULT_SCHEMA
+    """The read model's target schema those routes read (the sink's ``CTXSTREAM_SINK_SCHEMA``)."""
+    http_read_model_connections: int = Field(default=4, ge=1, le=1_000)
+    """Connections to the read model's database the server holds at most (opened as needed);
+    a listing or history read waits for a free one."""
+
+    @field_validator("sink_schema")
+    @classmethod
+    def _schema(cls, value: str) -> str:
+        return target_schema(value)

@@ -29,6 +29,7 @@ from ctxstream.bench import (
 )
 from ctxstream.bench.demo import add_demo_command
 from ctxstream.cli.append import add_append_command
+from ctxstream.cli.catalog_commands import add_history_command
 from ctxstream.cli.common import Subcommands
 from ctxstream.cli.conformance import add_conformance_command
 from ctxstream.cli.pipeline import add_summarizer_command, add_topics_command, add_worker_command
@@ -62,6 +63,7 @@ COMMANDS: Final[tuple[Callable[[Subcommands], None], ...]] = (
     add_read_commands,  # context, expand, rewind, fork, delete
     add_append_command,
     add_sessions_command,
+    add_history_command,
     add_replay_command,
     add_up_command,
     add_demo_command,

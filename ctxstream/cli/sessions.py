@@ -8,6 +8,8 @@ I invocations, C compactions``, or with ``--json`` one JSON object a line
 The read stops at the topic's end as of the start. No session is no line
 (and, without ``--json``, ``no sessions`` on stderr). Each error is one
 line on stderr and exit 1 (a broker it cannot reach, no `projections` topic).
+With ``--sql`` the SQL read model answers instead, newest first and paged
+(``--user``, ``--limit``, ``--cursor``, ``--all``: :mod:`ctxstream.cli.catalog_commands`).
 """
 
 from __future__ import annotations
@@ -15,24 +17,53 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ctxstream.cli.common import Subcommands, run_command
+from ctxstream.cli.catalog_commands import (
+    add_page_arguments,
+    add_read_model_arguments,
+    print_listing,
+)
+from ctxstream.cli.common import Subcommands, fail, run_command
 from ctxstream.cli.session_listing import list_sessions
 from schemas.kafka.settings import KafkaSettings
+
+#: The flags only the SQL read model's listing takes, by their ``args`` names.
+_SQL_ONLY = {
+    "user": "--user",
+    "cursor": "--cursor",
+    "all": "--all",
+    "dsn": "--dsn",
+    "schema": "--schema",
+}
 
 
 def add_sessions_command(commands: Subcommands) -> None:
     """Add ``sessions`` to the ``ctxstream`` subcommands."""
     sessions = commands.add_parser(
         "sessions",
-        help="list the sessions with a projection: last offset, invocations, compactions",
+        help="list the sessions with a projection: last offset, invocations, compactions "
+        "(--sql: from the SQL read model, newest first)",
     )
     sessions.add_argument("--tenant", help="only this tenant's sessions")
     sessions.add_argument("--app", help="only this app's sessions")
     sessions.add_argument("--json", action="store_true", help="print one JSON object a line")
+    sessions.add_argument(
+        "--sql", action="store_true", help="read the SQL read model: newest first, paged"
+    )
+    sessions.add_argument("--user", help="only this user's sessions of --app (with --sql)")
+    sessions.add_argument("--cursor", help="continue a listing (with --sql)")
+    add_page_arguments(sessions)
+    add_read_model_arguments(sessions)
     sessions.set_defaults(run=_sessions)
 
 
 def _sessions(args: argparse.Namespace) -> int:
+    if args.sql:
+        return print_listing(args)
+    for name, flag in _SQL_ONLY.items():
+        if getattr(args, name):
+            return fail(
+                "sessions", f"{flag}: only the read model's listing takes it (--sql)", status=2
+            )
     return run_command("sessions", _print_sessions(args))
 
 

@@ -247,6 +247,10 @@ async def _start(
     _say(out, "starting the HTTP API ...")
     check_free(http_port)
     serve_env = {**common, "CTXSTREAM_HTTP_BIND": HOST, "CTXSTREAM_HTTP_PORT": str(http_port)}
+    if sink is not None:  # the session listing and history routes read the sink's schema
+        serve_env.update(
+            {k: sink_env[k] for k in ("CTXSTREAM_POSTGRES_DSN", "CTXSTREAM_SINK_SCHEMA")}
+        )
     server = await spawn("http-api", ["ctxstream", "serve"], serve_env, logs, stack)
     url = f"http://{HOST}:{http_port}"
     await _unless(stop, answering(url, server))

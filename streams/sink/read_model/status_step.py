@@ -3,8 +3,10 @@
 :class:`StatusStep` is the hook :func:`~streams.sink.fence.write_batch` calls inside the
 batch's transaction: before the rows are copied it classifies them
 (:mod:`streams.sink.read_model.batch_statuses`), after, it updates the earlier rows whose
-status changed and writes the memories. :meth:`StatusStep.committed` hands the sessions'
-states to the cache once the transaction is committed; after a failure the worker drops them.
+status changed, writes the memories and the sessions' ``session_index`` rows
+(:mod:`streams.sink.read_model.session_index`). :meth:`StatusStep.committed` hands the
+sessions' states to the cache once the transaction is committed; after a failure the worker
+drops them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from streams.sink.database import Connection
 from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
 from streams.sink.read_model.batch_statuses import ClassifiedBatch, classify_batch
 from streams.sink.read_model.history_cache import HistoryCache
+from streams.sink.read_model.session_index import index_sessions
 from streams.sink.rows import EventRow
 
 
@@ -51,7 +54,7 @@ class StatusStep:
         return self._classified.rows
 
     async def after_rows(self, conn: Connection, schema: str) -> None:
-        """Update the earlier rows' changed statuses, then write the memories."""
+        """Update the earlier rows' changed statuses, write the memories and ``session_index``."""
         classified = self._classified
         if classified is None:
             raise RuntimeError("after_rows before before_rows")
@@ -71,6 +74,7 @@ class StatusStep:
                 ),
             )
         await classified.memories.write(conn, schema)
+        await index_sessions(conn, schema, classified.rows)
 
     def committed(self) -> None:
         """The transaction committed: cache the sessions' states after the batch."""

@@ -494,6 +494,8 @@ ROUTES: Final = [
     ("POST", "/v1/sessions/{key}/fork", {"at_offset": 0, "new_session_key": "acme/a/u/forked"}),
     ("GET", "/v1/sessions/{key}/summaries/s1/events", None),
     ("GET", "/v1/tenants/{tenant}/projections:subscribe", None),
+    ("GET", "/v1/sessions/{key}/events", None),
+    ("GET", "/v1/tenants/{tenant}/sessions", None),
 ]
 
 

@@ -97,6 +97,24 @@ async def _drive(api: Api) -> Seen:
     for session, tenant in ((existing, None), (existing, "globex"), (bad, "acme")):
         status, answer = await call(api, "DELETE", f"/v1/sessions/{session}", tenant=tenant)
         seen[deletion].add((status, answer["error"]))
+    history = ("get", f"{_SESSION}/events")
+    for session, tenant, params in (
+        (existing, None, {}),
+        (existing, "globex", {}),
+        (bad, "acme", {}),
+        (existing, "acme", {"limit": "0"}),
+        (missing, "acme", {"min_offset": "0", "timeout_s": "0.1"}),
+    ):
+        status, answer = await call(
+            api, "GET", f"/v1/sessions/{session}/events", tenant=tenant, params=params
+        )
+        seen[history].add((status, answer["error"]))
+    listing = ("get", "/v1/tenants/{tenant}/sessions")
+    for tenant, params in ((None, {}), ("globex", {}), ("acme", {"cursor": "x"})):
+        status, answer = await call(
+            api, "GET", "/v1/tenants/acme/sessions", tenant=tenant, params=params
+        )
+        seen[listing].add((status, answer["error"]))
     subscribe = ("get", "/v1/tenants/{tenant}/projections:subscribe")
     for tenant, params in ((None, {}), ("globex", {}), ("acme", {"from_offset": "x:y"})):
         status, answer = await call(
@@ -147,7 +165,7 @@ async def test_a_request_no_route_takes_answers_json_documented_in_the_component
         await call(api, "GET", "/v1/nowhere"),
         await call(api, "POST", f"/v1/sessions/{key}/events/", body={"author": "user"}),
         await call(api, "GET", f"/v1/sessions/{key}/context/"),
-        await call(api, "GET", f"/v1/sessions/{key}/events"),
+        await call(api, "PUT", f"/v1/sessions/{key}/events"),
     ]
     assert [(status, answer["error"]) for status, answer in answers] == [
         (404, "not-found"),

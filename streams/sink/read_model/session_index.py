@@ -1,0 +1,127 @@
+"""The ``session_index`` rows a batch changes: each session's last activity, creation, deletion.
+
+:func:`session_marks` reads them off the batch's rows, each with its final status (pure);
+:func:`index_sessions` upserts them in the batch's transaction, after the rows. A session's
+mark is its highest row's offset and timestamp, whether that row is its deletion (then the
+session is deleted, as the ``sessions`` view says: every row ``deleted`` or ``deletion``),
+and the timestamp of the first row of its incarnation the batch starts or continues.
+Design: ``streams/sink/README.md``, "Sessions".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from psycopg import sql
+
+from projections.history.event_status import EventStatus
+from streams.sink.database import Connection
+from streams.sink.rows import EventRow
+
+_ENDED: Final = frozenset({str(EventStatus.DELETED), str(EventStatus.DELETION)})
+#: The columns of ``session_index``, in :meth:`SessionMark.values` order.
+INDEX_COLUMNS: Final = (
+    "session_key",
+    "tenant",
+    "app",
+    "user_id",
+    "session_id",
+    "partition",
+    "created",
+    "last_activity",
+    "last_offset",
+    "deleted",
+)
+_TYPES: Final = ("text", "text", "text", "text", "text", "integer", "float8", "float8", "int8")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMark:
+    """What a batch says of one session, for its ``session_index`` row.
+
+    Attributes:
+        restarted: The batch holds a deletion record of the session: ``created`` replaces
+            the stored one (None: nothing of the session is left after it).
+        created: The timestamp of the first row of the session's incarnation in the batch
+            that is neither ``deleted`` nor ``deletion``, None when there is none.
+    """
+
+    row: EventRow
+    created: float | None
+    restarted: bool
+    deleted: bool
+
+    def values(self) -> tuple[object, ...]:
+        """The row's values in :data:`INDEX_COLUMNS` order."""
+        row = self.row
+        return (
+            row.session_key,
+            row.tenant,
+            row.app,
+            row.user_id,
+            row.session_id,
+            row.partition,
+            self.created,
+            row.event_timestamp,
+            row.offset,
+            self.deleted,
+        )
+
+
+def session_marks(rows: Iterable[EventRow]) -> list[SessionMark]:
+    """Each session's mark after the batch of `rows` (statuses set), in session key order."""
+    sessions: dict[str, list[EventRow]] = {}
+    for row in rows:
+        sessions.setdefault(row.session_key, []).append(row)
+    marks = []
+    for key in sorted(sessions):
+        ordered = sorted(sessions[key], key=lambda row: row.offset)
+        deletions = [n for n, row in enumerate(ordered) if row.status == EventStatus.DELETION]
+        since = deletions[-1] + 1 if deletions else 0
+        alive = [row for row in ordered[since:] if row.status not in _ENDED]
+        marks.append(
+            SessionMark(
+                row=ordered[-1],
+                created=alive[0].event_timestamp if alive else None,
+                restarted=bool(deletions),
+                deleted=ordered[-1].status == EventStatus.DELETION,
+            )
+        )
+    return marks
+
+
+async def index_sessions(conn: Connection, schema: str, rows: Sequence[EventRow]) -> None:
+    """Upsert the ``session_index`` rows of the sessions `rows` touch (in the transaction)."""
+    marks = session_marks(rows)
+    for restarted in (False, True):
+        chosen = [mark.values() for mark in marks if mark.restarted is restarted]
+        if chosen:
+            await _upsert(conn, schema, chosen, restarted=restarted)
+
+
+async def _upsert(
+    conn: Connection, schema: str, values: list[tuple[object, ...]], *, restarted: bool
+) -> None:
+    # A batch without a deletion keeps the incarnation's stored creation; one with a deletion
+    # starts a new incarnation. The offset check keeps a row from going back (it cannot: one
+    # partition's batches are fenced in order), so a replayed batch changes nothing.
+    created = "EXCLUDED.created" if restarted else "coalesce(s.created, EXCLUDED.created)"
+    unnest = sql.SQL(", ").join(
+        sql.SQL("%s::{}[]").format(sql.SQL(kind)) for kind in (*_TYPES, "boolean")
+    )
+    columns = sql.SQL(", ").join(map(sql.Identifier, INDEX_COLUMNS))
+    statement = sql.SQL(
+        "INSERT INTO {table} AS s ({columns}) SELECT * FROM unnest({unnest})"
+        " ON CONFLICT (session_key) DO UPDATE SET created = {created},"
+        " last_activity = EXCLUDED.last_activity, last_offset = EXCLUDED.last_offset,"
+        " deleted = EXCLUDED.deleted, partition = EXCLUDED.partition"
+        " WHERE s.last_offset < EXCLUDED.last_offset"
+    ).format(
+        table=sql.Identifier(schema, "session_index"),
+        columns=columns,
+        unnest=unnest,
+        created=sql.SQL(created),
+    )
+    await conn.execute(statement, [list(column) for column in zip(*values, strict=True)])

@@ -1,0 +1,128 @@
+"""``session_index`` as the sink keeps it, against the real PostgreSQL (no broker needed).
+
+Sessions with deletions and fresh starts are written in batches cut at every size from 1 to
+all; after each load, every session's row must equal both what the records say (the test's
+own reading of them: the last record, whether it is a deletion, the first record after the
+last deletion) and the ``sessions`` view (the same facts aggregated from the rows' statuses).
+A migration over a schema that holds rows fills the table from them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from psycopg import sql
+
+from ctxstream.appends.deletion_record import deletion_record
+from schemas.codec import encode
+from schemas.event import Event
+from schemas.keys import SessionKey
+from streams.batch.records import SourceRecord
+from streams.sink.database import Connection
+from streams.sink.fence import Batch, write_batch
+from streams.sink.migrate import migrate
+from streams.sink.read_model.batch_memories import MemoryApps
+from streams.sink.read_model.history_cache import HistoryCache
+from streams.sink.read_model.status_step import StatusStep
+from streams.sink.rows import batch_rows
+from tests.support.events import envelope, text_event
+
+TOPIC = "index.events"
+KEYS = [SessionKey(f"acme/{app}/u{n % 2}/s{n}") for n, app in enumerate(["a", "a", "b", "b", "a"])]
+INDEXED = ("partition", "created", "last_activity", "last_offset", "deleted")
+
+
+@dataclass(frozen=True)
+class Written:
+    """One record the test wrote: its session, its event, whether it deletes the session."""
+
+    key: SessionKey
+    event: Event
+    deletes: bool
+
+
+def workload(seed: int, count: int) -> list[Written]:
+    """`count` records over :data:`KEYS`, about one in eight a deletion; timestamps not sorted."""
+    rng = random.Random(seed)  # noqa: S311 (a reproducible workload, not a secret)
+    written = []
+    for n in range(count):
+        key = rng.choice(KEYS)
+        timestamp = float(rng.randrange(1_000, 1_100))
+        if rng.random() < 0.125:
+            event = deletion_record(key, event_id=f"d{n}", timestamp=timestamp)
+            written.append(Written(key, event, deletes=True))
+        else:
+            written.append(Written(key, text_event(f"e{n}", f"inv{n}", timestamp), deletes=False))
+    return written
+
+
+def expected_index(written: list[Written]) -> dict[str, tuple[object, ...]]:
+    """Per session: partition, created, last activity, last offset, deleted, read off the log."""
+    found: dict[str, tuple[object, ...]] = {}
+    for key in {w.key for w in written}:
+        mine = [(offset, w) for offset, w in enumerate(written) if w.key == key]
+        last_offset, last = mine[-1]
+        since = max((n + 1 for n, (_, w) in enumerate(mine) if w.deletes), default=0)
+        alive = mine[since:]
+        created = alive[0][1].event.timestamp if alive else None
+        found[key] = (0, created, last.event.timestamp, last_offset, last.deletes)
+    return found
+
+
+async def load(conn: Connection, schema: str, written: list[Written], cut: int) -> None:
+    """Write `written` at offsets 0.. of partition 0 in batches of `cut` records."""
+    cache = HistoryCache(2)
+    records = [
+        SourceRecord(TOPIC, 0, offset, w.key.encode(), encode(envelope(w.key, w.event)))
+        for offset, w in enumerate(written)
+    ]
+    for start in range(0, len(records), cut):
+        batch = records[start : start + cut]
+        planned = batch_rows(batch, partitions=1)
+        step = StatusStep(cache, planned.rows, planned.events, MemoryApps())
+        end = batch[-1].offset + 1
+        await write_batch(conn, schema, Batch(TOPIC, {0: start}, {0: end}, planned.rows), step)
+        step.committed()
+
+
+async def table(conn: Connection, schema: str, name: str) -> dict[str, tuple[object, ...]]:
+    columns = sql.SQL(", ").join(map(sql.Identifier, INDEXED))
+    cursor = await conn.execute(
+        sql.SQL("SELECT session_key, {} FROM {}").format(columns, sql.Identifier(schema, name))
+    )
+    return {str(row[0]): tuple(row[1:]) for row in await cursor.fetchall()}
+
+
+async def test_the_index_follows_deletions_and_fresh_starts_however_the_log_is_cut(
+    conn: Connection, make_schema: Callable[[], str]
+) -> None:
+    written = workload(seed=24, count=60)
+    assert any(w.deletes for w in written[:-10])
+    assert not all(w.deletes for w in written)
+    expected = expected_index(written)
+    assert any(row[4] for row in expected.values())  # a session ends deleted
+    for cut in (1, 3, 7, 60):
+        schema = make_schema()
+        await migrate(conn, schema)
+        await load(conn, schema, written, cut)
+        assert await table(conn, schema, "session_index") == expected, cut
+        assert await table(conn, schema, "sessions") == expected, cut
+
+
+async def test_a_migration_over_stored_rows_fills_the_index_from_them(
+    conn: Connection, schema: str
+) -> None:
+    written = workload(seed=7, count=25)
+    await migrate(conn, schema)
+    await load(conn, schema, written, 4)
+    await conn.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(schema, "session_index")))
+    await conn.execute(
+        sql.SQL("DELETE FROM {} WHERE version = 6").format(
+            sql.Identifier(schema, "schema_migrations")
+        )
+    )
+    await conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(schema, "session_index")))
+    assert [m.version for m in await migrate(conn, schema)] == [6]
+    assert await table(conn, schema, "session_index") == expected_index(written)
