@@ -39,6 +39,11 @@ def add_switch_commands(db_commands: Subcommands, schema_type: Callable[[str], s
         "--force", action="store_true", help="switch without checking that SCHEMA caught up"
     )
     switch.add_argument(
+        "--columns-may-change",
+        action="store_true",
+        help="switch even when a view's columns change (a prepared SELECT * of it then fails)",
+    )
+    switch.add_argument(
         "--wait",
         type=float,
         default=0.0,
@@ -72,7 +77,7 @@ def _switch(args: argparse.Namespace) -> int:
     )  # the switch's line is the output
     try:
         settings = _settings(args)
-        asyncio.run(_switch_to(settings, args.target, _stable(args), args.force, args.wait))
+        asyncio.run(_switch_to(settings, args, _stable(args)))
     except ValidationError as exc:
         return fail("db switch", str(exc), status=2)
     except CtxstreamError as exc:
@@ -80,16 +85,23 @@ def _switch(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _switch_to(
-    settings: SinkSettings, target: str, stable: str, force: bool, wait_s: float
-) -> None:
-    topic = settings.topic("events")
+async def _switch_to(settings: SinkSettings, args: argparse.Namespace, stable: str) -> None:
+    target, topic = str(args.target), settings.topic("events")
     catch_up = (
-        None if force else CatchUp(topic, await log_end_offsets(settings.kafka_bootstrap, topic))
+        None
+        if args.force
+        else CatchUp(topic, await log_end_offsets(settings.kafka_bootstrap, topic))
     )
     conn = await connect(settings.postgres_dsn.get_secret_value())
     try:
-        done = await switch_stable(conn, target, stable=stable, catch_up=catch_up, wait_s=wait_s)
+        done = await switch_stable(
+            conn,
+            target,
+            stable=stable,
+            catch_up=catch_up,
+            wait_s=args.wait,
+            columns_may_change=args.columns_may_change,
+        )
     finally:
         await conn.close()
     plan = done.plan

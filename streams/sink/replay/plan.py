@@ -46,6 +46,9 @@ class SwitchPlan:
     """Dropped and created again: its columns differ from the target's."""
     drop: tuple[str, ...]
     """Dropped: the target has no such relation."""
+    changed: tuple[str, ...] = ()
+    """The views that exist and whose columns change (recreated, or columns added): a
+    reader's prepared ``SELECT *`` of one fails until it is prepared again."""
 
 
 def stable_schema_name(environ: Mapping[str, str]) -> str:
@@ -96,6 +99,9 @@ def plan_switch(
         replace=tuple(sorted(n for n in shown if n not in recreate)),
         recreate=tuple(recreate),
         drop=tuple(sorted(n for n in views if n not in shown)),
+        changed=tuple(
+            sorted(n for n in shown if n in views and views[n].columns != shown[n].columns)
+        ),
     )
 
 

@@ -85,17 +85,20 @@ async def switch_stable(
     stable: str,
     catch_up: CatchUp | None,
     wait_s: float = 0.0,
+    columns_may_change: bool = False,
     lock_budget_s: float = DEFAULT_LOCK_BUDGET_S,
 ) -> Switched:
     """Point `stable`'s views at `target` once it has caught up; `catch_up` None skips that.
 
     Tried again every 0.1 s for `wait_s` seconds while the target is behind or readers
-    hold the views longer than the lock budget.
+    hold the views longer than the lock budget. A switch that changes the columns of an
+    existing view is refused unless `columns_may_change` (a prepared ``SELECT *`` of it
+    would fail).
 
     Raises:
         SchemaVersionError: `target` is missing or not at the code's migration version.
-        SwitchError: `stable` is `target` or holds tables; still behind, or still locked,
-            after `wait_s`; the message says which partitions, or what to do.
+        SwitchError: `stable` is `target` or holds tables; columns would change; still
+            behind, or still locked, after `wait_s`; the message says which, and what to do.
     """
     target_schema(target)
     target_schema(stable)
@@ -109,7 +112,12 @@ async def switch_stable(
             if catch_up is not None:
                 await _check_not_behind(conn, target, catch_up, catch_up.ends, "the log's end")
             return await _switch_once(
-                conn, target, stable, catch_up, version, (contended, lock_budget_s)
+                conn,
+                target,
+                stable,
+                catch_up,
+                (version, columns_may_change),
+                (contended, lock_budget_s),
             )
         except _NotYet as exc:
             if time.monotonic() >= deadline:
@@ -137,7 +145,7 @@ async def _switch_once(
     target: str,
     stable: str,
     catch_up: CatchUp | None,
-    version: int,
+    checked: tuple[int, bool],
     locking: tuple[list[str], float],
 ) -> Switched:
     async with conn.transaction():
@@ -153,6 +161,14 @@ async def _switch_once(
             ).format(sql.Identifier(stable, RECORD_TABLE))
         )
         plan = plan_switch(stable, await _relations(conn, stable), await _relations(conn, target))
+        version, columns_may_change = checked
+        if plan.changed and not columns_may_change:
+            raise SwitchError(
+                f"the columns of {', '.join(plan.changed)} in {stable!r} would change (schema "
+                f"{target!r} is at another migration than they were made for): a reader's "
+                "prepared SELECT * of them fails until prepared again; switch when readers can "
+                "take that, with --columns-may-change"
+            )
         previous = await stable_target(conn, stable)
         contended, budget_s = locking
         steps = switch_steps(plan, stable, target, contended)
@@ -250,7 +266,8 @@ async def adopt_stable(
 
     What ``ctxstream up`` does after migrating its target: on a fresh install the stable
     names appear at once; on a restart they are refreshed (a migration may have added a
-    view); after a ``db switch`` to another schema they are left alone (None).
+    view or columns: ``up`` deploys code, so columns may change); after a ``db switch`` to
+    another schema they are left alone (None).
     """
     current = await stable_target(conn, stable)
     if (
@@ -259,4 +276,6 @@ async def adopt_stable(
         and await has_relation(conn, current.target, "sink_offsets")
     ):
         return None
-    return await switch_stable(conn, target, stable=stable, catch_up=None, wait_s=wait_s)
+    return await switch_stable(
+        conn, target, stable=stable, catch_up=None, wait_s=wait_s, columns_may_change=True
+    )

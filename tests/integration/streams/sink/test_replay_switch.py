@@ -17,6 +17,7 @@ from pathlib import Path
 from aiokafka import AIOKafkaProducer
 from psycopg import sql
 
+from ctxstream.memory.store import MemoryStore
 from streams.sink.database import Connection
 from streams.sink.migrate import migrate
 from streams.sink.replay.switch import stable_target
@@ -178,3 +179,12 @@ async def test_a_replay_and_switches_under_reading_loops_fail_no_query(
     recorded = await stable_target(conn, stable)
     assert recorded is not None
     assert recorded.target == rebuilt
+    # A memory search reads through the stable views as it reads the target.
+    async with (
+        MemoryStore.connect(postgres_dsn, schema=stable) as through,
+        MemoryStore.connect(postgres_dsn, schema=rebuilt) as direct,
+    ):
+        for user in ("u0", "u1", "u2"):
+            found = await through.search("acme", "app", user, "the text of 120", limit=5)
+            assert found
+            assert found == await direct.search("acme", "app", user, "the text of 120", limit=5)

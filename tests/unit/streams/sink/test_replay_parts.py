@@ -68,11 +68,16 @@ def test_the_plan_replaces_recreates_and_drops_each_stable_view_by_its_columns()
 
     plan = plan_switch("read", stable, target)
 
-    assert (plan.replace, plan.recreate, plan.drop) == (
+    assert (plan.replace, plan.recreate, plan.drop, plan.changed) == (
         ("events", "memories"),
         ("sessions",),
         ("gone",),
+        ("events", "sessions"),  # a column added, a column gone: a prepared SELECT * breaks
     )
+    same = plan_switch(
+        "read", {"e": view(INT), "m": view(TEXT)}, {"e": view(INT), "m": table(TEXT)}
+    )
+    assert same.changed == ()  # a view of a table has the table's columns
 
 
 def test_the_steps_lock_one_view_each_the_contended_first() -> None:
