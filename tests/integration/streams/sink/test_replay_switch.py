@@ -56,7 +56,8 @@ async def growing_log(bootstrap: str, topic: str) -> AsyncIterator[None]:
             while not stop.is_set():
                 async with producer.transaction():
                     for session in (number % 7, number % 11):
-                        await producer.send(topic, *reversed(session_event(session, number)))
+                        key, value = session_event(session, number)
+                        await producer.send(topic, value, key=key)
                         number += 1
                 await asyncio.sleep(0.02)
         finally:
@@ -146,14 +147,18 @@ async def test_a_replay_and_switches_under_reading_loops_fail_no_query(
                 rebuilt_sink = start_sink_process(
                     settings.model_copy(update={"sink_schema": rebuilt}), tmp_path / "sink.log"
                 )
-                switches = []
-                for target in (rebuilt, live, rebuilt):
-                    switches.append(
-                        await ctxstream(
-                            settings, "db", "switch", target, "--stable", stable, "--wait", "60"
+                try:
+                    switches = []
+                    for target in (rebuilt, live, rebuilt):
+                        switches.append(
+                            await ctxstream(
+                                settings, "db", "switch", target, "--stable", stable, "--wait", "60"
+                            )
                         )
-                    )
-                    await asyncio.sleep(0.5)
+                        await asyncio.sleep(0.5)
+                except BaseException:
+                    stop_sink_process(rebuilt_sink)
+                    raise
             await wait_caught_up(conn, live, kafka_bootstrap, events)
             await wait_caught_up(conn, rebuilt, kafka_bootstrap, events)
             await asyncio.sleep(0.5)
@@ -179,6 +184,13 @@ async def test_a_replay_and_switches_under_reading_loops_fail_no_query(
     recorded = await stable_target(conn, stable)
     assert recorded is not None
     assert recorded.target == rebuilt
+    status = await ctxstream(settings, "db", "status", "--stable", stable)
+    ends = await wait_caught_up(conn, rebuilt, kafka_bootstrap, events)
+    assert status.stdout.splitlines() == [
+        f"stable schema {stable} reads {rebuilt} (migration version {recorded.version}) since "
+        f"{recorded.switched_at.isoformat()}",
+        *(f"  partition {p}: consistent as of {n}" for p, n in sorted(ends.items())),
+    ]
     # A memory search reads through the stable views as it reads the target.
     async with (
         MemoryStore.connect(postgres_dsn, schema=stable) as through,
