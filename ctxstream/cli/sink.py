@@ -1,7 +1,9 @@
 """``ctxstream db migrate`` and ``ctxstream sink``: the SQL read model's schema and its writer.
 
 ``db migrate`` applies the migrations a target schema lacks and prints each one applied;
-``sink`` runs :func:`streams.sink.worker.run_sink` until SIGTERM or SIGINT. Both take the
+``sink`` runs :func:`streams.sink.worker.run_sink` until SIGTERM or SIGINT (with ``--into``,
+``--from-offset 0`` or ``--until-caught-up``: a rebuild, :mod:`streams.sink.replay.rebuild`;
+``db switch`` and ``db status``: :mod:`ctxstream.cli.db_switch`). Both take the
 DSN from ``--dsn`` or ``CTXSTREAM_POSTGRES_DSN`` and the schema from ``--schema`` or
 ``CTXSTREAM_SINK_SCHEMA`` (default ``ctxstream``); every refusal is one line, the password
 masked, never a traceback.
@@ -18,11 +20,14 @@ import sys
 import psycopg
 from pydantic import ValidationError
 
-from ctxstream.cli.common import Subcommands, fail, quiet_loggers
+from ctxstream.cli.common import Subcommands, fail, non_negative, quiet_loggers
+from ctxstream.cli.db_switch import add_switch_commands
 from schemas.errors import CtxstreamError
 from streams.sink.database import connect
 from streams.sink.errors import DatabaseError, TargetSchemaError
 from streams.sink.migrate import migrate
+from streams.sink.replay.positions import FULL_REBUILD
+from streams.sink.replay.rebuild import Rebuild, run_rebuild
 from streams.sink.settings import SinkSettings
 from streams.sink.target_schema import DEFAULT_SCHEMA, target_schema
 from streams.sink.worker import run_sink
@@ -42,7 +47,9 @@ def add_sink_commands(commands: Subcommands) -> None:
         help="write `events` into PostgreSQL exactly once (Kafka settings from CTXSTREAM_*)",
     )
     _database_arguments(sink)
+    _rebuild_arguments(sink)
     sink.set_defaults(run=_sink)
+    add_switch_commands(db_commands, _schema)
 
 
 def _database_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +64,38 @@ def _database_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=f"the target schema (default: CTXSTREAM_SINK_SCHEMA, else {DEFAULT_SCHEMA})",
     )
+
+
+def _rebuild_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--into",
+        type=_schema,
+        default=None,
+        metavar="SCHEMA",
+        help="the schema to rebuild (instead of --schema): migrated first, created if new",
+    )
+    parser.add_argument(
+        "--from-offset",
+        type=_from_offset,
+        default=None,
+        metavar="N",
+        help="0: a full rebuild, refused if the schema already holds offsets past 0",
+    )
+    parser.add_argument(
+        "--until-caught-up",
+        action="store_true",
+        help="exit 0 once the schema reaches the log's end offsets as of the start",
+    )
+
+
+def _from_offset(text: str) -> int:
+    offset = non_negative(text)
+    if offset != FULL_REBUILD:
+        raise argparse.ArgumentTypeError(
+            f"{offset}: only 0 is accepted, since each session's statuses need its whole "
+            "history (streams/sink/README.md, 'Replay and switch')"
+        )
+    return offset
 
 
 def _schema(text: str) -> str:
@@ -94,14 +133,17 @@ async def _apply(dsn: str, schema: str) -> None:
 
 
 def _sink(args: argparse.Namespace) -> int:
+    if args.into is not None and args.schema is not None:
+        return fail("sink", "--into and --schema both name the target schema: give one", status=2)
     updates: dict[str, object] = {}
     if args.dsn is not None:
         updates["postgres_dsn"] = args.dsn
-    if args.schema is not None:
-        updates["sink_schema"] = args.schema
+    if (schema := args.into or args.schema) is not None:
+        updates["sink_schema"] = schema
+    plan = Rebuild(args.into is not None, args.from_offset, args.until_caught_up)
     try:
         settings = SinkSettings(**updates)  # type: ignore[arg-type]
-        return run_sink(settings)
+        return run_sink(settings) if plan == Rebuild() else run_rebuild(settings, plan)
     except ValidationError as exc:
         return fail("sink", str(exc), status=2)
     except CtxstreamError as exc:

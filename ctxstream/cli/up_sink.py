@@ -21,6 +21,8 @@ from schemas.errors import CtxstreamError
 from schemas.masked_dsn import masked_dsn
 from streams.sink.database import connect
 from streams.sink.migrate import migrate
+from streams.sink.replay.plan import stable_schema_name
+from streams.sink.replay.switch import adopt_stable
 from streams.sink.target_schema import DEFAULT_SCHEMA, target_schema
 
 #: What the sink logs once its schema is checked (``streams.sink.worker``), then its schema.
@@ -43,13 +45,18 @@ def sink_schema() -> str:
 async def migrate_schema(dsn: str, schema: str) -> int:
     """Apply the migrations `schema` lacks in `dsn`'s database; how many were applied.
 
+    The stable views (``CTXSTREAM_STABLE_SCHEMA``, else ``ctxstream_read``) then read
+    `schema`, unless a ``db switch`` pointed them at another schema that still exists.
+
     Raises:
         ServiceStartError: The database could not be reached or a migration failed.
     """
     try:
         conn = await connect(dsn)
         try:
-            return len(await migrate(conn, schema))
+            applied = len(await migrate(conn, schema))
+            await adopt_stable(conn, schema, stable=stable_schema_name(os.environ))
+            return applied
         finally:
             await conn.close()
     except psycopg.Error as exc:
