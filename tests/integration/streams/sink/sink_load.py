@@ -206,6 +206,17 @@ async def wait_rows(
         await asyncio.sleep(0.05)
 
 
+async def wait_logged(
+    log: Path, text: str, times: int, *, process: subprocess.Popen[bytes], timeout_s: float = 60.0
+) -> None:
+    """Wait until `log` holds `text` at least `times` times; the sink must stay alive."""
+    deadline = time.monotonic() + timeout_s
+    while (await asyncio.to_thread(log.read_text)).count(text) < times:
+        assert process.poll() is None, f"the sink exited with {process.returncode}"
+        assert time.monotonic() < deadline, f"{text!r} fewer than {times} times in {log}"
+        await asyncio.sleep(0.1)
+
+
 async def row_count(conn: Connection, schema: str) -> int:
     """Rows of ``event_rows``."""
     cursor = await conn.execute(

@@ -36,6 +36,7 @@ from tests.integration.streams.sink.sink_load import (
     start_sink_process,
     stop_sink_process,
     wait_caught_up,
+    wait_logged,
     wait_rows,
     workload,
 )
@@ -122,7 +123,10 @@ async def test_two_sinks_with_a_forced_rebalance_end_equal_to_a_clean_load(
     first = start_sink_process(tested, tmp_path / "first.log")
     await wait_rows(conn, schema, 300, load=load, process=first)
     second = start_sink_process(tested, tmp_path / "second.log")  # joins: a rebalance
-    await wait_rows(conn, schema, await row_count(conn, schema) + 600, load=load, process=second)
+    # Both own partitions after the rebalance (the first's second assignment), then both write.
+    await wait_logged(tmp_path / "second.log", "sink assigned", 1, process=second)
+    await wait_logged(tmp_path / "first.log", "sink assigned", 2, process=first)
+    await wait_rows(conn, schema, await row_count(conn, schema) + 300, load=load, process=second)
     assert stop_sink_process(first) == 0  # leaves: another rebalance
     await load
     await wait_caught_up(conn, schema, kafka_bootstrap, events)
