@@ -3,24 +3,30 @@
 A load of sessions carrying memory records (both modes) is sunk twice, into two fresh schemas
 with different batch sizes: the memories and memory records must be equal, so a replay from
 offset 0 keeps every explicit add and delete. A malformed memory record is dead-lettered with
-its reason (stage ``decode``) and the sink goes on. The client's own record is folded by
-the sink as an add of the session so far.
+its reason (stage ``decode``) and the sink goes on. A sink given an embedder (a local
+server speaking the protocol) embeds the memories after its batches.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 from collections.abc import Callable
 from typing import cast
 
+import pytest
 from psycopg import sql
+from pydantic import SecretStr
 
 from projections.history.event_status import EventStatus
 from schemas.codec import decode_dead_letter, encode
 from schemas.keys import SessionKey
 from schemas.memory_mark import MemoryMark, memory_mark_event
+from streams.embeddings.openai_http import HttpEmbedder
 from streams.sink.database import Connection
 from streams.sink.migrate import migrate
+from streams.sink.worker import Sink
 from tests.integration.streams.sink.read_model_oracle import fetch
 from tests.integration.streams.sink.sink_load import (
     Record,
@@ -30,6 +36,7 @@ from tests.integration.streams.sink.sink_load import (
     wait_caught_up,
 )
 from tests.integration.streams.sink.test_read_model import interleaved, session_records
+from tests.support.embeddings_server import KEY, MODEL, embeddings_server, vector_of
 from tests.support.events import envelope, text_event
 from tests.support.kafka import create_topics_for, read_all
 
@@ -113,3 +120,38 @@ async def test_a_malformed_memory_record_is_dead_lettered_and_the_sink_goes_on(
         sql.SQL("SELECT deleted, created FROM {}").format(sql.Identifier(schema, "sessions"))
     )
     assert await cursor.fetchall() == [(False, 1.0)]
+
+
+async def test_a_sink_with_an_embedder_embeds_its_memories_after_the_batch(
+    conn: Connection, schema: str, postgres_dsn: str, kafka_bootstrap: str, topic: str
+) -> None:
+    await create_topics_for(kafka_bootstrap, topic, events_partitions=1, partitions=1)
+    settings = sink_settings(kafka_bootstrap, topic, postgres_dsn, schema, 1)
+    key = SessionKey("acme/app/u1/s1")
+    texts = ["My sister Ingrid loves sushi", "The flight leaves from terminal 2"]
+    records: list[Record] = [
+        (key.encode(), encode(envelope(key, text_event(f"e{n}", "inv1", float(n), said))))
+        for n, said in enumerate(texts)
+    ]
+    await produce(kafka_bootstrap, settings.topic("events"), [(records, True)])
+    await migrate(conn, schema)
+    async with embeddings_server() as server:
+        embedder = HttpEmbedder(server.base_url, MODEL, SecretStr(KEY))
+        stop = asyncio.Event()
+        task = asyncio.create_task(Sink(settings, embedder).run(stop))
+        try:
+            await wait_caught_up(conn, schema, kafka_bootstrap, settings.topic("events"))
+            query = "SELECT memory_id, embedding FROM {}.memories WHERE embedding IS NOT NULL"
+            deadline = asyncio.get_running_loop().time() + 60
+            while len(rows := await fetch(conn, schema, query + " ORDER BY 1")) < len(texts):
+                assert asyncio.get_running_loop().time() < deadline, rows
+                await asyncio.sleep(0.2)
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 60)
+    assert server.authorizations[0] == f"Bearer {KEY}"
+    for (memory_id, stored), said in zip(rows, texts, strict=True):
+        assert memory_id == f"e{texts.index(said)}"
+        expected = vector_of(said)
+        norm = math.hypot(*expected)
+        assert stored == pytest.approx([x / norm for x in expected], abs=1e-6)
