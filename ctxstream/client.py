@@ -16,12 +16,12 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
-from types import TracebackType
 from typing import Literal, Self
 
 from ctxstream.appends.deletion_record import deletion_record
 from ctxstream.appends.event_records import EventInput
 from ctxstream.appends.fork_record import checked_fork, fork_record
+from ctxstream.appends.memory_record import fresh_memory_record
 from ctxstream.appends.results import AppendResult
 from ctxstream.appends.rewind_record import checked_invocation_id, rewind_record
 from ctxstream.appends.writer import EventWriter
@@ -96,12 +96,7 @@ class Client:
         await self.start()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
 
     async def append(self, session_key: str, event: EventInput) -> Offset:
@@ -262,6 +257,11 @@ class Client:
             InvalidArgumentError: The key is refused (nothing was sent).
         """
         event = deletion_record(session_key, event_id=uuid.uuid4().hex, timestamp=time.time())
+        return (await self._writer.write(session_key, [event], pipeline=True))[0].offset
+
+    async def mark_memory(self, session_key: str, action: str, ids: object = None) -> Offset:
+        """Append a memory record (``add``/``delete``, all or `ids`); its offset (memory_record)."""
+        event = fresh_memory_record(session_key, action, ids)
         return (await self._writer.write(session_key, [event], pipeline=True))[0].offset
 
     async def context(

@@ -3,8 +3,9 @@
 The core tells events apart by what they carry, never by who sent them: a
 summary sets ``actions.compaction``; a rewind names an invocation in
 ``actions.rewind_before_invocation_id``; the pipeline's own bookkeeping
-(refusals, fork records: :mod:`projections.fold.fork`, deletion records:
-:mod:`schemas.deletion_mark`, whose shape the envelope checks) and the request a
+(refusals, fork records: :mod:`projections.fold.fork`, deletion and memory
+records: :mod:`schemas.deletion_mark`, :mod:`schemas.memory_mark`, whose shape
+the envelope checks) and the request a
 summary answers sit under ``customMetadata.ctxstream``. This module is the one
 place that knows those marks; the writers
 (:mod:`projections.compaction.summary_request`, :mod:`projections.fold.fork`)
@@ -21,6 +22,7 @@ from typing import Final
 
 from schemas.deletion_mark import DELETION_KEY, is_deletion
 from schemas.event import Event
+from schemas.memory_mark import is_memory_mark
 
 __all__ = [
     "DELETION_KEY",
@@ -29,6 +31,7 @@ __all__ = [
     "REFUSED_KEY",
     "REQUEST_ID_KEY",
     "is_deletion",
+    "is_memory_mark",
     "is_rewind",
     "is_summary",
     "refused_request_id",

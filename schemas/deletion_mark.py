@@ -16,18 +16,17 @@ from __future__ import annotations
 
 from typing import Final
 
+from schemas.bookkeeping import AUTHOR, NAMESPACE, bare_problem
 from schemas.event import Event
 
 #: The key of the mark under the pipeline's custom-metadata namespace.
 DELETION_KEY: Final = "session_deleted"
 #: The pipeline's namespace and author (the same as :mod:`projections.event_kinds`'s).
-_NAMESPACE: Final = "ctxstream"
-_AUTHOR: Final = "ctxstream"
 
 
 def names_deletion(event: Event) -> bool:
     """Whether `event` names the deletion key at all (well formed or not)."""
-    ours = (event.custom_metadata or {}).get(_NAMESPACE)
+    ours = (event.custom_metadata or {}).get(NAMESPACE)
     return isinstance(ours, dict) and DELETION_KEY in ours
 
 
@@ -37,7 +36,7 @@ def deletion_problem(event: Event) -> str | None:
     Example: ``{"ctxstream": {"session_deleted": "yes"}}`` ->
     ``"ctxstream.session_deleted must be true, got str"``.
     """
-    ours = (event.custom_metadata or {}).get(_NAMESPACE)
+    ours = (event.custom_metadata or {}).get(NAMESPACE)
     if not isinstance(ours, dict) or DELETION_KEY not in ours:
         return "it names no ctxstream.session_deleted"
     if ours[DELETION_KEY] is not True:
@@ -45,13 +44,7 @@ def deletion_problem(event: Event) -> str | None:
     if set(ours) != {DELETION_KEY}:
         others = ", ".join(sorted(str(key) for key in ours if key != DELETION_KEY))
         return f"a deletion record names nothing else under ctxstream (it also names {others})"
-    if event.author != _AUTHOR:
-        return f"a deletion record's author is {_AUTHOR!r}, got {event.author!r}"
-    if event.content is not None or event.partial:
-        return "a deletion record has no content and is not partial"
-    if event.actions.model_dump(exclude_defaults=True, exclude_none=True):
-        return "a deletion record carries no actions"
-    return None
+    return bare_problem(event, "deletion")
 
 
 def is_deletion(event: Event) -> bool:
@@ -63,7 +56,7 @@ def deletion_event(*, event_id: str, timestamp: float) -> Event:
     """The deletion record's event, as the module docstring shows it."""
     return Event(
         id=event_id,
-        author=_AUTHOR,
+        author=AUTHOR,
         timestamp=timestamp,
-        custom_metadata={_NAMESPACE: {DELETION_KEY: True}},
+        custom_metadata={NAMESPACE: {DELETION_KEY: True}},
     )

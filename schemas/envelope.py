@@ -14,6 +14,7 @@ from schemas.keys import (
     check_tenant_owns_session,
     validate_session_key,
 )
+from schemas.memory_mark import memory_mark_problem, names_memory_mark
 
 ValidSessionKey = Annotated[SessionKey, AfterValidator(validate_session_key)]
 
@@ -41,11 +42,14 @@ class Envelope(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _well_formed_deletion(self) -> Self:
-        if names_deletion(self.event):
-            problem = deletion_problem(self.event)
+    def _well_formed_bookkeeping(self) -> Self:
+        for names, problem_of, kind in (
+            (names_deletion, deletion_problem, "deletion"),
+            (names_memory_mark, memory_mark_problem, "memory"),
+        ):
+            problem = problem_of(self.event) if names(self.event) else None
             if problem is not None:
-                raise ValueError(f"event: a malformed deletion record: {problem}")
+                raise ValueError(f"event: a malformed {kind} record: {problem}")
         return self
 
     @field_serializer("event")

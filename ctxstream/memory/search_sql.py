@@ -82,9 +82,32 @@ ranked AS (
                GROUP BY summary_id) AS b ON b.summary_id = h.id
     WHERE NOT EXISTS (SELECT 1 FROM covers AS c WHERE c.covered_id = h.id)
 )
+{tail}
+"""
+
+_LEXICAL: Final = """
 SELECT memory_id, author, role, event_timestamp, text, kind, session_key, best AS score
 FROM ranked
 ORDER BY best DESC, event_timestamp DESC, id DESC
+LIMIT %(limit)s
+"""
+
+#: The lexical top ``depth`` re-ranked: (1 - w) * best / max(best) + w * max(0, cosine).
+_SEMANTIC: Final = """, lexical AS (
+    SELECT * FROM ranked ORDER BY best DESC, event_timestamp DESC, id DESC LIMIT %(depth)s
+),
+blended AS (
+    SELECT l.*, (1 - %(weight)s::double precision) * l.best / nullif(max(l.best) OVER (), 0)
+        + %(weight)s::double precision * greatest(0, coalesce((
+            SELECT sum(a * b) FROM unnest(m.embedding, %(vector)s::real[]) AS t(a, b)
+            WHERE cardinality(m.embedding) = cardinality(%(vector)s::real[])
+        ), 0)) AS blended
+    FROM lexical AS l JOIN {memories} AS m ON m.id = l.id
+)
+SELECT memory_id, author, role, event_timestamp, text, kind, session_key,
+       coalesce(blended, 0) AS score
+FROM blended
+ORDER BY 8 DESC, event_timestamp DESC, id DESC
 LIMIT %(limit)s
 """
 
@@ -94,16 +117,19 @@ def word_parameter(position: int) -> str:
     return f"word{position}"
 
 
-def search_statement(schema: str, words: int) -> sql.Composed:
+def search_statement(schema: str, words: int, *, semantic: bool = False) -> sql.Composed:
     """The search over `schema`'s memories for a query of `words` fuzzy-matched words.
 
     Its parameters: ``tenant``, ``app``, ``user_id``, ``language``, ``lexemes`` (all the
     query's lexemes), ``limit``, and ``word0`` ... (:func:`word_parameter`) for the first
-    `words` of them, at least one.
+    `words` of them, at least one. `semantic`: the lexical top ``depth`` re-ranked with the
+    query's unit ``vector`` at ``weight`` (ctxstream/memory/README.md, "Semantic ranking").
     """
     lexemes = sql.Identifier(schema, "memory_lexemes")
     near = sql.SQL("\n    UNION ALL\n    ").join(
         sql.SQL(_NEAR).format(word=sql.Placeholder(word_parameter(position)), lexemes=lexemes)
         for position in range(words)
     )
-    return sql.SQL(_SEARCH).format(near=near, memories=sql.Identifier(schema, "memories"))
+    memories = sql.Identifier(schema, "memories")
+    tail = sql.SQL(_SEMANTIC if semantic else _LEXICAL).format(memories=memories)
+    return sql.SQL(_SEARCH).format(near=near, memories=memories, tail=tail)

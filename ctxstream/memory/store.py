@@ -36,12 +36,17 @@ from ctxstream.memory.search_sql import (
 )
 from projections.memory.memory_record import MemoryKind, memory_timestamp
 from schemas.event import Content, Part
+from streams.embeddings.embedder import Embedder, unit
 
 #: ADK's InMemoryMemoryService returns at most 10 (its SQLite service 50).
 DEFAULT_LIMIT: Final = 10
 #: The most memories one search may return.
 MAX_LIMIT: Final = 1000
 DEFAULT_LANGUAGE: Final = "english"
+#: With an embedder: the weight of cosine similarity against the normalized lexical score.
+DEFAULT_SEMANTIC_WEIGHT: Final = 0.5
+#: With an embedder: how many of the best lexical candidates are re-ranked.
+RERANK_DEPTH: Final = 50
 
 
 class MemoryStore:
@@ -53,22 +58,39 @@ class MemoryStore:
         *,
         schema: str = "ctxstream",
         language: str = DEFAULT_LANGUAGE,
+        embedder: Embedder | None = None,
+        semantic_weight: float = DEFAULT_SEMANTIC_WEIGHT,
     ) -> None:
         """Search `schema` over `connection` in text-search configuration `language`.
 
         `language` (a ``regconfig``, e.g. ``english``, ``simple``, ``german``) is used for
         the query and selects the memories stored in it, so both sides are parsed alike.
+        With `embedder` (the one the sink embeds with), the lexical candidates are re-ranked
+        by cosine similarity at `semantic_weight` (0 to 1; README, "Semantic ranking").
+
+        Raises:
+            InvalidArgumentError: `semantic_weight` is not in 0..1.
         """
+        if not 0 <= semantic_weight <= 1:
+            raise InvalidArgumentError(f"semantic_weight: {semantic_weight!r}, expected 0 to 1")
         self._connection = connection
         self._schema = schema
         self._language = language
+        self._embedder = embedder
+        self._semantic_weight = semantic_weight
 
     @classmethod
     @asynccontextmanager
     async def connect(
-        cls, dsn: str, *, schema: str = "ctxstream", language: str = DEFAULT_LANGUAGE
+        cls,
+        dsn: str,
+        *,
+        schema: str = "ctxstream",
+        language: str = DEFAULT_LANGUAGE,
+        embedder: Embedder | None = None,
+        semantic_weight: float = DEFAULT_SEMANTIC_WEIGHT,
     ) -> AsyncIterator[MemoryStore]:
-        """A store on a connection of its own to `dsn`, closed on exit.
+        """A store on a connection of its own to `dsn`, closed on exit (arguments: ``__init__``).
 
         Raises:
             InvalidArgumentError: `language` is no text-search configuration there.
@@ -80,7 +102,13 @@ class MemoryStore:
                 raise InvalidArgumentError(
                     f"language: {language!r} is no text-search configuration of the database"
                 ) from None
-            yield cls(connection, schema=schema, language=language)
+            yield cls(
+                connection,
+                schema=schema,
+                language=language,
+                embedder=embedder,
+                semantic_weight=semantic_weight,
+            )
 
     async def search(
         self, tenant: str, app: str, user: str, query: str, limit: int = DEFAULT_LIMIT
@@ -94,10 +122,13 @@ class MemoryStore:
         to the newer memory. A raw event covered by a summary that is also a hit is
         dropped, and so is a summary inside another hit summary's range: the summary
         stands in for them with the best of its own score and theirs. A query with
-        no lexemes (stop words, punctuation, empty) finds nothing.
+        no lexemes (stop words, punctuation, empty) finds nothing. With an embedder, the
+        :data:`RERANK_DEPTH` best (at least `limit`) are re-ranked by
+        ``(1 - w) * score / max score + w * max(0, cosine(memory, query))``.
 
         Raises:
             InvalidArgumentError: `limit` is not in 1..:data:`MAX_LIMIT`.
+            EmbeddingError: The embedder could not embed the query.
         """
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidArgumentError(f"limit: {limit!r}, expected 1 to {MAX_LIMIT}")
@@ -119,7 +150,15 @@ class MemoryStore:
             "limit": limit,
         }
         parameters.update({word_parameter(n): word for n, word in enumerate(fuzzy)})
-        statement = search_statement(self._schema, len(fuzzy))
+        if self._embedder is not None:
+            (vector,) = await self._embedder.embed([text])
+            parameters.update(
+                vector=unit(vector),
+                weight=self._semantic_weight,
+                depth=max(limit, RERANK_DEPTH),
+            )
+        semantic = self._embedder is not None
+        statement = search_statement(self._schema, len(fuzzy), semantic=semantic)
         async with self._connection.cursor(row_factory=class_row(_Row)) as cursor:
             await cursor.execute(statement, parameters)
             rows = await cursor.fetchall()

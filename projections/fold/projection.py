@@ -42,6 +42,7 @@ from projections.contents.next_agent import NextAgentTrail, agent_to_run, note_e
 from projections.event_kinds import (
     REFUSAL_AUTHOR,
     is_deletion,
+    is_memory_mark,
     is_rewind,
     is_summary,
     refused_request_id,
@@ -164,6 +165,8 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
     event = record.envelope.event
     if is_deletion(event):
         return _deleted(projection, record.offset)
+    if is_memory_mark(event):  # the sink's word on memory: only the offset moves
+        return replace(projection, last_offset=record.offset)
     if projection.retired_requests and _names_retired(projection.retired_requests, event):
         return replace(projection, last_offset=record.offset)
     if projection.deleted_at is not None:

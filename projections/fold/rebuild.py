@@ -3,7 +3,8 @@
 Written independently of the incremental fold, as directly as the rules
 read, so that tests and benchmarks can hold the two together: redelivered
 records, refusals (:func:`~projections.event_kinds.refused_request_id`, whose
-request is refused for good: :func:`refused_requests`), partial events,
+request is refused for good: :func:`refused_requests`), memory records
+(:func:`~projections.event_kinds.is_memory_mark`), partial events,
 copies of kept events and summaries of an already answered request are
 dropped; the context is :func:`~projections.contents.assembly.build_contents`
 of the rest. A deletion record (:func:`~projections.event_kinds.is_deletion`)
@@ -22,6 +23,7 @@ from collections.abc import Iterable
 from projections.contents.assembly import ContentsRequest, build_contents
 from projections.event_kinds import (
     is_deletion,
+    is_memory_mark,
     is_rewind,
     refused_request_id,
     summary_request_id,
@@ -81,7 +83,7 @@ def _effective(records: Iterable[LoggedEvent]) -> list[LoggedEvent]:
             continue
         last_offset = record.offset
         event = record.envelope.event
-        if refused_request_id(event) is not None:
+        if refused_request_id(event) is not None or is_memory_mark(event):
             continue
         if event.partial or (event.id and stored.get(event.id) == event):
             continue

@@ -1,8 +1,8 @@
 """Which records the fold passes over on arrival, and why. Pure: no I/O, no clock.
 
-:func:`projections.fold.projection.apply` checks, in this order: a refusal, a
-fork record, a partial event, an event equal to the latest applied one with
-its id, a summary of a request a live summary answers. Each of these changes
+:func:`projections.fold.projection.apply` checks, in this order: a memory
+record, a refusal, a fork record, a partial event, an event equal to the
+latest applied one with its id, a summary of a request a live summary answers. Each of these changes
 nothing but the offset, so its status is final; any other record is applied.
 
 :func:`checked_session` holds the records to one session, in rising offsets.
@@ -15,7 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Container, Mapping
 
-from projections.event_kinds import REFUSAL_AUTHOR, refused_request_id, summary_request_id
+from projections.event_kinds import (
+    REFUSAL_AUTHOR,
+    is_memory_mark,
+    refused_request_id,
+    summary_request_id,
+)
 from projections.fold.fork import fork_source
 from projections.history.event_status import EventStatus
 from schemas.envelope import Envelope
@@ -38,6 +43,8 @@ def passed_over(
         ForkError: The record names a fork but a malformed one (the fold refuses it too).
     """
     event = envelope.event
+    if is_memory_mark(event):
+        return EventStatus.MEMORY
     if refused_request_id(event) is not None:
         return EventStatus.REFUSAL
     if event.author == REFUSAL_AUTHOR and fork_source(envelope) is not None:

@@ -69,6 +69,11 @@ class EventStatus(StrEnum):
     """A fork record (``fork_of``): bookkeeping that makes the session a fork,
     never stored or shown (:mod:`projections.fold.fork`). Final."""
 
+    MEMORY = "memory"
+    """A memory record (``ctxstream.memory``): the sink's word on which records
+    are memories (:mod:`schemas.memory_mark`), never stored or shown. Final
+    (``deleted`` when a later deletion ends its incarnation)."""
+
     DELETION = "deletion"
     """A deletion record (``session_deleted``): it ends the session's
     incarnation (:mod:`schemas.deletion_mark`). Final."""

@@ -21,12 +21,15 @@ from schemas.errors import CtxstreamError
 from schemas.kafka.admin import EVENTS_METADATA_WAIT_S, partition_count
 from schemas.masked_dsn import masked_dsn
 from streams.batch.records import SourceRecord
+from streams.embeddings.embedder import Embedder
+from streams.embeddings.settings import EmbeddingSettings
 from streams.sink.database import Connection, connect
 from streams.sink.errors import FenceError, TargetSchemaError
 from streams.sink.fence import Batch, other_topics, stored_offsets, write_batch
 from streams.sink.migrate import check_schema
 from streams.sink.read_model.batch_memories import MemoryApps
 from streams.sink.read_model.history_cache import HistoryCache
+from streams.sink.read_model.memory_embeddings import EmbeddingPass
 from streams.sink.read_model.status_step import StatusStep
 from streams.sink.rows import batch_rows
 from streams.sink.settings import SinkSettings
@@ -86,8 +89,11 @@ class SeekToStored(ConsumerRebalanceListener):  # type: ignore[misc]
 class Sink:
     """One sink instance of one target schema; :meth:`run` until a stop event."""
 
-    def __init__(self, settings: SinkSettings) -> None:
-        """A sink of `settings`' `events` topic into `settings.sink_schema`."""
+    def __init__(self, settings: SinkSettings, embedder: Embedder | None = None) -> None:
+        """A sink of `settings`' `events` topic into `settings.sink_schema`.
+
+        With `embedder`, memories get embeddings after each batch (``EmbeddingPass``).
+        """
         self._settings = settings
         self._schema = settings.sink_schema
         self._topic = settings.topic("events")
@@ -95,6 +101,7 @@ class Sink:
         self._cache = HistoryCache(settings.sink_cache_sessions)
         self._memory_apps = MemoryApps.parse(settings.memory_apps)
         self._partitions = settings.events_partitions  # the broker's, once running
+        self._embedding = EmbeddingPass(embedder) if embedder is not None else None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Check the schema, then sink batches until `stop` is set.
@@ -211,6 +218,8 @@ class Sink:
         else:
             step.committed()
             moved = ends
+            if self._embedding is not None:
+                await self._embedding.run(conn, self._schema)
         for partition, offset in moved.items():
             tp = TopicPartition(self._topic, partition)
             if tp in next_offsets:
@@ -238,7 +247,7 @@ async def _serve(settings: SinkSettings) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    await Sink(settings).run(stop)
+    await Sink(settings, EmbeddingSettings().embedder()).run(stop)
 
 
 def run_sink(settings: SinkSettings) -> int:

@@ -2,9 +2,11 @@
 
 :func:`session_marks` reads them off the batch's rows, each with its final status (pure);
 :func:`index_sessions` upserts them in the batch's transaction, after the rows. A session's
-mark is its highest row's offset and timestamp, whether that row is its deletion (then the
-session is deleted, as the ``sessions`` view says: every row ``deleted`` or ``deletion``),
-and the timestamp of the first row of its incarnation the batch starts or continues.
+mark is its highest row's offset and timestamp, whether its highest row besides memory records
+is its deletion (then the session is deleted, as the ``sessions`` view says: every row
+``deleted``, ``deletion`` or ``memory``, one a deletion; a batch of memory records only leaves
+that as it was), and the timestamp of the first row of its incarnation the batch starts or
+continues (memory records are bookkeeping: they neither start nor end an incarnation).
 Design: ``streams/sink/README.md``, "Sessions".
 """
 
@@ -20,7 +22,10 @@ from projections.history.event_status import EventStatus
 from streams.sink.database import Connection
 from streams.sink.rows import EventRow
 
-_ENDED: Final = frozenset({str(EventStatus.DELETED), str(EventStatus.DELETION)})
+#: Rows that belong to no incarnation: an ended one's, its deletion, memory records.
+_NOT_ALIVE: Final = frozenset(
+    {str(EventStatus.DELETED), str(EventStatus.DELETION), str(EventStatus.MEMORY)}
+)
 #: The columns of ``session_index``, in :meth:`SessionMark.values` order.
 INDEX_COLUMNS: Final = (
     "session_key",
@@ -45,13 +50,15 @@ class SessionMark:
         restarted: The batch holds a deletion record of the session: ``created`` replaces
             the stored one (None: nothing of the session is left after it).
         created: The timestamp of the first row of the session's incarnation in the batch
-            that is neither ``deleted`` nor ``deletion``, None when there is none.
+            that is neither ``deleted``, ``deletion`` nor ``memory``, None when there is none.
+        deleted: Whether the session ends the batch deleted; None when the batch holds only
+            memory records of it (the stored answer stands; a new session's is False).
     """
 
     row: EventRow
     created: float | None
     restarted: bool
-    deleted: bool
+    deleted: bool | None
 
     def values(self) -> tuple[object, ...]:
         """The row's values in :data:`INDEX_COLUMNS` order."""
@@ -66,7 +73,7 @@ class SessionMark:
             self.created,
             row.event_timestamp,
             row.offset,
-            self.deleted,
+            bool(self.deleted),
         )
 
 
@@ -80,13 +87,14 @@ def session_marks(rows: Iterable[EventRow]) -> list[SessionMark]:
         ordered = sorted(sessions[key], key=lambda row: row.offset)
         deletions = [n for n, row in enumerate(ordered) if row.status == EventStatus.DELETION]
         since = deletions[-1] + 1 if deletions else 0
-        alive = [row for row in ordered[since:] if row.status not in _ENDED]
+        alive = [row for row in ordered[since:] if row.status not in _NOT_ALIVE]
+        marking = [row for row in ordered if row.status != EventStatus.MEMORY]
         marks.append(
             SessionMark(
                 row=ordered[-1],
                 created=alive[0].event_timestamp if alive else None,
                 restarted=bool(deletions),
-                deleted=ordered[-1].status == EventStatus.DELETION,
+                deleted=marking[-1].status == EventStatus.DELETION if marking else None,
             )
         )
     return marks
@@ -95,19 +103,30 @@ def session_marks(rows: Iterable[EventRow]) -> list[SessionMark]:
 async def index_sessions(conn: Connection, schema: str, rows: Sequence[EventRow]) -> None:
     """Upsert the ``session_index`` rows of the sessions `rows` touch (in the transaction)."""
     marks = session_marks(rows)
-    for restarted in (False, True):
-        chosen = [mark.values() for mark in marks if mark.restarted is restarted]
+    for restarted, kept in ((False, False), (True, False), (False, True)):
+        chosen = [
+            mark.values()
+            for mark in marks
+            if mark.restarted is restarted and (mark.deleted is None) is kept
+        ]
         if chosen:
-            await _upsert(conn, schema, chosen, restarted=restarted)
+            await _upsert(conn, schema, chosen, restarted=restarted, keep_deleted=kept)
 
 
 async def _upsert(
-    conn: Connection, schema: str, values: list[tuple[object, ...]], *, restarted: bool
+    conn: Connection,
+    schema: str,
+    values: list[tuple[object, ...]],
+    *,
+    restarted: bool,
+    keep_deleted: bool,
 ) -> None:
     # A batch without a deletion keeps the incarnation's stored creation; one with a deletion
     # starts a new incarnation. The offset check keeps a row from going back (it cannot: one
     # partition's batches are fenced in order), so a replayed batch changes nothing.
+    # A batch of memory records only keeps the stored deletion (a new row's is False).
     created = "EXCLUDED.created" if restarted else "coalesce(s.created, EXCLUDED.created)"
+    deleted = "s.deleted" if keep_deleted else "EXCLUDED.deleted"
     unnest = sql.SQL(", ").join(
         sql.SQL("%s::{}[]").format(sql.SQL(kind)) for kind in (*_TYPES, "boolean")
     )
@@ -116,12 +135,13 @@ async def _upsert(
         "INSERT INTO {table} AS s ({columns}) SELECT * FROM unnest({unnest})"
         " ON CONFLICT (session_key) DO UPDATE SET created = {created},"
         " last_activity = EXCLUDED.last_activity, last_offset = EXCLUDED.last_offset,"
-        " deleted = EXCLUDED.deleted, partition = EXCLUDED.partition"
+        " deleted = {deleted}, partition = EXCLUDED.partition"
         " WHERE s.last_offset < EXCLUDED.last_offset"
     ).format(
         table=sql.Identifier(schema, "session_index"),
         columns=columns,
         unnest=unnest,
         created=sql.SQL(created),
+        deleted=sql.SQL(deleted),
     )
     await conn.execute(statement, [list(column) for column in zip(*values, strict=True)])

@@ -71,20 +71,34 @@ def expected_live(sessions: Mapping[str, LoggedSession]) -> dict[str, list[int]]
 
 
 def expected_memories(sessions: Mapping[str, LoggedSession], apps: set[str]) -> set[Place]:
-    """The rows of `apps`' sessions that have a memory: kept by the fold, with text; of
-    two rows with one event id, the first."""
+    """The rows that have a memory: kept by the fold, with text, and either named last by an
+    ``add`` memory record after them or, when none names them, of one of `apps` (mode
+    ``all``); of two rows with one event id, the first."""
     places: set[Place] = set()
     for session in sessions.values():
-        if parse_session_key(session.key).app not in apps:
-            continue
+        every = parse_session_key(session.key).app in apps
         statuses = classify_session(session.records)
         seen: set[str] = set()
-        for record in session.records:
+        for position, record in enumerate(session.records):
             memory = memory_of(record, session.partition)
-            if statuses[record.offset] in REMEMBERED and memory and memory.memory_id not in seen:
+            if not (statuses[record.offset] in REMEMBERED and memory):
+                continue
+            later = session.records[position + 1 :]
+            if memory.memory_id not in seen and _last_word(later, memory.memory_id, every=every):
                 seen.add(memory.memory_id)
                 places.add((session.partition, record.offset))
     return places
+
+
+def _last_word(later: list[LoggedEvent], memory_id: str, *, every: bool) -> bool:
+    """Walking back from the session's last record: the first memory record naming
+    `memory_id` says whether it is a memory (read from the raw custom metadata)."""
+    for record in reversed(later):
+        ours = (record.envelope.event.custom_metadata or {}).get("ctxstream")
+        mark = ours.get("memory") if isinstance(ours, dict) else None
+        if isinstance(mark, dict) and ("ids" not in mark or memory_id in mark["ids"]):
+            return bool(mark["action"] == "add")
+    return every
 
 
 def expected_summaries(sessions: Mapping[str, LoggedSession]) -> set[tuple[object, ...]]:

@@ -15,10 +15,12 @@ from collections.abc import Callable
 
 import pytest
 
+from ctxstream.appends.memory_record import memory_record
 from projections.fold.projection import project
 from projections.history.classification import classify_session
 from projections.history.event_status import EventStatus
 from schemas.codec import encode
+from schemas.event import Event
 from schemas.keys import SessionKey
 from streams.sink.database import Connection
 from streams.sink.migrate import migrate
@@ -50,8 +52,9 @@ from tests.support.strategies import seeded_session
 from tests.unit.projections.history.test_history_vectors import VECTORS, _session_events
 
 PARTITIONS = 2
-#: A deleted incarnation's rows and the deletion records: not the current incarnation.
-ENDED = frozenset({EventStatus.DELETED, EventStatus.DELETION})
+#: A deleted incarnation's rows, the deletion records and memory records: no activity of the
+#: current incarnation.
+ENDED = frozenset({EventStatus.DELETED, EventStatus.DELETION, EventStatus.MEMORY})
 GENERATED = 40
 
 
@@ -64,9 +67,26 @@ def session_records() -> dict[SessionKey, list[Record]]:
         sessions[key] = [(key.encode(), encode(envelope(key, e))) for e in _session_events(vector)]
     for seed in range(GENERATED):
         key = SessionKey(f"acme/{'mem' if seed % 2 else 'gen'}/u{seed % 3}/g{seed}")
-        logged = seeded_session(seed)
-        sessions[key] = [(key.encode(), encode(envelope(key, r.envelope.event))) for r in logged]
+        events = with_memory_records(key, [r.envelope.event for r in seeded_session(seed)], seed)
+        sessions[key] = [(key.encode(), encode(envelope(key, event))) for event in events]
     return {key: records for key, records in sessions.items() if records}
+
+
+def with_memory_records(key: SessionKey, events: list[Event], seed: int) -> list[Event]:
+    """`events` with a memory record after every fourth: an add or a delete, of the whole
+    session or of up to two ids of events before it (app ``gen`` is in explicit mode)."""
+    rng = random.Random(seed)  # noqa: S311 - a reproducible session, no secret
+    marked: list[Event] = []
+    for number, event in enumerate(events):
+        marked.append(event)
+        if number % 4 != 3:
+            continue
+        known = sorted({each.id for each in marked if each.id})
+        ids = None if rng.random() < 0.5 else rng.sample(known, min(2, len(known))) or None
+        action = "add" if rng.random() < 0.6 else "delete"
+        stamp = event.timestamp
+        marked.append(memory_record(key, action, ids, event_id=f"m{number}", timestamp=stamp))
+    return marked
 
 
 def interleaved(sessions: dict[SessionKey, list[Record]], seed: int) -> list[list[Record]]:
@@ -148,7 +168,8 @@ async def test_the_sessions_view_says_what_the_fold_says(
     assert found == expected
     assert sum(1 for values in expected.values() if values[4] is not None) > 20
     assert sum(1 for values in expected.values() if values[2]) > 20
-    ended = [key for key, session in sessions.items() if ENDED & set(statuses_of[key].values())]
+    deletion = {EventStatus.DELETED, EventStatus.DELETION}
+    ended = [key for key, session in sessions.items() if deletion & set(statuses_of[key].values())]
     assert len(ended) > 3  # sessions deleted, some appended to again
     assert any(expected[key][6] is not None for key in ended)
 
@@ -159,6 +180,12 @@ async def test_memories_are_the_kept_rows_of_the_apps_that_feed_memory(
     settings, sessions = loaded
     expected = expected_memories(sessions, {"mem"})
     assert len(expected) > 50
+    # Memory records decide: app gen is explicit, yet rows an add names have memories.
+    gen_places = {
+        (s.partition, r.offset) for s in sessions.values() if "/gen/" in s.key for r in s.records
+    }
+    assert expected & gen_places
+    assert expected_memories(sessions, {"mem", "gen"}) - expected  # gen in mode all: more
     assert await stored_memories(conn, settings.sink_schema) == expected
 
 

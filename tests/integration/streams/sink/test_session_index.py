@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from psycopg import sql
 
 from ctxstream.appends.deletion_record import deletion_record
+from ctxstream.appends.memory_record import memory_record
 from schemas.codec import encode
 from schemas.event import Event
 from schemas.keys import SessionKey
@@ -36,25 +37,37 @@ INDEXED = ("partition", "created", "last_activity", "last_offset", "deleted")
 
 @dataclass(frozen=True)
 class Written:
-    """One record the test wrote: its session, its event, whether it deletes the session."""
+    """One record the test wrote: its session, its event, whether it deletes the session or
+    is a memory record (bookkeeping: it neither starts nor ends an incarnation)."""
 
     key: SessionKey
     event: Event
     deletes: bool
+    memory: bool = False
 
 
 def workload(seed: int, count: int) -> list[Written]:
-    """`count` records over :data:`KEYS`, about one in eight a deletion; timestamps not sorted."""
+    """`count` records over :data:`KEYS`, about one in eight a deletion and one in six a memory
+    record; timestamps not sorted; the last session ends deleted, a memory record after."""
     rng = random.Random(seed)  # noqa: S311 (a reproducible workload, not a secret)
     written = []
     for n in range(count):
         key = rng.choice(KEYS)
         timestamp = float(rng.randrange(1_000, 1_100))
-        if rng.random() < 0.125:
+        draw = rng.random()
+        if draw < 0.125:
             event = deletion_record(key, event_id=f"d{n}", timestamp=timestamp)
             written.append(Written(key, event, deletes=True))
+        elif draw < 0.29:
+            event = memory_record(key, "add", event_id=f"m{n}", timestamp=timestamp)
+            written.append(Written(key, event, deletes=False, memory=True))
         else:
             written.append(Written(key, text_event(f"e{n}", f"inv{n}", timestamp), deletes=False))
+    # The last session ends with a deletion and a memory record after it: still deleted.
+    last = KEYS[-1]
+    written.append(Written(last, deletion_record(last, event_id="dz", timestamp=999.0), True))
+    marked = memory_record(last, "add", event_id="mz", timestamp=1_200.0)
+    written.append(Written(last, marked, deletes=False, memory=True))
     return written
 
 
@@ -65,9 +78,11 @@ def expected_index(written: list[Written]) -> dict[str, tuple[object, ...]]:
         mine = [(offset, w) for offset, w in enumerate(written) if w.key == key]
         last_offset, last = mine[-1]
         since = max((n + 1 for n, (_, w) in enumerate(mine) if w.deletes), default=0)
-        alive = mine[since:]
+        alive = [(offset, w) for offset, w in mine[since:] if not w.memory]
         created = alive[0][1].event.timestamp if alive else None
-        found[key] = (0, created, last.event.timestamp, last_offset, last.deletes)
+        marking = [w for _, w in mine if not w.memory]
+        deleted = bool(marking) and marking[-1].deletes
+        found[key] = (0, created, last.event.timestamp, last_offset, deleted)
     return found
 
 
@@ -103,6 +118,9 @@ async def test_the_index_follows_deletions_and_fresh_starts_however_the_log_is_c
     assert not all(w.deletes for w in written)
     expected = expected_index(written)
     assert any(row[4] for row in expected.values())  # a session ends deleted
+    # the last session ends deleted with a memory record after its deletion
+    ending = [w for w in written if w.key == KEYS[-1]][-2:]
+    assert [(w.deletes, w.memory) for w in ending] == [(True, False), (False, True)]
     for cut in (1, 3, 7, 60):
         schema = make_schema()
         await migrate(conn, schema)

@@ -1,0 +1,1 @@
+"""Text embeddings for memory's semantic ranking: a protocol and an OpenAI-compatible client."""
