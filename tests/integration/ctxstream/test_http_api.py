@@ -913,7 +913,7 @@ async def test_errors_are_json_bodies_with_their_status(
             "too-large",
         ),
         (await call(api, "GET", "/v1/nowhere"), 404, "not-found"),
-        (await call(api, "GET", f"{session}/events"), 405, "method-not-allowed"),
+        (await call(api, "PUT", f"{session}/events"), 405, "method-not-allowed"),
     ]
     for (status, answer), expected_status, code in cases:
         assert (status, answer["error"]) == (expected_status, code), answer
@@ -938,6 +938,7 @@ def test_the_openapi_document_lists_every_route(api: Api) -> None:
         "/v1/sessions/{session_key}/fork",
         "/v1/sessions/{session_key}/summaries/{summary_id}/events",
         "/v1/tenants/{tenant}/projections:subscribe",
+        "/v1/tenants/{tenant}/sessions",
         "/healthz",
         "/metrics",
     }
