@@ -1,15 +1,14 @@
 """The rewind walk of §3.1 on its own: small inputs with their marks worked out by hand.
 
-The walk moves a position back through the records; a slip in that arithmetic
-loops or skips a rewind. The cases run in one test, in this order, so a walk
-that runs off the end or loops fails on an early case at once (the one-record
-input, then a rewind the walk must not see twice) instead of looping on a later
-one: parametrized, a mutation run could order a looping case first.
+The walk goes back through the records and passes over what a rewind annuls;
+a slip in where it goes on skips a rewind or walks an annulled one.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+import pytest
 
 from projections.history.event_status import EventStatus
 from projections.history.rewind_marks import rewind_marks
@@ -28,6 +27,8 @@ CASES: Final[list[tuple[list[str], list[str | None], list[EventStatus | None]]]]
     (["x", "r1", "b", "r2"], [None, "zz", None, "b"], [None, REWIND, REWOUND, REWIND]),
     # R(zz) annuls nothing; R(a) just before it still annuls a1 and b1.
     (["a", "b", "r1", "r2"], [None, None, "a", "zz"], [REWOUND, REWOUND, REWIND, REWIND]),
+    # R(b) annuls R(a), the first record of its target b: R(a) is never walked, a1 stays.
+    (["a", "b", "x"], [None, "a", "b"], [None, REWOUND, REWIND]),
     # A rewind whose target starts at the rewind itself annuls nothing before it.
     (["a", "b"], [None, "b"], [None, REWIND]),
     # The module's examples.
@@ -36,6 +37,8 @@ CASES: Final[list[tuple[list[str], list[str | None], list[EventStatus | None]]]]
 ]
 
 
-def test_the_marks_of_small_inputs_worked_out_by_hand() -> None:
-    for invocation_ids, targets, expected in CASES:
-        assert rewind_marks(invocation_ids, targets) == expected, (invocation_ids, targets)
+@pytest.mark.parametrize(("invocation_ids", "targets", "expected"), CASES)
+def test_the_marks_of_small_inputs_worked_out_by_hand(
+    invocation_ids: list[str], targets: list[str | None], expected: list[EventStatus | None]
+) -> None:
+    assert rewind_marks(invocation_ids, targets) == expected
