@@ -32,18 +32,14 @@ def rewind_marks(
     for position, invocation_id in enumerate(invocation_ids):
         first.setdefault(invocation_id, position)
     marks: list[EventStatus | None] = [None] * len(invocation_ids)
-    position = len(invocation_ids) - 1
-    while position >= 0:
+    walked_to = len(invocation_ids)  # the records from here on are annulled or passed
+    for position in reversed(range(len(invocation_ids))):
         target = targets[position]
-        if not target:
-            position -= 1
+        if not target or position >= walked_to:
             continue
         marks[position] = EventStatus.REWIND
-        start = first.get(target)
-        if start is None or start >= position:
-            position -= 1
-            continue
-        for annulled in range(start, position):
+        start = first.get(target, position)  # an unknown target annuls nothing
+        for annulled in range(start, position):  # none unless the target starts before
             marks[annulled] = EventStatus.REWOUND
-        position = start - 1
+        walked_to = min(walked_to, start)
     return marks

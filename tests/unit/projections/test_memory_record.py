@@ -77,6 +77,26 @@ def test_a_summary_covering_nothing_is_no_memory(start: float, end: float) -> No
     assert memory_of(logged_event(KEY, summary, offset=9), partition=0) is None
 
 
+def test_a_summary_of_one_instant_covers_that_instant() -> None:
+    summary = summary_event("s1", 100.0, 100.0, 104.0, text="text")
+    memory = memory_of(logged_event(KEY, summary, offset=9), partition=0)
+
+    assert memory is not None
+    assert (memory.kind, memory.covered) == ("summary", (100.0, 100.0))
+
+
+@pytest.mark.parametrize("role", [None, ""], ids=["no role", "empty role"])
+def test_a_content_without_a_role_gives_a_memory_without_one(role: str | None) -> None:
+    content: dict[str, object] = {"parts": [text("hello")]}
+    if role is not None:
+        content["role"] = role
+    record = logged_event(KEY, event("e1", "user", 100.0, content=content), offset=1)
+    memory = memory_of(record, partition=0)
+
+    assert memory is not None
+    assert (memory.role, memory.text) == (None, "hello")
+
+
 def test_an_event_without_an_id_is_named_by_its_position() -> None:
     record = logged_event(KEY, event("", "user", 100.0, [text("hello")]), offset=12)
     memory = memory_of(record, partition=4)

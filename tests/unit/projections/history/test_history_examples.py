@@ -6,6 +6,7 @@ rules by hand, and holds them against the fold too (fold_oracle.py).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import pytest
@@ -14,7 +15,7 @@ from projections.compaction.summary_request import refusal_event, with_summary_r
 from projections.fold.fork import ForkSource, fork_event, inherited
 from projections.history.classification import classify_session, live_history
 from projections.history.event_status import EventStatus
-from projections.history.incremental import HistoryState, StatusChange, advance
+from projections.history.incremental import HistoryState, StatusChange, advance, statuses_of
 from schemas.errors import SessionMismatchError
 from schemas.event import Event
 from schemas.keys import Offset, SessionKey
@@ -23,6 +24,7 @@ from tests.support.events import (
     SESSION,
     bare_event,
     envelope,
+    event,
     logged,
     logged_event,
     rewind_event,
@@ -116,6 +118,40 @@ def test_a_later_rewind_over_an_earlier_one_brings_back_what_that_one_annulled()
     )
     assert _classified(records) == [LIVE, REWOUND, REWOUND, REWIND]
     assert _changes_of_last(records) == ((10, LIVE), (12, REWOUND), (13, REWIND))
+
+
+def test_a_rewind_that_annuls_nothing_keeps_its_status_when_later_records_arrive() -> None:
+    records = _records(
+        text_event("a1", "a", 1.0),
+        rewind_event("r1", "zz", 2.0),
+        text_event("b1", "b", 3.0),
+        rewind_event("r2", "b", 4.0),
+    )
+    assert _classified(records) == [LIVE, REWIND, REWOUND, REWIND]
+    state: HistoryState | None = None
+    for record in records[:3]:
+        state, _ = advance(state, record.offset, record.envelope)
+    assert state is not None
+    assert statuses_of(state) == {10: LIVE, 11: REWIND, 12: LIVE}
+    # r1 was a rewind before r2 and stays one: only b1 and r2 change.
+    assert _changes_of_last(records) == ((12, REWOUND), (13, REWIND))
+
+
+def test_a_rewind_inside_its_target_invocation_annuls_that_invocation_before_it() -> None:
+    rewind = event("r", "user", 3.0, inv="b", actions={"rewind_before_invocation_id": "b"})
+    records = _records(text_event("a1", "a", 1.0), text_event("b1", "b", 2.0), rewind)
+    assert _classified(records) == [LIVE, REWOUND, REWIND]
+    assert _changes_of_last(records) == ((11, REWOUND), (12, REWIND))
+
+
+def test_a_summary_with_a_nan_bound_survives_beside_others_and_masks_nothing() -> None:
+    records = _records(
+        text_event("e1", "a", 1.0),
+        summary_event("s1", 1.0, 2.0, 3.0),
+        summary_event("s2", math.nan, 3.0, 4.0),
+        text_event("e2", "b", 2.5),
+    )
+    assert _classified(records) == [MASKED, LIVE, LIVE, LIVE]
 
 
 def test_rewinding_a_summary_away_unmasks_what_it_covered() -> None:
