@@ -206,6 +206,26 @@ async def wait_rows(
         await asyncio.sleep(0.05)
 
 
+async def wait_logged(
+    log: Path,
+    line: str,
+    *,
+    process: subprocess.Popen[bytes],
+    times: int = 1,
+    timeout_s: float = CATCH_UP_TIMEOUT_S,
+) -> None:
+    """Wait until `log` holds `line` `times` times; the process must be alive meanwhile."""
+    deadline = time.monotonic() + timeout_s
+    while _count(log, line) < times:
+        assert process.poll() is None, f"the process exited with {process.returncode}"
+        assert time.monotonic() < deadline, f"{line!r} not in {log} after {timeout_s} s"
+        await asyncio.sleep(0.05)
+
+
+def _count(log: Path, line: str) -> int:
+    return log.read_text(errors="replace").count(line) if log.exists() else 0
+
+
 async def row_count(conn: Connection, schema: str) -> int:
     """Rows of ``event_rows``."""
     cursor = await conn.execute(

@@ -36,6 +36,7 @@ from tests.integration.streams.sink.sink_load import (
     start_sink_process,
     stop_sink_process,
     wait_caught_up,
+    wait_logged,
     wait_rows,
     workload,
 )
@@ -101,7 +102,10 @@ async def test_kill_9_at_random_points_ends_equal_to_a_clean_load(
         process.kill()  # SIGKILL: no cleanup, a transaction may be half done
         process.wait(timeout=60)
     await load
+    assigned = log.read_text().count("sink assigned")
     process = start_sink_process(tested, log)
+    # Assigned before it is stopped, even when the killed runs already wrote everything.
+    await wait_logged(log, "sink assigned", process=process, times=assigned + 1)
     await wait_caught_up(conn, schema, kafka_bootstrap, events)
     assert stop_sink_process(process) == 0
 
@@ -122,8 +126,12 @@ async def test_two_sinks_with_a_forced_rebalance_end_equal_to_a_clean_load(
     first = start_sink_process(tested, tmp_path / "first.log")
     await wait_rows(conn, schema, 300, load=load, process=first)
     second = start_sink_process(tested, tmp_path / "second.log")  # joins: a rebalance
+    # The rows after its join: without this wait a fast first sink writes them all while
+    # the second is still starting, and the two never share the partitions.
+    await wait_logged(tmp_path / "second.log", "sink assigned", process=second)
     await wait_rows(conn, schema, await row_count(conn, schema) + 600, load=load, process=second)
     assert stop_sink_process(first) == 0  # leaves: another rebalance
+    await wait_logged(tmp_path / "second.log", "sink assigned", process=second, times=2)
     await load
     await wait_caught_up(conn, schema, kafka_bootstrap, events)
     assert stop_sink_process(second) == 0
