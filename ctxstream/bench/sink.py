@@ -140,7 +140,7 @@ def report_text(result: SinkBenchResult) -> str:
     """One line per round, then the medians and the goal."""
     lines = [f"{'round':<6}{'first':<6}{'raw/s':>10}{'sink/s':>10}{'ratio':>7}  rows/s"]
     for number, r in enumerate(result.rounds):
-        per_table = " ".join(f"{t}={r.rows_per_s[t]:,.0f}" for t in TABLES)
+        per_table = " ".join(f"{t}={r.rows_per_s[t]:,.1f}" for t in TABLES)
         lines.append(
             f"{number:<6}{r.first:<6}{r.raw_events_per_s:>10,.0f}{r.sink_events_per_s:>10,.0f}"
             f"{r.ratio:>7.3f}  {per_table}"
