@@ -26,6 +26,7 @@ from ctxstream.bench import (
     neighbours,
     reads,
     restore,
+    sink,
 )
 from ctxstream.bench.demo import add_demo_command
 from ctxstream.cli.append import add_append_command
@@ -80,6 +81,7 @@ BENCHMARKS: Final = (
     neighbours.add_parser,
     compaction.add_parser,
     memory.add_parser,
+    sink.add_parser,
 )
 
 

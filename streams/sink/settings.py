@@ -38,6 +38,11 @@ class SinkSettings(KafkaSettings):
         le=10_000_000,
         description="sessions whose classification state the sink keeps (the rest are rebuilt)",
     )
+    sink_gc_threshold: tuple[int, int, int] | None = Field(
+        default=(50_000, 20, 100),
+        description="gc.set_threshold for the sink process (its cached sessions' events are "
+        "a large heap the default thresholds rescan over and over); null keeps Python's",
+    )
     memory_apps: str = Field(
         default="",
         description="apps whose memory mode is 'all': '*' or names separated by commas",

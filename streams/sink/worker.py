@@ -9,6 +9,8 @@ back to the stored offsets. Design: ``streams/sink/README.md``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import signal
 from collections.abc import Iterable
@@ -20,18 +22,17 @@ from schemas.dead_letter import DeadLetter
 from schemas.errors import CtxstreamError
 from schemas.kafka.admin import EVENTS_METADATA_WAIT_S, partition_count
 from schemas.masked_dsn import masked_dsn
-from streams.batch.records import SourceRecord
 from streams.embeddings.embedder import Embedder
 from streams.embeddings.settings import EmbeddingSettings
 from streams.sink.database import Connection, connect
 from streams.sink.errors import FenceError, TargetSchemaError
 from streams.sink.fence import Batch, other_topics, stored_offsets, write_batch
+from streams.sink.fetch import Fetched, fetch_batch
 from streams.sink.migrate import check_schema
 from streams.sink.read_model.batch_memories import MemoryApps
 from streams.sink.read_model.history_cache import HistoryCache
 from streams.sink.read_model.memory_embeddings import EmbeddingPass
 from streams.sink.read_model.status_step import StatusStep
-from streams.sink.rows import batch_rows
 from streams.sink.settings import SinkSettings
 from streams.sink.target_schema import group_id
 
@@ -158,51 +159,73 @@ class Sink:
             try:
                 listener = SeekToStored(consumer, seek_conn, self._schema, self._topic, self._cache)
                 consumer.subscribe([self._topic], listener=listener)
-                while not stop.is_set():
-                    await self._step(consumer, producer, conn, listener.next_offsets)
+                await self._loop(consumer, producer, conn, listener.next_offsets, stop)
             finally:
                 await consumer.stop()
         finally:
             await producer.stop()
 
-    async def _step(
+    async def _loop(
         self,
         consumer: AIOKafkaConsumer,
         producer: AIOKafkaProducer,
         conn: Connection,
         next_offsets: dict[TopicPartition, int],
+        stop: asyncio.Event,
+    ) -> None:
+        """Write batch after batch, fetching and decoding the next while one is written.
+
+        The next fetch starts where the batch being written ends; it is written only if the
+        batch before it committed there (else it is dropped and fetched again from where the
+        partitions' next batch must start: after a fence, a rebalance).
+        """
+        ahead: asyncio.Task[Fetched | None] | None = None
+        try:
+            while not stop.is_set():
+                fetched = await (ahead or self._fetch(consumer, next_offsets))
+                ahead = None
+                if fetched is None:  # not assigned yet (the group is joining)
+                    await asyncio.sleep(self._settings.sink_fetch_wait_ms / 1000)
+                    continue
+                if not fetched.starts_at(next_offsets):
+                    continue  # fetched before a fence or a rebalance moved the positions
+                after = {**next_offsets}
+                after.update((TopicPartition(self._topic, p), e) for p, e in fetched.ends.items())
+                ahead = asyncio.create_task(self._fetch(consumer, after))
+                await self._write(producer, conn, fetched, next_offsets)
+        finally:
+            if ahead is not None:
+                ahead.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ahead
+
+    async def _fetch(
+        self, consumer: AIOKafkaConsumer, expected: dict[TopicPartition, int]
+    ) -> Fetched | None:
+        settings = self._settings
+        return await fetch_batch(
+            consumer,
+            expected,
+            self._partitions,
+            wait_ms=settings.sink_fetch_wait_ms,
+            max_records=settings.sink_batch_records,
+        )
+
+    async def _write(
+        self,
+        producer: AIOKafkaProducer,
+        conn: Connection,
+        fetched: Fetched,
+        next_offsets: dict[TopicPartition, int],
     ) -> None:
         """One fetch: its dead letters sent, then its rows and positions in one transaction.
 
-        Each owned partition is fetched from where its next batch must start (sought there
-        when the consumer is elsewhere, e.g. after a fenced batch or a fetch that raced a
-        rebalance); the fence still checks that start against the database.
+        The fence checks the fetch's starts against the database; where each partition's
+        next batch must start moves to the ends after a commit, to the stored offsets after
+        a fence.
         """
-        settings = self._settings
-        owned = {tp: n for tp, n in next_offsets.items() if tp in consumer.assignment()}
-        if not owned:  # not assigned yet (the group is joining): wait for the listener
-            await asyncio.sleep(settings.sink_fetch_wait_ms / 1000)
-            return
-        for tp, offset in owned.items():
-            if await consumer.position(tp) != offset:
-                consumer.seek(tp, offset)
-        fetched = await consumer.getmany(
-            *owned, timeout_ms=settings.sink_fetch_wait_ms, max_records=settings.sink_batch_records
-        )
-        still = consumer.assignment()
-        starts: dict[int, int] = {}
-        ends: dict[int, int] = {}
-        for tp, start in owned.items():
-            if tp in still and ((end := await consumer.position(tp)) != start or fetched.get(tp)):
-                starts[tp.partition], ends[tp.partition] = start, end
-        records = [
-            SourceRecord(r.topic, r.partition, r.offset, r.key, r.value)
-            for tp, batch in fetched.items()
-            if tp.partition in starts
-            for r in batch
-        ]
-        planned = batch_rows(records, self._partitions)
-        batch = Batch(self._topic, starts, ends, planned.rows)
+        planned = fetched.planned
+        batch = Batch(self._topic, fetched.starts, fetched.ends, planned.rows)
         step = StatusStep(self._cache, planned.rows, planned.events, self._memory_apps)
         try:
             batch.check()
@@ -210,14 +233,14 @@ class Sink:
             await write_batch(conn, self._schema, batch, step)
         except FenceError as exc:
             logger.warning("%s; seeking to the stored offsets", exc)
-            self._cache.drop_partitions(starts)  # another sink wrote them: states are stale
+            self._cache.drop_partitions(fetched.starts)  # another sink wrote them: stale states
             moved = exc.stored
         except BaseException:
             self._cache.clear()  # the commit's outcome is unknown: no state is trusted
             raise
         else:
             step.committed()
-            moved = ends
+            moved = fetched.ends
             if self._embedding is not None:
                 await self._embedding.run(conn, self._schema)
         for partition, offset in moved.items():
@@ -257,6 +280,8 @@ def run_sink(settings: SinkSettings) -> int:
         CtxstreamError: the sink refused to run (the schema's version, a schema holding
             another topic, PostgreSQL unreachable); the message says which.
     """
+    if settings.sink_gc_threshold is not None:
+        gc.set_threshold(*settings.sink_gc_threshold)
     try:
         asyncio.run(_serve(settings))
     except CtxstreamError:

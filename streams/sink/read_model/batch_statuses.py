@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from projections.history.event_status import EventStatus
 from projections.history.incremental import HistoryState, advance
@@ -98,7 +98,7 @@ async def classify_batch(
                 memory.note_change(session_key, partition, earlier_offset, old, new_status)
         for index in indexes:
             memory.note_new(events[index], partition, final[index])
-    result.rows = [replace(row, status=str(final[index])) for index, row in enumerate(rows)]
+    result.rows = [row.with_status(str(final[index])) for index, row in enumerate(rows)]
     return result
 
 

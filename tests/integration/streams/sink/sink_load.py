@@ -207,14 +207,23 @@ async def wait_rows(
 
 
 async def wait_logged(
-    log: Path, text: str, times: int, *, process: subprocess.Popen[bytes], timeout_s: float = 60.0
+    log: Path,
+    line: str,
+    *,
+    process: subprocess.Popen[bytes],
+    times: int = 1,
+    timeout_s: float = CATCH_UP_TIMEOUT_S,
 ) -> None:
-    """Wait until `log` holds `text` at least `times` times; the sink must stay alive."""
+    """Wait until `log` holds `line` `times` times; the process must be alive meanwhile."""
     deadline = time.monotonic() + timeout_s
-    while (await asyncio.to_thread(log.read_text)).count(text) < times:
-        assert process.poll() is None, f"the sink exited with {process.returncode}"
-        assert time.monotonic() < deadline, f"{text!r} fewer than {times} times in {log}"
-        await asyncio.sleep(0.1)
+    while _count(log, line) < times:
+        assert process.poll() is None, f"the process exited with {process.returncode}"
+        assert time.monotonic() < deadline, f"{line!r} not in {log} after {timeout_s} s"
+        await asyncio.sleep(0.05)
+
+
+def _count(log: Path, line: str) -> int:
+    return log.read_text(errors="replace").count(line) if log.exists() else 0
 
 
 async def row_count(conn: Connection, schema: str) -> int:

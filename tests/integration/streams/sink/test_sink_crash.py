@@ -102,7 +102,10 @@ async def test_kill_9_at_random_points_ends_equal_to_a_clean_load(
         process.kill()  # SIGKILL: no cleanup, a transaction may be half done
         process.wait(timeout=60)
     await load
+    assigned = log.read_text().count("sink assigned")
     process = start_sink_process(tested, log)
+    # Assigned before it is stopped, even when the killed runs already wrote everything.
+    await wait_logged(log, "sink assigned", process=process, times=assigned + 1)
     await wait_caught_up(conn, schema, kafka_bootstrap, events)
     assert stop_sink_process(process) == 0
 
@@ -124,10 +127,11 @@ async def test_two_sinks_with_a_forced_rebalance_end_equal_to_a_clean_load(
     await wait_rows(conn, schema, 300, load=load, process=first)
     second = start_sink_process(tested, tmp_path / "second.log")  # joins: a rebalance
     # Both own partitions after the rebalance (the first's second assignment), then both write.
-    await wait_logged(tmp_path / "second.log", "sink assigned", 1, process=second)
-    await wait_logged(tmp_path / "first.log", "sink assigned", 2, process=first)
+    await wait_logged(tmp_path / "second.log", "sink assigned", process=second)
+    await wait_logged(tmp_path / "first.log", "sink assigned", process=first, times=2)
     await wait_rows(conn, schema, await row_count(conn, schema) + 300, load=load, process=second)
     assert stop_sink_process(first) == 0  # leaves: another rebalance
+    await wait_logged(tmp_path / "second.log", "sink assigned", process=second, times=2)
     await load
     await wait_caught_up(conn, schema, kafka_bootstrap, events)
     assert stop_sink_process(second) == 0
