@@ -129,32 +129,46 @@ def advance(
     event = envelope.event
     facts = _facts(at, event)
     position = len(state.applied)
-    grown = replace(
-        state,
-        session_key=session,
-        last_offset=at,
-        applied=state.applied.append(facts),
-        first_positions=(
-            state.first_positions
-            if event.invocation_id in state.first_positions
-            else state.first_positions.set(event.invocation_id, position)
-        ),
-        stored=state.stored.set(event.id, event) if event.id else state.stored,
+    applied = state.applied.append(facts)
+    first_positions = (
+        state.first_positions
+        if event.invocation_id in state.first_positions
+        else state.first_positions.set(event.invocation_id, position)
     )
+    stored = state.stored.set(event.id, event) if event.id else state.stored
     if facts.rewind_target:
-        start = grown.first_positions.get(facts.rewind_target)
+        grown = replace(
+            state,
+            session_key=session,
+            last_offset=at,
+            applied=applied,
+            first_positions=first_positions,
+            stored=stored,
+        )
+        start = first_positions.get(facts.rewind_target)
         if start is not None and start < position:
             return _rewound(grown, state.statuses)
         statuses = grown.statuses.append(EventStatus.REWIND)
         return replace(grown, statuses=statuses), (StatusChange(at, EventStatus.REWIND),)
-    noted, changes = _noted(grown, position, facts)
-    evolver = noted.statuses.append(EventStatus.LIVE).evolver()
+    scopes, answered, changes = _noted(state.scopes, state.answered, position, facts)
+    evolver = state.statuses.append(EventStatus.LIVE).evolver()
     for changed, new_status in changes:
         evolver[changed] = new_status
     ordered = sorted(changes)
-    return replace(noted, statuses=evolver.persistent()), tuple(
-        StatusChange(noted.applied[changed].offset, new_status) for changed, new_status in ordered
-    )
+    # Built field by field: dataclasses.replace costs several times more, on every record.
+    return HistoryState(
+        session_key=session,
+        last_offset=at,
+        applied=applied,
+        statuses=evolver.persistent(),
+        first_positions=first_positions,
+        stored=stored,
+        answered=answered,
+        scopes=scopes,
+        passed=state.passed,
+        refused=state.refused,
+        retired=state.retired,
+    ), tuple(StatusChange(applied[changed].offset, new_status) for changed, new_status in ordered)
 
 
 def statuses_of(state: HistoryState) -> dict[Offset, EventStatus]:
@@ -193,11 +207,13 @@ def _facts(offset: Offset, event: Event) -> AppliedFacts:
 
 
 def _noted(
-    state: HistoryState, position: int, facts: AppliedFacts
-) -> tuple[HistoryState, list[tuple[int, EventStatus]]]:
-    """`state` with the live record `facts` at `position` masked or masking in its scope."""
-    masking = state.scopes.get(facts.isolation_scope, ScopeMasking())
-    answered = state.answered
+    scopes: PMap[str | None, ScopeMasking], answered: PSet[str], position: int, facts: AppliedFacts
+) -> tuple[PMap[str | None, ScopeMasking], PSet[str], list[tuple[int, EventStatus]]]:
+    """`scopes` and `answered` with the live record `facts` at `position` masked or masking.
+
+    Returns the scopes, the answered request ids, and the (position, status) changes.
+    """
+    masking = scopes.get(facts.isolation_scope, ScopeMasking())
     if facts.summary is None:
         masking, change = note_raw(masking, position, facts.timestamp)
         changes = [change]
@@ -205,8 +221,7 @@ def _noted(
         masking, changes = note_summary(masking, position, facts.summary)
         if facts.request_id is not None:
             answered = answered.add(facts.request_id)
-    scopes = state.scopes.set(facts.isolation_scope, masking)
-    return replace(state, scopes=scopes, answered=answered), changes
+    return scopes.set(facts.isolation_scope, masking), answered, changes
 
 
 def _rewound(
@@ -217,12 +232,13 @@ def _rewound(
     marks = rewind_marks(
         [facts.invocation_id for facts in applied], [facts.rewind_target for facts in applied]
     )
-    fresh = replace(state, answered=pset(), scopes=pmap())
+    scopes: PMap[str | None, ScopeMasking] = pmap()
+    answered: PSet[str] = pset()
     statuses: list[EventStatus] = []
     for position, (facts, mark) in enumerate(zip(applied, marks, strict=True)):
         statuses.append(mark or EventStatus.LIVE)
         if mark is None:
-            fresh, changes = _noted(fresh, position, facts)
+            scopes, answered, changes = _noted(scopes, answered, position, facts)
             for changed, new_status in changes:
                 statuses[changed] = new_status
     last = len(applied) - 1
@@ -231,4 +247,4 @@ def _rewound(
         for position, status in enumerate(statuses)
         if position == last or before[position] != status
     )
-    return replace(fresh, statuses=pvector(statuses)), differ
+    return replace(state, answered=answered, scopes=scopes, statuses=pvector(statuses)), differ

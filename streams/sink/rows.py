@@ -182,17 +182,18 @@ def decoded_row(record: SourceRecord, logged: LoggedEvent) -> EventRow:
     if _ESCAPED_NUL in record.value:  # else no string of it holds a NUL: the fast path
         cleaned = without_nul(document)
         nul_in_json, document = cleaned != document, cleaned
-    texts = (
+    texts: tuple[str, ...] = (
         event.id,
         event.invocation_id,
         event.author,
         envelope.producer_id,
         envelope.idempotency_key,
     )
-    lossy = nul_in_json or any(_NUL in text for text in texts)
-    event_id, invocation_id, author, producer_id, idempotency_key = (
-        text.replace(_NUL, NUL_REPLACEMENT) for text in texts
-    )
+    nul_in_texts = _NUL in "".join(texts)  # one scan: the texts hold a NUL in rare records
+    lossy = nul_in_json or nul_in_texts
+    if nul_in_texts:
+        texts = tuple(text.replace(_NUL, NUL_REPLACEMENT) for text in texts)
+    event_id, invocation_id, author, producer_id, idempotency_key = texts
     return EventRow(
         partition=record.partition,
         offset=record.offset,

@@ -43,6 +43,12 @@ class SinkSettings(KafkaSettings):
         description="gc.set_threshold for the sink process (its cached sessions' events are "
         "a large heap the default thresholds rescan over and over); null keeps Python's",
     )
+    sink_gc_period_s: float | None = Field(
+        default=60.0,
+        gt=0,
+        description="turn the automatic cyclic collector off and collect whole after a batch, "
+        "at most this often, when the heap grew (streams.sink.heap); null leaves it on",
+    )
     memory_apps: str = Field(
         default="",
         description="apps whose memory mode is 'all': '*' or names separated by commas",

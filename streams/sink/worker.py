@@ -28,6 +28,7 @@ from streams.sink.database import Connection, connect
 from streams.sink.errors import FenceError, TargetSchemaError
 from streams.sink.fence import Batch, other_topics, stored_offsets, write_batch
 from streams.sink.fetch import Fetched, fetch_batch
+from streams.sink.heap import HeapCollector
 from streams.sink.migrate import check_schema
 from streams.sink.read_model.batch_memories import MemoryApps
 from streams.sink.read_model.history_cache import HistoryCache
@@ -90,10 +91,16 @@ class SeekToStored(ConsumerRebalanceListener):  # type: ignore[misc]
 class Sink:
     """One sink instance of one target schema; :meth:`run` until a stop event."""
 
-    def __init__(self, settings: SinkSettings, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        settings: SinkSettings,
+        embedder: Embedder | None = None,
+        heap: HeapCollector | None = None,
+    ) -> None:
         """A sink of `settings`' `events` topic into `settings.sink_schema`.
 
-        With `embedder`, memories get embeddings after each batch (``EmbeddingPass``).
+        With `embedder`, memories get embeddings after each batch (``EmbeddingPass``);
+        with `heap`, the process's collections are settled after each batch.
         """
         self._settings = settings
         self._schema = settings.sink_schema
@@ -103,6 +110,7 @@ class Sink:
         self._memory_apps = MemoryApps.parse(settings.memory_apps)
         self._partitions = settings.events_partitions  # the broker's, once running
         self._embedding = EmbeddingPass(embedder) if embedder is not None else None
+        self._heap = heap
 
     async def run(self, stop: asyncio.Event) -> None:
         """Check the schema, then sink batches until `stop` is set.
@@ -240,6 +248,8 @@ class Sink:
             raise
         else:
             step.committed()
+            if self._heap is not None:
+                self._heap.settle()
             moved = fetched.ends
             if self._embedding is not None:
                 await self._embedding.run(conn, self._schema)
@@ -265,12 +275,12 @@ class Sink:
             )
 
 
-async def _serve(settings: SinkSettings) -> None:
+async def _serve(settings: SinkSettings, heap: HeapCollector | None) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    await Sink(settings, EmbeddingSettings().embedder()).run(stop)
+    await Sink(settings, EmbeddingSettings().embedder(), heap).run(stop)
 
 
 def run_sink(settings: SinkSettings) -> int:
@@ -282,8 +292,12 @@ def run_sink(settings: SinkSettings) -> int:
     """
     if settings.sink_gc_threshold is not None:
         gc.set_threshold(*settings.sink_gc_threshold)
+    heap = None
+    if settings.sink_gc_period_s is not None:
+        heap = HeapCollector(settings.sink_gc_period_s)
+        heap.start()
     try:
-        asyncio.run(_serve(settings))
+        asyncio.run(_serve(settings, heap))
     except CtxstreamError:
         raise
     except Exception:
