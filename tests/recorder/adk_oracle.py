@@ -14,28 +14,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from typing import Any
 
-from google.adk.agents import LlmAgent  # type: ignore[import-not-found]
-from google.adk.apps import compaction as adk_compaction  # type: ignore[import-not-found]
-from google.adk.apps.app import App, EventsCompactionConfig  # type: ignore[import-not-found]
-from google.adk.apps.llm_event_summarizer import (  # type: ignore[import-not-found]
+from google.adk.agents import LlmAgent
+from google.adk.apps import compaction as adk_compaction
+from google.adk.apps.app import App, EventsCompactionConfig
+from google.adk.apps.llm_event_summarizer import (
     LlmEventSummarizer,
 )
-from google.adk.events._rewind_events import _apply_rewinds  # type: ignore[import-not-found]
-from google.adk.events.event import Event  # type: ignore[import-not-found]
-from google.adk.flows.llm_flows.context import _contents  # type: ignore[import-not-found]
-from google.adk.flows.llm_flows.context._compaction import (  # type: ignore[import-not-found]
+from google.adk.events._rewind_events import _apply_rewinds
+from google.adk.events.event import Event
+from google.adk.flows.llm_flows.context import _contents
+from google.adk.flows.llm_flows.context._compaction import (
     _process_compaction_events,
 )
-from google.adk.models.base_llm import BaseLlm  # type: ignore[import-not-found]
-from google.adk.models.llm_response import LlmResponse  # type: ignore[import-not-found]
-from google.adk.sessions import (  # type: ignore[import-not-found]
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_response import LlmResponse
+from google.adk.sessions import (
     InMemorySessionService,
     _rewind_utils,
 )
-from google.genai import types  # type: ignore[import-not-found]
+from google.genai import types
 from pydantic import Field
 
 ADK_VERSION = "2.13.0"
@@ -67,7 +67,7 @@ def parse_events(events: list[Json]) -> list[Any]:
     return [Event.model_validate(event) for event in events]
 
 
-class SummaryLlm(BaseLlm):  # type: ignore[misc]
+class SummaryLlm(BaseLlm):
     """The summarizer's scripted model: answers every prompt with the next text.
 
     ``texts`` is consumed in call order; when it runs out, ``summary <n>`` is
@@ -79,7 +79,7 @@ class SummaryLlm(BaseLlm):  # type: ignore[misc]
 
     async def generate_content_async(
         self, llm_request: Any, stream: bool = False
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[LlmResponse, None]:
         prompt = llm_request.contents[0].parts[0].text
         self.prompts.append(prompt)
         text = self.texts.pop(0) if self.texts else f"summary {len(self.prompts)}"
@@ -89,12 +89,12 @@ class SummaryLlm(BaseLlm):  # type: ignore[misc]
         )
 
 
-class SilentLlm(BaseLlm):  # type: ignore[misc]
+class SilentLlm(BaseLlm):
     """An agent model for hooks that never call it (compaction needs an LlmAgent)."""
 
     async def generate_content_async(
         self, llm_request: Any, stream: bool = False
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[LlmResponse, None]:
         nothing: tuple[Any, ...] = ()
         for item in nothing:  # an async generator that never yields
             yield item
@@ -343,6 +343,7 @@ async def _summarizer_render(vector_input: Mapping[str, Any]) -> Json:
     shape: Json | None = None
     if summary is not None:
         compaction = summary.actions.compaction
+        assert compaction is not None  # a summary carries its compaction
         shape = {
             "author": summary.author,
             "content_is_null": summary.content is None,
@@ -382,7 +383,7 @@ async def _session_state(vector_input: Mapping[str, Any]) -> Json:
     state_after_create = dict(working.state)
     for event in parse_events(vector_input["events"]):
         await service.append_event(session=working, event=event)
-    stored = await service.get_session(app_name=app, user_id=user, session_id="s1")
+    stored = await _stored(service, app, user)
     appended = [event.id for event in stored.events]
     rewind_shape: Json | None = None
     rewind_id: str | None = None
@@ -395,7 +396,7 @@ async def _session_state(vector_input: Mapping[str, Any]) -> Json:
             rewind_before_invocation_id=target,
             app_name=app,
         )
-        stored = await service.get_session(app_name=app, user_id=user, session_id="s1")
+        stored = await _stored(service, app, user)
         (rewind,) = [event for event in stored.events if event.id not in before]
         rewind_id = rewind.id
         rewind_shape = {
@@ -431,3 +432,10 @@ EXPECTED: dict[str, Callable[[Mapping[str, Any]], Json]] = {
     "summarizer_render": expected_summarizer_render,
     "session_state": expected_session_state,
 }
+
+
+async def _stored(service: Any, app: str, user: str) -> Any:
+    """The stored session ``s1`` (it exists: the caller created it)."""
+    stored = await service.get_session(app_name=app, user_id=user, session_id="s1")
+    assert stored is not None
+    return stored

@@ -28,28 +28,28 @@ import asyncio
 import contextlib
 import itertools
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from google.adk.agents import LlmAgent  # type: ignore[import-not-found]
-from google.adk.apps.app import App  # type: ignore[import-not-found]
-from google.adk.apps.llm_event_summarizer import (  # type: ignore[import-not-found]
+from google.adk.agents import LlmAgent
+from google.adk.apps.app import App
+from google.adk.apps.llm_event_summarizer import (
     LlmEventSummarizer,
 )
-from google.adk.events.event import Event  # type: ignore[import-not-found]
-from google.adk.models.base_llm import BaseLlm  # type: ignore[import-not-found]
-from google.adk.models.llm_response import LlmResponse  # type: ignore[import-not-found]
-from google.adk.platform import (  # type: ignore[import-not-found]
+from google.adk.events.event import Event
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_response import LlmResponse
+from google.adk.platform import (
     time as adk_time,
 )
 from google.adk.platform import (
     uuid as adk_uuid,
 )
-from google.adk.runners import Runner  # type: ignore[import-not-found]
-from google.adk.sessions import InMemorySessionService  # type: ignore[import-not-found]
-from google.adk.tools import LongRunningFunctionTool  # type: ignore[import-not-found]
-from google.genai import types  # type: ignore[import-not-found]
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
+from google.genai import types
 from pydantic import Field
 
 from tests.recorder import adk_oracle
@@ -127,7 +127,7 @@ def start_job(task: str) -> dict[str, str]:
     return {"status": "pending", "ticket": f"job-{task}"}
 
 
-class ScriptedLlm(BaseLlm):  # type: ignore[misc]
+class ScriptedLlm(BaseLlm):
     """The agents' model: replies from ``script`` in call order, shared by every agent."""
 
     script: list[Any] = Field(default_factory=list)
@@ -135,7 +135,7 @@ class ScriptedLlm(BaseLlm):  # type: ignore[misc]
 
     async def generate_content_async(
         self, llm_request: Any, stream: bool = False
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[LlmResponse, None]:
         if not self.script:
             raise AssertionError("the model was called more often than scripted")
         reply = self.script.pop(0)
@@ -201,12 +201,12 @@ def hook_phases(capture: adk_oracle.Capture) -> Iterator[None]:
         finally:
             capture.phase = "pre_request"
 
-    Runner._run_post_invocation_compaction = post_invocation
+    Runner._run_post_invocation_compaction = post_invocation  # type: ignore[method-assign]
     capture.phase = "pre_request"
     try:
         yield
     finally:
-        Runner._run_post_invocation_compaction = original
+        Runner._run_post_invocation_compaction = original  # type: ignore[method-assign]
 
 
 def _agent(scenario: DecisionScenario, model: Any) -> Any:
@@ -260,6 +260,7 @@ async def _record(scenario: DecisionScenario) -> tuple[Json, Json, list[str]]:
             if model.script:
                 raise AssertionError(f"{scenario.slug}: {len(model.script)} replies left unused")
         session = await service.get_session(app_name=APP, user_id=USER, session_id=SESSION)
+        assert session is not None
         # The next invocation's first event, as the runner appends it; no reply.
         closing = Event(
             invocation_id=f"e-{Event.new_id()}",
@@ -268,6 +269,7 @@ async def _record(scenario: DecisionScenario) -> tuple[Json, Json, list[str]]:
         )
         await service.append_event(session=session, event=closing)
     session = await service.get_session(app_name=APP, user_id=USER, session_id=SESSION)
+    assert session is not None
     return _vector_parts(scenario, session.events, capture)
 
 

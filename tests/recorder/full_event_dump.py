@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import sys
 
-from google.adk.events.event import Event  # type: ignore[import-not-found]
-from google.adk.events.event_actions import (  # type: ignore[import-not-found]
+from google.adk.events.event import Event
+from google.adk.events.event_actions import (
     EventActions,
     EventCompaction,
 )
-from google.genai import types  # type: ignore[import-not-found]
+from google.genai import types
 
 
 def full_event() -> Event:
