@@ -87,6 +87,13 @@ def session_service(deployment: Deployment, view: str) -> BaseSessionService:
     return service
 
 
+async def close_service(service: BaseSessionService) -> None:
+    """Await the service's ``close()`` when it has one (ADK's base class has none)."""
+    close = getattr(service, "close", None)
+    if callable(close):
+        await close()
+
+
 @asynccontextmanager
 async def ctxstream_deployment(
     dsn: str, run_dir: Path, *, keep: bool = False
@@ -151,9 +158,12 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 async def load_session(deployment: Deployment, session: AdkSession) -> None:
     """Create `session` through the service, append its events, wait for the sink."""
     service = session_service(deployment, "full")
-    await service.create_session(
-        app_name=session.app_name, user_id=session.user_id, session_id=session.session_id
-    )
+    try:
+        await service.create_session(
+            app_name=session.app_name, user_id=session.user_id, session_id=session.session_id
+        )
+    finally:
+        await close_service(service)
     key = f"{TENANT}/{session.app_name}/{session.user_id}/{session.session_id}"
     records = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in session.events]
     async with Client(settings=deployment.settings) as client:

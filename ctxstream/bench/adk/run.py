@@ -25,6 +25,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from ctxstream.bench.adk.baselines import DSS_SQLITE, SQLITE, check_loaded, load_dss, load_sqlite
 from ctxstream.bench.adk.deployment import (
     Deployment,
+    close_service,
     ctxstream_deployment,
     load_session,
     session_service,
@@ -100,21 +101,22 @@ async def _services(
     folder: Path, session: AdkSession, deployment: Deployment | None
 ) -> AsyncIterator[dict[str, BaseSessionService]]:
     """The loaded services by name, checked: the baselines, then ctxstream's views."""
-    sqlite = await load_sqlite(folder, session)
-    dss = await load_dss(folder, session)
+    services: dict[str, BaseSessionService] = {
+        SQLITE: await load_sqlite(folder, session),
+        DSS_SQLITE: await load_dss(folder, session),
+    }
     try:
-        services: dict[str, BaseSessionService] = {SQLITE: sqlite, DSS_SQLITE: dss}
         for service in services.values():
             await check_loaded(service, session)
         if deployment is not None:
             await load_session(deployment, session)
             for view in VIEWS:
                 services[view] = session_service(deployment, view)
-            await check_loaded(services["full"], session)
+            await check_loaded(services["full"], session, update_time=False)
         yield services
     finally:
-        await sqlite.close()
-        await dss.close()
+        for service in services.values():
+            await close_service(service)
 
 
 async def _results(
