@@ -52,7 +52,7 @@ def test_adk_readers_answer_the_same_on_the_live_view(events: list[Event], overl
 
 
 def _event(
-    i: int, inv: str, author: str, ts: float, text: str | None = None, **more: object
+    i: int, inv: str, author: str, ts: float, text: str | None = None, /, **more: object
 ) -> Event:
     fields: dict[str, object] = {"id": f"e{i}", "invocation_id": inv, "author": author}
     fields["timestamp"] = ts
@@ -63,7 +63,7 @@ def _event(
 
 
 def _summary(i: int, start: float, end: float, ts: float, **more: object) -> Event:
-    compaction = {"startTimestamp": start, "endTimestamp": end}
+    compaction: dict[str, object] = {"startTimestamp": start, "endTimestamp": end}
     compaction["compactedContent"] = {"role": "model", "parts": [{"text": f"sum {start}-{end}"}]}
     return _event(i, f"cmp{i}", "user", ts, actions={"compaction": compaction}, **more)
 
