@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from schemas.creation_mark import creation_event, is_creation
 from schemas.deletion_mark import is_deletion
 from schemas.envelope import Envelope
-from schemas.keys import Offset
+from schemas.event import Event
+from schemas.keys import Offset, SessionKey
 from schemas.logged_event import LoggedEvent
 from tests.support.conditions_oracle import WriterOracle
 from tests.support.events import PRODUCER, SESSION, tenant_of
@@ -36,15 +37,21 @@ def with_conditions(
 def creation_record(offset: int, number: int, state: dict[str, object]) -> LoggedEvent:
     """A creation record of :data:`SESSION` at `offset`, expecting ``-1``."""
     event = creation_event(event_id=f"created-{number}", timestamp=0.0, state=state)
-    conditional = Envelope(
-        tenant=tenant_of(SESSION),
-        session_key=SESSION,
+    return LoggedEvent(Offset(offset), conditional_envelope(SESSION, event, -1))
+
+
+def conditional_envelope(
+    key: SessionKey, event: Event, expected: int | None, idempotency_key: str | None = None
+) -> Envelope:
+    """`event` as a record of session `key` expecting `expected` (None: unconditional)."""
+    return Envelope(
+        tenant=tenant_of(key),
+        session_key=key,
         producer_id=PRODUCER,
-        idempotency_key=f"{SESSION}/{event.id}",
+        idempotency_key=idempotency_key or f"{key}/{event.id}",
         event=event,
-        expected_offset=-1,
+        expected_offset=expected,
     )
-    return LoggedEvent(Offset(offset), conditional)
 
 
 def conditional_records(records: list[LoggedEvent], rng: random.Random) -> list[LoggedEvent]:
@@ -61,7 +68,7 @@ def conditional_records(records: list[LoggedEvent], rng: random.Random) -> list[
             oracle.feed(creation)
             offset += rng.randint(1, 3)
         after_deletion = is_deletion(record.envelope.event)
-        expected = _expected(rng, oracle, out)
+        expected = expected_offset_for(rng, oracle, [record.offset for record in out])
         env: Envelope = record.envelope
         if expected is not None:
             env = env.model_copy(update={"expected_offset": expected})
@@ -73,8 +80,11 @@ def conditional_records(records: list[LoggedEvent], rng: random.Random) -> list[
     return out
 
 
-def _expected(rng: random.Random, oracle: WriterOracle, out: list[LoggedEvent]) -> int | None:
-    """An expected offset for the next record: mostly none, else right, -1 or stale."""
+def expected_offset_for(rng: random.Random, oracle: WriterOracle, earlier: list[int]) -> int | None:
+    """An expected offset for a session's next record: mostly none, else right, -1 or stale.
+
+    `oracle` has seen the session's records so far, at the offsets `earlier`.
+    """
     pick = rng.random()
     if pick < 0.7:
         return None
@@ -82,5 +92,5 @@ def _expected(rng: random.Random, oracle: WriterOracle, out: list[LoggedEvent]) 
         return oracle.writer
     if pick < 0.95:
         return -1
-    earlier = [record.offset for record in out if record.offset != oracle.writer]
-    return rng.choice(earlier) if earlier else oracle.writer + 1
+    stale = [offset for offset in earlier if offset != oracle.writer]
+    return rng.choice(stale) if stale else oracle.writer + 1
