@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from schemas.codec import encode
 
-OutcomeKind = Literal["summarized", "dead_lettered", "refused", "skipped"]
+OutcomeKind = Literal["summarized", "dead_lettered", "refused", "withdrawn", "skipped"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +35,10 @@ class RequestOutcome:
             ``dead_lettered`` (a dead letter only: the request could not be
             read or could not name its session legitimately), ``refused`` (a
             dead letter and a refusal event in the request's session: a valid
-            request given up for good) or ``skipped`` (nothing: the request
-            was answered already or is stale).
+            request given up for good), ``withdrawn`` (a refusal event alone:
+            a rewind or another summary made the request stale, which is no
+            fault of the request) or ``skipped`` (nothing: a summary or a
+            refusal answered the request already).
         records: The records to produce, in order.
     """
 

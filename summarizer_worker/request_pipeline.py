@@ -47,6 +47,7 @@ from summarizer_worker.inherited_events import inherited_records, inherited_star
 from summarizer_worker.request_outcome import SKIPPED, OutputRecord, RequestOutcome
 from summarizer_worker.request_stage import at_stage, failure_reason
 from summarizer_worker.request_status import (
+    AlreadyRefused,
     AlreadySummarized,
     Summarize,
     Superseded,
@@ -161,23 +162,8 @@ class RequestPipeline:
         goes alone.
         """
         letter = self._dead_letter_record(record, stage, reason)
-        try:
-            envelope = refusal_envelope(
-                request,
-                f"{stage}: {reason}",
-                producer_id=self._producer_id,
-                event_id=self._new_id(),
-                timestamp=self._clock(),
-            )
-            refusal = OutputRecord.encoded(
-                self._events_topic, request.session_key.encode(), envelope
-            )
-        except Exception as exc:  # noqa: BLE001 - the dead letter still goes out
-            logger.warning(
-                "refusal not written request=%s reason=%s",
-                shown(request.request_id),
-                failure_reason(exc),
-            )
+        refusal = self._refusal_record(request, f"{stage}: {reason}")
+        if refusal is None:
             return RequestOutcome("dead_lettered", (letter,))
         logger.info(
             "refused request=%s session=%s stage=%s",
@@ -186,6 +172,41 @@ class RequestPipeline:
             stage,
         )
         return RequestOutcome("refused", (letter, refusal))
+
+    def withdrawal(self, request: CompactionRequest, reason: str) -> RequestOutcome:
+        """The outcome of a request a rewind or another summary made stale: its refusal alone.
+
+        The refusal lets the projector stop waiting on the request (its fold
+        clears the request in flight) instead of waiting for its timeout; no
+        dead letter, since the request was not at fault.
+        """
+        logger.info(
+            "dropped request=%s session=%s reason=%s",
+            shown(request.request_id),
+            shown(request.session_key),
+            shown(reason),
+        )
+        refusal = self._refusal_record(request, f"superseded: {reason}")
+        return SKIPPED if refusal is None else RequestOutcome("withdrawn", (refusal,))
+
+    def _refusal_record(self, request: CompactionRequest, reason: str) -> OutputRecord | None:
+        """The refusal event of `request` for `reason`, or None (logged) if it cannot build."""
+        try:
+            envelope = refusal_envelope(
+                request,
+                reason,
+                producer_id=self._producer_id,
+                event_id=self._new_id(),
+                timestamp=self._clock(),
+            )
+            return OutputRecord.encoded(self._events_topic, request.session_key.encode(), envelope)
+        except Exception as exc:  # noqa: BLE001 - what goes with it is still written
+            logger.warning(
+                "refusal not written request=%s reason=%s",
+                shown(request.request_id),
+                failure_reason(exc),
+            )
+            return None
 
     async def outcome(self, request: CompactionRequest, record: ConsumerRecord) -> RequestOutcome:
         """Handle `request` (read at `record`) until it is answered, skipped or given up.
@@ -312,14 +333,16 @@ class RequestPipeline:
                     summary_offset,
                 )
                 return SKIPPED
-            case Superseded(reason):
+            case AlreadyRefused(refusal_offset):
                 logger.info(
-                    "dropped request=%s session=%s reason=%s",
+                    "skipped request=%s session=%s reason=refused refusal_offset=%d",
                     shown(request.request_id),
                     shown(request.session_key),
-                    shown(reason),
+                    refusal_offset,
                 )
                 return SKIPPED
+            case Superseded(reason):
+                return self.withdrawal(request, reason)
             case Summarize(window):
                 pass
             case _:

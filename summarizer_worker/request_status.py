@@ -2,9 +2,11 @@
 
 Decided from the session's slice alone: the range and everything the session
 appended after it (the *tail*). A live summary in the tail that names the
-request: :class:`AlreadySummarized`. A rewind in the tail that annuls the
-window, a refusal that names the request or a summary that covers the range:
-:class:`Superseded`. Otherwise: :class:`Summarize` the window. Rewinds follow
+request: :class:`AlreadySummarized`; a refusal that names it:
+:class:`AlreadyRefused`. A rewind in the tail that annuls the window or a
+summary that covers the range: :class:`Superseded` (the worker withdraws the
+request with a refusal, so the projector stops waiting on it). Otherwise:
+:class:`Summarize` the window. Rewinds follow
 reference §3.1 over the slice; a tail rewind to an invocation the slice does
 not show is taken to reach before the range (conservative). The rules, and
 the one case misjudged the other way: ``summarizer_worker/README.md``,
@@ -44,13 +46,20 @@ class AlreadySummarized:
 
 
 @dataclass(frozen=True, slots=True)
+class AlreadyRefused:
+    """A refusal at `refusal_offset` already names the request: nothing more to write."""
+
+    refusal_offset: Offset
+
+
+@dataclass(frozen=True, slots=True)
 class Superseded:
-    """The request is stale; `reason` says why (for the log line)."""
+    """The request is stale; `reason` says why (for the log line and its refusal)."""
 
     reason: str
 
 
-RequestStatus = Summarize | AlreadySummarized | Superseded
+RequestStatus = Summarize | AlreadySummarized | AlreadyRefused | Superseded
 
 
 def request_status(
@@ -59,8 +68,9 @@ def request_status(
     """What to do with `request`, given its session's slice of the log.
 
     Example: window at offsets 4..6, tail ``7: summary naming the request`` ->
-    ``AlreadySummarized(7)``; tail ``8: rewind to the window's invocation`` ->
-    ``Superseded``; an empty tail -> ``Summarize(window)``.
+    ``AlreadySummarized(7)``; tail ``7: refusal naming it`` -> ``AlreadyRefused(7)``;
+    tail ``8: rewind to the window's invocation`` -> ``Superseded``; an empty tail ->
+    ``Summarize(window)``.
 
     Args:
         request: The compaction request.
@@ -91,7 +101,7 @@ def request_status(
             return AlreadySummarized(record.offset)
     for record in tail:
         if refused_request_id(record.envelope.event) == request.request_id:
-            return Superseded(f"refused by the refusal at offset {record.offset}")
+            return AlreadyRefused(record.offset)
     for record in tail:
         if _contains(record.envelope.event, request.start_timestamp, request.end_timestamp):
             return Superseded(f"covered by the summary at offset {record.offset}")

@@ -9,6 +9,7 @@ and the consumer group commits every request.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, RecordsToDelete
 
 from projections.compaction.summary_request import with_summary_request_id
+from projections.event_kinds import refused_request_id
 from schemas.codec import decode_envelope, encode
 from schemas.compaction_request import CompactionRequest, compaction_request_id
 from schemas.event import Event
@@ -221,6 +223,11 @@ async def test_every_request_gets_one_summary_and_bad_ones_are_dead_lettered(
     assert summaries_by_request(final).keys() == summaries_by_request(records).keys()
     assert all(len(found) == 1 for found in summaries_by_request(final).values())
 
+    # A stale request is withdrawn with one refusal (no dead letter), so the projector stops
+    # waiting on it; a valid request answered by its summary is refused by nobody.
+    refusals = Counter(refused_request_id(decode_envelope(record.value).event) for record in final)
+    assert refusals[rewound.request_id] == refusals[covered.request_id] == 1
+    assert not any(refusals[request.request_id] for request in valid)
     assert f"dropped request={rewound.request_id}" in log
     assert f"dropped request={covered.request_id}" in log
     assert "reason=covered by the summary at offset" in log

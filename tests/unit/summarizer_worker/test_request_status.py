@@ -15,6 +15,7 @@ from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
 from summarizer_worker.errors import RangeNotFoundError, RangeNotStableError
 from summarizer_worker.request_status import (
+    AlreadyRefused,
     AlreadySummarized,
     Summarize,
     Superseded,
@@ -82,9 +83,8 @@ def test_a_refusal_naming_the_request_after_the_range_drops_it() -> None:
     request = request_for(log[:4])
     refusal = refusal_event(request.request_id, "read: too large", event_id="f", timestamp=200.0)
     log = _after(log, refusal)
-    assert request_status(request, log, _stable(log)) == Superseded(
-        f"refused by the refusal at offset {log[-1].offset}"
-    )
+    # Answered already: the worker writes nothing more (a withdrawal would be a second refusal).
+    assert request_status(request, log, _stable(log)) == AlreadyRefused(log[-1].offset)
 
 
 def test_a_refusal_of_another_request_does_not_drop_it() -> None:
