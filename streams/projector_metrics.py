@@ -90,6 +90,13 @@ class ProjectorMetrics:
             "1 while the task folding events runs, 0 once it has died.",
             registry=self.registry,
         )
+        self.conflicting_summaries = Counter(
+            f"{prefix}_conflicting_summaries",
+            "Compaction events ADK authored on apps the pipeline compacts (owner 'pipeline'), "
+            "by the compaction entry configuring the app.",
+            ["entry"],
+            registry=self.registry,
+        )
         self.gaps_probed = Counter(
             f"{prefix}_gaps_probed",
             "Skipped offsets checked against the log, by its answer.",
@@ -107,6 +114,11 @@ class ProjectorMetrics:
         self.dead_letters.inc(len(letters))
         for letter in letters:
             self.dead_letters_by_stage.labels(stage=letter.stage).inc()
+
+    def summaries_conflicted(self, entries: Sequence[str]) -> None:
+        """Count a batch's conflicting summaries, one per entry of `entries` (repeated)."""
+        for entry in entries:
+            self.conflicting_summaries.labels(entry=entry).inc()
 
     def batch_folded(
         self, seconds: float, *, sessions_cached: int, cache_bytes: int, quarantined: int

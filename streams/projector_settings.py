@@ -21,6 +21,8 @@ from schemas.keys import SessionKey, parse_session_key
 logger = logging.getLogger(__name__)
 
 _DEFAULT_COMPACTION = CompactionConfig(compaction_interval=10, overlap_size=1)
+#: :meth:`ProjectorSettings.compaction_entry` of an app no override names.
+DEFAULT_ENTRY: Final = "(default)"
 
 #: Kafka's default ``message.max.bytes`` (the deployment's brokers and topics keep it): the
 #: largest record batch a broker accepts. A fetch returns a partition's first batch whole even
@@ -39,7 +41,11 @@ class ProjectorSettings(KafkaSettings):
     Mappings are JSON, e.g.
     ``CTXSTREAM_COMPACTION_OVERRIDES='{"acme/support": {"token_threshold": 50000,
     "event_retention_size": 10}}'``; an override key is ``tenant/app`` or ``tenant``
-    (the more specific one wins) and replaces the default config whole.
+    (the more specific one wins) and replaces the default config whole. An entry's
+    ``"owner"`` says who compacts the app: ``"pipeline"`` (the default) or ``"adk"``
+    (``{"acme/support": {"owner": "adk"}}``: ADK's runner compacts, the projector
+    requests nothing; :mod:`projections.compaction.ownership`); any other value is
+    refused at start.
     """
 
     model_config = SettingsConfigDict(env_prefix="CTXSTREAM_", frozen=True, extra="ignore")
@@ -270,13 +276,20 @@ class ProjectorSettings(KafkaSettings):
 
     def compaction_for(self, session_key: SessionKey) -> CompactionConfig:
         """The compaction config of the session's app: ``tenant/app``, ``tenant``, default."""
+        entry = self.compaction_entry(session_key)
+        return self.compaction if entry == DEFAULT_ENTRY else self.compaction_overrides[entry]
+
+    def compaction_entry(self, session_key: SessionKey) -> str:
+        """Which entry configures the session's app: ``tenant/app``, ``tenant`` or ``(default)``.
+
+        A bounded label (one value per configured entry), where the session
+        key itself would not be.
+        """
         parts = parse_session_key(session_key)
-        overrides = self.compaction_overrides
-        return (
-            overrides.get(f"{parts.tenant}/{parts.app}")
-            or overrides.get(parts.tenant)
-            or self.compaction
-        )
+        for entry in (f"{parts.tenant}/{parts.app}", parts.tenant):
+            if entry in self.compaction_overrides:
+                return entry
+        return DEFAULT_ENTRY
 
     def view_request_for(self, session_key: SessionKey) -> ContentsRequest:
         """The request a session's projection starts with: its view for the app's root agent.

@@ -28,6 +28,7 @@ from ctxstream.bench import (
     restore,
     sink,
 )
+from ctxstream.bench.adk import command as adk
 from ctxstream.bench.demo import add_demo_command
 from ctxstream.cli.append import add_append_command
 from ctxstream.cli.catalog_commands import add_history_command
@@ -82,6 +83,7 @@ BENCHMARKS: Final = (
     compaction.add_parser,
     memory.add_parser,
     sink.add_parser,
+    adk.add_parser,
 )
 
 

@@ -1,12 +1,14 @@
-"""ADK's ``EventsCompactionConfig``: which compaction triggers run (reference §2).
+"""ADK's ``EventsCompactionConfig``: which compaction triggers run (reference §2), and who.
 
 Pure value type. The summarizer is not part of it: the summarizer worker
-chooses its backend from its own settings.
+chooses its backend from its own settings. ``owner`` says who compacts the
+app (:mod:`projections.compaction.ownership`): the pipeline, by these
+triggers, or ADK's runner, whose summary events the pipeline only folds.
 """
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -23,6 +25,10 @@ class CompactionConfig(BaseModel):
             this compact (> 0).
         event_retention_size: Token trigger: how many newest raw events stay
             raw (>= 0).
+        owner: ``pipeline`` (the default): the projector requests summaries by
+            these triggers. ``adk``: ADK's runner compacts (the App's
+            ``events_compaction_config``); the projector folds its summary
+            events and requests none, so the triggers may be left unset.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -31,15 +37,17 @@ class CompactionConfig(BaseModel):
     overlap_size: int | None = Field(default=None, ge=0)
     token_threshold: int | None = Field(default=None, gt=0)
     event_retention_size: int | None = Field(default=None, ge=0)
+    owner: Literal["adk", "pipeline"] = "pipeline"
 
     @model_validator(mode="after")
     def _pairs_are_complete(self) -> Self:
         _require_pair(self, "token_threshold", "event_retention_size")
         _require_pair(self, "compaction_interval", "overlap_size")
-        if not (self.has_sliding_window or self.has_token_threshold):
+        triggered = self.has_sliding_window or self.has_token_threshold
+        if self.owner == "pipeline" and not triggered:
             raise ValueError(
                 "no compaction trigger: set compaction_interval and overlap_size, "
-                "or token_threshold and event_retention_size"
+                "or token_threshold and event_retention_size (or owner 'adk')"
             )
         return self
 

@@ -7,7 +7,8 @@ answers (before) or that follows it (after). Cheap pre-checks and the gate
 memo skip selections that cannot pass (:mod:`projections.compaction.quiet`);
 a selection reads the tail :func:`~projections.compaction.decision_window.decision_start`
 gives. Never two in flight, never a request a live summary answers or a
-refusal named; :func:`replay_decisions` is what the projector emits for a log.
+refusal named, none for an app ADK compacts (:mod:`projections.compaction.ownership`);
+:func:`replay_decisions` is what the projector emits for a log.
 Why, and what a stream cannot reproduce: projections/README.md, "When it compacts".
 
 Example, ``compaction_interval=2, overlap_size=0``: inv1 (offsets 0, 1),
@@ -25,6 +26,7 @@ from projections.compaction.after_invocation import select_post_invocation_windo
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision_window import decision_start
 from projections.compaction.hooks import answered_model_call, completes_invocation, next_model_call
+from projections.compaction.ownership import pipeline_compacts
 from projections.compaction.quiet import (
     hook_may_fire,
     quiet_after_invocation,
@@ -103,6 +105,8 @@ def _decide(
     *,
     use_memo: bool,
 ) -> _Decision:
+    if not pipeline_compacts(config):
+        return _NOTHING  # ADK's runner compacts this app: its summaries are folded, never asked
     if after.in_flight is not None or after.last_offset != record.offset:
         return _NOTHING  # waiting on a request, or nothing applied
     if before.last_offset >= record.offset or _bookkeeping(record):

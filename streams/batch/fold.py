@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from projections.compaction.decision import step
+from projections.compaction.ownership import conflicting_summary
 from projections.fold.projection import SessionProjection
 from projections.retention.retained_vector import NeedsHistory
 from schemas.codec import MAX_RECORD_BYTES, encode
@@ -51,6 +52,8 @@ class SessionFold:
         added: The bytes the folded records retain.
         deleted: Whether a deletion record folded (the session's stored
             state is replaced by a checkpoint of what survives it).
+        conflicts: Offsets of the summaries ADK authored that folded on a
+            pipeline-owned app (:mod:`projections.compaction.ownership`).
     """
 
     projection: SessionProjection
@@ -63,6 +66,7 @@ class SessionFold:
     redelivered: int = 0
     added: int = 0
     deleted: bool = False
+    conflicts: list[Offset] = field(default_factory=list)
 
 
 def fold_session(
@@ -116,6 +120,9 @@ def _fold_record(
         encoded = _encoded_request(folded.request, source, fold)
         if encoded is None:
             return
+    stored = folded.projection.log.records is not fold.projection.log.records
+    if stored and conflicting_summary(record.envelope.event, session.config):
+        fold.conflicts.append(record.offset)
     fold.projection = folded.projection
     fold.deleted = fold.deleted or fold.projection.deleted_at == record.offset
     fold.new.append(StoredRecord(record.offset, source.value))

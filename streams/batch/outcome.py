@@ -79,7 +79,9 @@ class BatchOutcome:
     because their projections released what those records need; the shell
     reads each one's history and hands it to
     :meth:`~streams.batch.projector.BatchProjector.project_history`, which
-    folds them into this same outcome.
+    folds them into this same outcome. `conflicting_summaries` lists the
+    summaries ADK authored on pipeline-owned apps (session, offset), each
+    logged once by the batch step and counted by the engine.
     """
 
     dead_letters: list[DeadLetter] = field(default_factory=list)
@@ -91,6 +93,7 @@ class BatchOutcome:
     applied: int = 0
     redelivered: int = 0
     history_needed: list[HistoryNeed] = field(default_factory=list)
+    conflicting_summaries: list[tuple[SessionKey, Offset]] = field(default_factory=list)
     letters_logged: int = 0  # how many of `dead_letters` the projector has logged
 
     def snapshots(self) -> list[ProjectionSnapshot]:

@@ -253,6 +253,14 @@ class BatchProjector:
         write_fold(
             self._cache, key, session, fold, rewrites, checkpoint, outcome, decoded[-1].source
         )
+        for offset in fold.conflicts:
+            logger.warning(
+                "session=%s offset=%d: a compaction event ADK authored on an app the pipeline "
+                "compacts (owner 'pipeline'): folded; set the app's owner to 'adk' in "
+                "CTXSTREAM_COMPACTION_OVERRIDES, or drop the App's events_compaction_config",
+                shown(key),
+                offset,
+            )
 
     def project_history(
         self,

@@ -66,6 +66,7 @@ def write_fold(
     outcome.applied += len(fold.new)
     outcome.requests.extend((request, partition) for request, _ in fold.requests)
     outcome.writes.extend(rewrites)
+    outcome.conflicting_summaries.extend((key, offset) for offset in fold.conflicts)
     deletions = _write_records(cache, key, session, fold, checkpoint, outcome)
     _write_request(key, session, fold, outcome)
     if fold.new or fold.first_redelivered is not None:

@@ -213,6 +213,9 @@ class ProjectorShell:
             snapshots=outputs.snapshots,
             letters=outputs.letters,
         )
+        self._metrics.summaries_conflicted(
+            [self._settings.compaction_entry(key) for key, _ in outcome.conflicting_summaries]
+        )
         # The batch's records are acked when this returns: wait until the broker has
         # every output, so a committed offset never outruns what it caused.
         await asyncio.gather(*sent, *outputs.deliveries)

@@ -311,6 +311,9 @@ class NativeProjector:
         metrics.events_redelivered.inc(outcome.redelivered)
         metrics.dead_letters.inc(len(letters))
         metrics.snapshots.inc(len(snapshots))
+        metrics.summaries_conflicted(
+            [self._settings.compaction_entry(key) for key, _ in outcome.conflicting_summaries]
+        )
 
     def _forget_sessions(self, partitions: set[int]) -> None:
         """Drop the released partitions' sessions (and the batch step's view of them)."""

@@ -96,6 +96,7 @@ def test_an_override_is_a_whole_config_not_merged_with_the_default(
         "overlap_size": None,
         "token_threshold": 7,
         "event_retention_size": 0,
+        "owner": "pipeline",
     }
 
 
