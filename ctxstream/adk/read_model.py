@@ -60,7 +60,10 @@ class SessionReads:
         after = config.after_timestamp if config else None
         async with self._catalog.snapshot() as conn:
             row = await (
-                await conn.execute(statements.session_row(self._schema), (key.key,))
+                await conn.execute(
+                    statements.session_row(self._schema),
+                    {"key": key.key, "updating": statements.UPDATE_STATUSES},
+                )
             ).fetchone()
             if row is None or row[0]:
                 return None
@@ -105,9 +108,11 @@ class SessionReads:
         """The app's live sessions (of `user`, a key part, when given), without events."""
         by_user = user is not None
         scope: tuple[str, ...] = (tenant, app, user) if user is not None else (tenant, app)
+        named: dict[str, object] = {"tenant": tenant, "app": app, "user": user}
+        named["updating"] = statements.UPDATE_STATUSES
         async with self._catalog.snapshot() as conn:
             listed = await (
-                await conn.execute(statements.listed_sessions(self._schema, by_user=by_user), scope)
+                await conn.execute(statements.listed_sessions(self._schema, by_user=by_user), named)
             ).fetchall()
             rows = await (
                 await conn.execute(statements.app_state_rows(self._schema, by_user=by_user), scope)

@@ -16,13 +16,28 @@ from psycopg import sql
 #: event (rewound events and rewinds included, as ADK keeps them); never bookkeeping
 #: (creation, deletion, fork, memory, refusal), a stale or partial record, or a copy.
 HELD_STATUSES: Final = ["live", "masked", "superseded", "rewound", "rewind"]
+#: The statuses of the records that set ADK's ``last_update_time``: held events and creations
+#: (a stale record, a memory or other bookkeeping record does not).
+UPDATE_STATUSES: Final = [*HELD_STATUSES, "creation"]
+#: The timestamp of a session's last update: its last row of UPDATE_STATUSES (backwards on
+#: ``event_rows_session_offset``), else its last activity.
+_LAST_UPDATE: Final = sql.SQL(
+    "coalesce((SELECT event_timestamp FROM {rows} AS r WHERE r.session_key = i.session_key"
+    ' AND r.status = ANY(%(updating)s) ORDER BY r."offset" DESC LIMIT 1), i.last_activity)'
+)
 
 
 def session_row(schema: str) -> sql.Composed:
-    """Whether a session is deleted, its writer offset and last activity (parameter: key)."""
+    """Whether a session is deleted, its writer offset and last update.
+
+    Parameters: ``key``, ``updating`` (:data:`UPDATE_STATUSES`).
+    """
     return sql.SQL(
-        "SELECT deleted, writer_offset, last_activity FROM {} WHERE session_key = %s"
-    ).format(sql.Identifier(schema, "session_index"))
+        "SELECT i.deleted, i.writer_offset, {last} FROM {index} AS i WHERE i.session_key = %(key)s"
+    ).format(
+        last=_LAST_UPDATE.format(rows=sql.Identifier(schema, "event_rows")),
+        index=sql.Identifier(schema, "session_index"),
+    )
 
 
 def held_events(schema: str) -> sql.Composed:
@@ -52,12 +67,19 @@ def scoped_state(schema: str) -> sql.Composed:
 
 
 def listed_sessions(schema: str, *, by_user: bool) -> sql.Composed:
-    """An app's live sessions (of one user when `by_user`): parameters tenant, app[, user]."""
-    user = sql.SQL(" AND user_id = %s") if by_user else sql.SQL("")
+    """An app's live sessions (of one user when `by_user`).
+
+    Parameters: ``tenant``, ``app``, ``user`` (when `by_user`), ``updating``.
+    """
+    user = sql.SQL(" AND i.user_id = %(user)s") if by_user else sql.SQL("")
     return sql.SQL(
-        "SELECT session_key, user_id, session_id, last_activity, writer_offset FROM {}"
-        " WHERE tenant = %s AND app = %s{} AND NOT deleted"
-    ).format(sql.Identifier(schema, "session_index"), user)
+        "SELECT i.session_key, i.user_id, i.session_id, {last}, i.writer_offset FROM {index} AS i"
+        " WHERE i.tenant = %(tenant)s AND i.app = %(app)s{user} AND NOT i.deleted"
+    ).format(
+        last=_LAST_UPDATE.format(rows=sql.Identifier(schema, "event_rows")),
+        index=sql.Identifier(schema, "session_index"),
+        user=user,
+    )
 
 
 def app_state_rows(schema: str, *, by_user: bool) -> sql.Composed:
