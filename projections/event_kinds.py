@@ -4,8 +4,8 @@ The core tells events apart by what they carry, never by who sent them: a
 summary sets ``actions.compaction``; a rewind names an invocation in
 ``actions.rewind_before_invocation_id``; the pipeline's own bookkeeping
 (refusals, fork records: :mod:`projections.fold.fork`, deletion and memory
-records: :mod:`schemas.deletion_mark`, :mod:`schemas.memory_mark`, whose shape
-the envelope checks) and the request a
+records: :mod:`schemas.deletion_mark`, :mod:`schemas.memory_mark`, creation
+records: :mod:`schemas.creation_mark`, whose shape the envelope checks) and the request a
 summary answers sit under ``customMetadata.ctxstream``. This module is the one
 place that knows those marks; the writers
 (:mod:`projections.compaction.summary_request`, :mod:`projections.fold.fork`)
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from schemas.creation_mark import is_creation
 from schemas.deletion_mark import DELETION_KEY, is_deletion
 from schemas.event import Event
 from schemas.memory_mark import is_memory_mark
@@ -30,6 +31,7 @@ __all__ = [
     "REFUSAL_AUTHOR",
     "REFUSED_KEY",
     "REQUEST_ID_KEY",
+    "is_creation",
     "is_deletion",
     "is_memory_mark",
     "is_rewind",

@@ -28,3 +28,20 @@ def bare_problem(event: Event, kind: str) -> str | None:
     if event.actions.model_dump(exclude_defaults=True, exclude_none=True):
         return f"a {kind} record carries no actions"
     return None
+
+
+def flag_problem(event: Event, key: str, kind: str) -> str | None:
+    """Why `event`'s ``ctxstream`` metadata is not exactly ``{key: true}``; None when it is.
+
+    Example: ``{"ctxstream": {"session_deleted": "yes"}}`` ->
+    ``"ctxstream.session_deleted must be true, got str"``.
+    """
+    ours = (event.custom_metadata or {}).get(NAMESPACE)
+    if not isinstance(ours, dict) or key not in ours:
+        return f"it names no {NAMESPACE}.{key}"
+    if ours[key] is not True:
+        return f"{NAMESPACE}.{key} must be true, got {type(ours[key]).__name__}"
+    if set(ours) != {key}:
+        others = ", ".join(sorted(str(name) for name in ours if name != key))
+        return f"a {kind} record names nothing else under {NAMESPACE} (it also names {others})"
+    return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from schemas.bookkeeping import AUTHOR, NAMESPACE, bare_problem
+from schemas.bookkeeping import AUTHOR, NAMESPACE, bare_problem, flag_problem
 from schemas.event import Event
 
 #: The key of the mark under the pipeline's custom-metadata namespace.
@@ -36,15 +36,7 @@ def deletion_problem(event: Event) -> str | None:
     Example: ``{"ctxstream": {"session_deleted": "yes"}}`` ->
     ``"ctxstream.session_deleted must be true, got str"``.
     """
-    ours = (event.custom_metadata or {}).get(NAMESPACE)
-    if not isinstance(ours, dict) or DELETION_KEY not in ours:
-        return "it names no ctxstream.session_deleted"
-    if ours[DELETION_KEY] is not True:
-        return f"ctxstream.session_deleted must be true, got {type(ours[DELETION_KEY]).__name__}"
-    if set(ours) != {DELETION_KEY}:
-        others = ", ".join(sorted(str(key) for key in ours if key != DELETION_KEY))
-        return f"a deletion record names nothing else under ctxstream (it also names {others})"
-    return bare_problem(event, "deletion")
+    return flag_problem(event, DELETION_KEY, "deletion") or bare_problem(event, "deletion")
 
 
 def is_deletion(event: Event) -> bool:

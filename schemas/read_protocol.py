@@ -25,11 +25,17 @@ from schemas.event import MAX_ID_CHARS, Content, Event
 from schemas.json_bounds import INT64_MAX
 
 ReadKind = Literal[
-    "context", "projection", "expand", "rewind-delta", "history-start", "stored-events"
+    "context",
+    "projection",
+    "expand",
+    "rewind-delta",
+    "history-start",
+    "stored-events",
+    "write-verdicts",
 ]
 """What a read asks for: the assembled contents, the projection's snapshot, a summary's events,
 the state delta a rewind carries, where the session's history lies on its partition, which
-events it stored already."""
+events it stored already, what the fold made of conditional records."""
 
 RefusalKind = Literal[
     "not-owner",
@@ -170,6 +176,26 @@ class HistoryStart(SessionAnswer):
     ``-1``: none, or not known (a header stored before first offsets were)."""
     last_offset: int
     """The offset of the last record the projection applied (``-1``: none)."""
+
+
+class WriteVerdicts(SessionAnswer):
+    """What the fold made of a session's conditional records, as of `last_offset`.
+
+    Never refused for a session deleted or without records: a writer asks it after its own
+    append (projections/README.md, "Conditional records").
+    """
+
+    last_offset: int
+    """The offset of the last record the projection applied (``-1``: none)."""
+    writer_offset: int
+    """The offset of the session's last writer record (``-1``: none, or deleted since)."""
+    refused: list[int]
+    """The newest refused conditional records' offsets, ascending."""
+    refused_floor: int
+    """Refusals at or below this offset may be missing from `refused` (``-1``: none is)."""
+    deleted: bool
+    """The session has no live incarnation: deleted since its last record applied, or none
+    was ever applied."""
 
 
 class ContextAnswer(SessionAnswer):

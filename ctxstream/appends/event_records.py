@@ -60,8 +60,11 @@ def checked_record(
     producer_id: str,
     pipeline: bool = False,
     digest: bool = False,
+    expected_offset: int | None = None,
 ) -> CheckedRecord:
     """:func:`event_record`'s record, with the event's digest when `digest` and its id was given.
+
+    `expected_offset`: the record is conditional (``Envelope.expected_offset``).
 
     Raises:
         InvalidEventError: As :func:`event_record`.
@@ -88,6 +91,8 @@ def checked_record(
         "idempotency_key": f"{session_key}/{event_id}"[:256],
         "event": fields,
     }
+    if expected_offset is not None:
+        record["expected_offset"] = expected_offset
     try:
         value = bytes(memoryview(orjson.dumps(record)))
     except TypeError as exc:
@@ -130,6 +135,7 @@ def checked_records(
     producer_id: str,
     pipeline: bool = False,
     digest: bool = False,
+    expected_offset: int | None = None,
 ) -> list[CheckedRecord]:
     """The records of `events` (as :func:`checked_record`), every one checked.
 
@@ -141,7 +147,12 @@ def checked_records(
         try:
             records.append(
                 checked_record(
-                    session_key, event, producer_id=producer_id, pipeline=pipeline, digest=digest
+                    session_key,
+                    event,
+                    producer_id=producer_id,
+                    pipeline=pipeline,
+                    digest=digest,
+                    expected_offset=expected_offset,
                 )
             )
         except InvalidEventError as exc:

@@ -70,8 +70,11 @@ class EventWriter:
         *,
         pipeline: bool,
         lookup: bool = True,
+        expected_offset: int | None = None,
     ) -> list[AppendResult]:
         """Check `events`, leave out those stored already (with `lookup`), send the rest.
+
+        `expected_offset`: every record is conditional on it (no lookup then: the fold decides).
 
         Raises:
             InvalidEventError: An event or the key is refused; the message names its index.
@@ -79,7 +82,7 @@ class EventWriter:
         """
         producer = self._started()
         timeout_s = self._settings.duplicate_lookup_timeout_s
-        lookup = lookup and not pipeline and timeout_s > 0
+        lookup = lookup and not pipeline and timeout_s > 0 and expected_offset is None
         records = await asyncio.to_thread(
             checked_records,
             session_key,
@@ -87,6 +90,7 @@ class EventWriter:
             producer_id=self._producer_id,
             pipeline=pipeline,
             digest=lookup,
+            expected_offset=expected_offset,
         )
         digests = lookup_digests(records)
         stored = (

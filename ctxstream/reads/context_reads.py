@@ -38,6 +38,7 @@ from schemas.read_protocol import (
     RewindDelta,
     RewindQuery,
     SessionAnswer,
+    WriteVerdicts,
 )
 
 SessionAnswerT = TypeVar("SessionAnswerT", bound=SessionAnswer)
@@ -207,6 +208,14 @@ class ContextReads:
         key = checked_key(session_key)
         query = checked(ProjectionQuery, min_offset=min_offset, timeout_s=timeout_s)
         return await self._answer(key, "history-start", query, HistoryStart, "a history start")
+
+    async def write_verdicts(
+        self, session_key: str, *, min_offset: int | None, timeout_s: float
+    ) -> WriteVerdicts:
+        """The fold's word on the session's conditional records, once `min_offset` is folded."""
+        key = checked_key(session_key)
+        query = checked(ProjectionQuery, min_offset=min_offset, timeout_s=timeout_s)
+        return await self._answer(key, "write-verdicts", query, WriteVerdicts, "write verdicts")
 
     async def stored_offsets(
         self, session_key: str, digests: Mapping[str, str], *, timeout_s: float

@@ -15,8 +15,11 @@ from psycopg import sql
 from ctxstream.sessions.cursor import ListingPosition, ListingScope
 from streams.sink.read_model.session_index import INDEX_COLUMNS
 
-#: What a listing reads of each session: its ``session_index`` row but ``deleted``.
-LISTED_COLUMNS: Final = tuple(name for name in INDEX_COLUMNS if name != "deleted")
+#: What a listing reads of each session: its ``session_index`` row but ``deleted`` and
+#: ``writer_offset`` (the conditional-append bookkeeping: no listing shows it).
+LISTED_COLUMNS: Final = tuple(
+    name for name in INDEX_COLUMNS if name not in ("deleted", "writer_offset")
+)
 STORED_COLUMNS: Final = (
     "partition",
     "offset",

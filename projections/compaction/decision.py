@@ -42,7 +42,7 @@ from projections.compaction.token_threshold import (
 )
 from projections.compaction.window_request import SEED_INVOCATION_ID, compaction_request
 from projections.contents.contents_request import ContentsRequest
-from projections.event_kinds import is_memory_mark, refused_request_id
+from projections.event_kinds import is_creation, is_memory_mark, refused_request_id
 from projections.fold.projection import (
     SessionProjection,
     apply,
@@ -109,8 +109,8 @@ def _decide(
         return _NOTHING  # ADK's runner compacts this app: its summaries are folded, never asked
     if after.in_flight is not None or after.last_offset != record.offset:
         return _NOTHING  # waiting on a request, or nothing applied
-    if before.last_offset >= record.offset or _bookkeeping(record):
-        return _NOTHING  # redelivered, or a refusal or memory record: no trigger
+    if before.last_offset >= record.offset or _bookkeeping(record, after):
+        return _NOTHING  # redelivered, a refusal, memory or creation record, or refused
     event = record.envelope.event
     selected = False
     # 1. ADK's post-invocation hook, when this record shows the invocation before it ended.
@@ -150,10 +150,15 @@ def _decide(
     return _Decision(None, selected)
 
 
-def _bookkeeping(record: LoggedEvent) -> bool:
-    """Whether `record` is a refusal or a memory record: the pipeline's, never a trigger."""
+def _bookkeeping(record: LoggedEvent, after: SessionProjection) -> bool:
+    """Whether `record` is a refusal, a memory or creation record, or a refused one: no trigger."""
     event = record.envelope.event
-    return refused_request_id(event) is not None or is_memory_mark(event)
+    return (
+        refused_request_id(event) is not None
+        or is_memory_mark(event)
+        or is_creation(event)
+        or after.conditions.refused[-1:] == (record.offset,)
+    )
 
 
 def _emitted(

@@ -41,6 +41,7 @@ from projections.contents.context_view import (
 from projections.contents.next_agent import NextAgentTrail, agent_to_run, note_event, trail_of
 from projections.event_kinds import (
     REFUSAL_AUTHOR,
+    is_creation,
     is_deletion,
     is_memory_mark,
     is_rewind,
@@ -48,11 +49,18 @@ from projections.event_kinds import (
     refused_request_id,
     summary_request_id,
 )
+from projections.fold.conditions import (
+    Conditions,
+    is_refused,
+    with_refusal,
+    with_writer,
+    without_writer,
+)
 from projections.fold.fork import INHERITING, fork_source
 from projections.fold.invocations import InvocationCounts, count_invocations
 from projections.fold.invocations import note_live_event as note_invocation
 from projections.fold.scoped_state import ScopedState, apply_state_delta
-from projections.fold.session_log import SessionLog, append_record, is_stored
+from projections.fold.session_log import SessionLog, append_record, append_unlisted, is_stored
 from projections.fold.token_usage import TokenTally, add_reported, observe_live, recount_last
 from projections.retention.release_guard import released_name
 from projections.retention.retained_vector import NeedsHistory
@@ -93,6 +101,8 @@ class SessionProjection:
         retired_requests: Ids of the compaction requests a deleted incarnation
             knew; a summary or refusal naming one is dropped for good
             (projections/README.md, "Deletion").
+        conditions: The writer offset conditional records are judged by, and
+            the recent refusals (:mod:`projections.fold.conditions`).
     """
 
     session_key: SessionKey
@@ -110,6 +120,7 @@ class SessionProjection:
     forked_at: Offset | None = None
     deleted_at: Offset | None = None
     retired_requests: PSet[str] = field(default_factory=pset)
+    conditions: Conditions = field(default_factory=Conditions)
 
 
 def empty_projection(
@@ -162,6 +173,9 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         )
     if record.offset <= projection.last_offset:
         return projection  # redelivered: applied before
+    if is_refused(projection.conditions, record):  # a writer it did not expect came first
+        conditions = with_refusal(projection.conditions, record.offset)
+        return replace(projection, last_offset=record.offset, conditions=conditions)
     event = record.envelope.event
     if is_deletion(event):
         return _deleted(projection, record.offset)
@@ -178,6 +192,14 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         return _forked(projection, record.offset)
     if event.partial:  # what ADK's session service never stores (reference §11.1)
         return replace(projection, last_offset=record.offset)
+    if is_creation(event):  # its initial state, and the writer offset: nothing else
+        return replace(
+            projection,
+            last_offset=record.offset,
+            log=append_unlisted(projection.log, record),
+            state=apply_state_delta(projection.state, event),
+            conditions=with_writer(projection.conditions, record),
+        )
     released = projection.log.released
     if released:
         named = released_name(released, event)
@@ -192,8 +214,11 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         raise NeedsHistory("the whole live list of a session out of order")
     state = apply_state_delta(projection.state, event)
     tokens = add_reported(projection.tokens, event)
+    conditions = projection.conditions
+    if summary_request_id(event) is None:  # no pipeline summary: a writer record
+        conditions = with_writer(conditions, record)
     if rewound:
-        return _recomputed(projection, record.offset, log, state, tokens)
+        return _recomputed(projection, record.offset, log, state, tokens, conditions)
     if is_rewind(event):  # to an unknown invocation: only itself goes
         return replace(
             projection,
@@ -202,6 +227,7 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
             state=state,
             tokens=tokens,
             gate_memo=None,
+            conditions=conditions,
         )
     summaries, in_flight = projection.summaries, projection.in_flight
     if is_summary(event):
@@ -232,6 +258,7 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         view=_followed(projection.view, next_agent, record, log),
         forked_at=projection.forked_at,
         retired_requests=projection.retired_requests,
+        conditions=conditions,
     )
 
 
@@ -257,7 +284,13 @@ def _deleted(projection: SessionProjection, offset: Offset) -> SessionProjection
     if projection.in_flight is not None:
         retired = retired.add(projection.in_flight.request_id)
     fresh = empty_projection(projection.session_key, configured_view_request(projection))
-    return replace(fresh, last_offset=offset, deleted_at=offset, retired_requests=retired)
+    return replace(
+        fresh,
+        last_offset=offset,
+        deleted_at=offset,
+        retired_requests=retired,
+        conditions=without_writer(projection.conditions),
+    )
 
 
 def _names_retired(retired: PSet[str], event: Event) -> bool:
@@ -298,6 +331,7 @@ def _recomputed(
     log: SessionLog,
     state: ScopedState,
     tokens: TokenTally,
+    conditions: Conditions,
 ) -> SessionProjection:
     """The projection after a rewind: every part read from the live list is recomputed."""
     live = [record.envelope.event for record in log.live]
@@ -318,6 +352,7 @@ def _recomputed(
         view=rebuild_view(request, log.live),
         forked_at=projection.forked_at,
         retired_requests=projection.retired_requests,
+        conditions=conditions,
     )
 
 

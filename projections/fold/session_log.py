@@ -24,6 +24,7 @@ from projections.compaction.size_gate import event_json_size
 from projections.fold.rewind import drop_rewound
 from projections.retention.released_ids import ReleasedIds
 from projections.retention.retained_vector import RetainedVector, retained_vector
+from schemas.creation_mark import is_creation
 from schemas.event import Event
 from schemas.event_digest import event_digest
 from schemas.logged_event import LoggedEvent
@@ -37,7 +38,7 @@ class SessionLog:
         records: Every applied record, stream order (rewinds and the events
             they annul included).
         live: The records that rewinds leave (reference §3.1), stream order;
-            never holds a rewind event.
+            never holds a rewind event or a creation record.
         first_positions: Invocation id -> position in `records` of its first
             event, over every record (rewind events included), as
             :func:`~projections.fold.rewind.drop_rewound` computes it.
@@ -161,6 +162,29 @@ def append_record(log: SessionLog, record: LoggedEvent) -> tuple[SessionLog, boo
     )
 
 
+def append_unlisted(log: SessionLog, record: LoggedEvent) -> SessionLog:
+    """`log` with one more record that is never live: a creation record.
+
+    It is kept and indexed as any applied record (a refold of the log applies
+    it again), but never listed in the live records, so no contents, count or
+    compaction decision reads it.
+    """
+    event = record.envelope.event
+    first_positions = log.first_positions
+    if event.invocation_id not in first_positions:
+        first_positions = first_positions.set(event.invocation_id, len(log.records))
+    return SessionLog(
+        log.records.append(record),
+        log.live,
+        first_positions,
+        log.stored_by_id.set(event.id, record) if event.id else log.stored_by_id,
+        log.sizes.append(event_json_size(event)),
+        log.live_sizes,
+        log.order,
+        log.released,
+    )
+
+
 def live_records(
     records: RetainedVector[LoggedEvent], sizes: RetainedVector[int]
 ) -> tuple[RetainedVector[LoggedEvent], RetainedVector[int]]:
@@ -169,7 +193,8 @@ def live_records(
     Raises:
         NeedsHistory: `records` released its oldest records.
     """
-    kept = drop_rewound([record.envelope.event for record in records])
+    events = (record.envelope.event for record in records)
+    kept = drop_rewound([event for event in events if not is_creation(event)])
     live: list[LoggedEvent] = []
     live_sizes: list[int] = []
     # drop_rewound returns a subsequence of its input, the same objects in the

@@ -75,4 +75,7 @@ def projection_as_of(
         start = inheriting(start)
     applied = itertools.takewhile(lambda record: record.offset <= offset, projection.log.records)
     folded = project(projection.session_key, unless_stopped(applied, stop), start)
-    return replace(folded, forked_at=forked_at)
+    known = projection.conditions  # the refusals are no records: kept up to `offset`
+    refused = tuple(at for at in known.refused if at <= offset)
+    conditions = replace(folded.conditions, refused=refused, refused_floor=known.refused_floor)
+    return replace(folded, forked_at=forked_at, conditions=conditions)

@@ -1,6 +1,8 @@
 """The full classification of a session's records, and its live history. Pure: no I/O, no clock.
 
-Written plainly from the rules, record by record: a deletion record makes
+Written plainly from the rules, record by record: a conditional record that
+expects another writer offset is ``stale`` and a creation record ``creation``
+(:mod:`projections.history.conditions`); a deletion record makes
 every earlier record ``deleted`` (:mod:`projections.history.deletion`); the
 records the fold passes over (:mod:`projections.history.arrival`) get their
 final status; the applied
@@ -23,8 +25,9 @@ from projections.compaction.masking import (
     summary_range,
     surviving_summary_positions,
 )
-from projections.event_kinds import is_summary, summary_request_id
+from projections.event_kinds import is_creation, is_summary, summary_request_id
 from projections.history.arrival import checked_session, passed_over
+from projections.history.conditions import NO_WRITER, is_stale, writer_after
 from projections.history.deletion import deletion_status, named_request
 from projections.history.event_status import EventStatus
 from projections.history.rewind_marks import rewind_marks
@@ -53,11 +56,17 @@ def classify_session(records: Iterable[LoggedEvent]) -> dict[Offset, EventStatus
     retired: set[str] = set()
     session: SessionKey | None = None
     last: int | None = None
+    writer = NO_WRITER
     for record in records:
         session = checked_session(session, last, record.offset, record.envelope)
         last = record.offset
-        ended = deletion_status(record.envelope.event, retired)
+        if is_stale(record.offset, record.envelope, writer):
+            statuses[record.offset] = EventStatus.STALE
+            continue
+        event = record.envelope.event
+        ended = deletion_status(event, retired)
         if ended is EventStatus.DELETION:
+            writer = NO_WRITER
             retired |= _named_requests([*applied, *refusals])
             statuses = {  # an earlier deletion record stays one
                 offset: status if status is EventStatus.DELETION else EventStatus.DELETED
@@ -68,6 +77,12 @@ def classify_session(records: Iterable[LoggedEvent]) -> dict[Offset, EventStatus
         if ended is not None:
             statuses[record.offset] = ended
             continue
+        if is_creation(event):
+            statuses[record.offset] = EventStatus.CREATION
+            if event.id:
+                stored[event.id] = event
+            writer = writer_after(writer, record.offset, event)
+            continue
         status = passed_over(record.envelope, stored, answered)
         if status is not None:
             statuses[record.offset] = status
@@ -75,7 +90,7 @@ def classify_session(records: Iterable[LoggedEvent]) -> dict[Offset, EventStatus
                 refusals.append(record)
             continue
         applied.append(record)
-        event = record.envelope.event
+        writer = writer_after(writer, record.offset, event)
         if event.id:
             stored[event.id] = event
         request_id = summary_request_id(event)

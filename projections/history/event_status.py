@@ -78,6 +78,19 @@ class EventStatus(StrEnum):
     """A deletion record (``session_deleted``): it ends the session's
     incarnation (:mod:`schemas.deletion_mark`). Final."""
 
+    STALE = "stale"
+    """A conditional record (``expected_offset``) the fold refused: the
+    session's last writer record was not at the offset it expected
+    (projections/README.md, "Conditional records"). Checked before any other
+    rule, so a stale deletion deletes nothing. Final (``deleted`` when a later
+    deletion ends its incarnation)."""
+
+    CREATION = "creation"
+    """A creation record (``session_created``) the fold applied: its state
+    delta counts and it starts an incarnation (:mod:`schemas.creation_mark`),
+    but it is never live and no rewind reaches it. Final (``deleted`` when a
+    later deletion ends its incarnation)."""
+
     DELETED = "deleted"
     """Any record before a deletion record but an earlier deletion record,
     whatever its status was; and a

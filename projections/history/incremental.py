@@ -22,8 +22,9 @@ from typing import NamedTuple
 
 from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
-from projections.event_kinds import summary_request_id
+from projections.event_kinds import is_creation, summary_request_id
 from projections.history.arrival import checked_session, passed_over
+from projections.history.conditions import NO_WRITER, is_stale, writer_after
 from projections.history.deletion import deletion_status, named_request
 from projections.history.event_status import EventStatus
 from projections.history.rewind_marks import rewind_marks
@@ -77,9 +78,12 @@ class HistoryState:
         answered: Request ids named by the live summaries.
         scopes: Isolation scope -> its masking.
         passed: The offsets of the records passed over since the last
-            deletion (a deletion makes them ``deleted``).
+            deletion, stale and creation records among them (a deletion
+            makes them ``deleted``).
         refused: Request ids the refusals since the last deletion name.
         retired: Request ids a deleted incarnation knew (:mod:`projections.history.deletion`).
+        writer_offset: The offset of the last writer record, ``-1`` when none
+            (:mod:`projections.history.conditions`).
     """
 
     session_key: SessionKey | None = None
@@ -93,6 +97,7 @@ class HistoryState:
     passed: PVector[Offset] = field(default_factory=pvector)
     refused: PSet[str] = field(default_factory=pset)
     retired: PSet[str] = field(default_factory=pset)
+    writer_offset: int = NO_WRITER
 
 
 def advance(
@@ -111,6 +116,11 @@ def advance(
     state = state if state is not None else HistoryState()
     session = checked_session(state.session_key, state.last_offset, offset, envelope)
     at = Offset(offset)
+    if is_stale(offset, envelope, state.writer_offset):
+        return _passed(replace(state, session_key=session), at, EventStatus.STALE)
+    if is_creation(envelope.event):
+        creation = EventStatus.CREATION
+        return _passed(replace(state, session_key=session), at, creation, envelope.event)
     ended = deletion_status(envelope.event, state.retired)
     if ended is EventStatus.DELETION:
         return _deleted(replace(state, session_key=session), at)
@@ -144,6 +154,7 @@ def advance(
             applied=applied,
             first_positions=first_positions,
             stored=stored,
+            writer_offset=writer_after(state.writer_offset, offset, event),
         )
         start = first_positions.get(facts.rewind_target)
         if start is not None and start < position:
@@ -168,6 +179,7 @@ def advance(
         passed=state.passed,
         refused=state.refused,
         retired=state.retired,
+        writer_offset=writer_after(state.writer_offset, offset, event),
     ), tuple(StatusChange(applied[changed].offset, new_status) for changed, new_status in ordered)
 
 
@@ -176,6 +188,22 @@ def statuses_of(state: HistoryState) -> dict[Offset, EventStatus]:
     return {
         facts.offset: status for facts, status in zip(state.applied, state.statuses, strict=True)
     }
+
+
+def _passed(
+    state: HistoryState, at: Offset, status: EventStatus, event: Event | None = None
+) -> tuple[HistoryState, tuple[StatusChange, ...]]:
+    """`state` after a record at `at` whose `status` is final: ``stale``, or ``creation``.
+
+    It is kept among the passed records (a deletion makes it ``deleted``). A
+    creation's `event` is stored (a copy of it is a retry) and is the writer.
+    """
+    changed = replace(state, last_offset=at, passed=state.passed.append(at))
+    if event is not None:
+        stored = changed.stored.set(event.id, event) if event.id else changed.stored
+        writer = writer_after(state.writer_offset, at, event)
+        changed = replace(changed, stored=stored, writer_offset=writer)
+    return changed, (StatusChange(at, status),)
 
 
 def _deleted(state: HistoryState, at: Offset) -> tuple[HistoryState, tuple[StatusChange, ...]]:

@@ -30,6 +30,7 @@ from projections.compaction.summary_ledger import SummaryLedger
 from projections.contents.assembly import ContentsRequest
 from projections.contents.context_view import ContextView, rebuild_view
 from projections.contents.next_agent import NextAgentTrail, agent_to_run, trail_of
+from projections.fold.conditions import Conditions
 from projections.fold.invocations import InvocationCounts
 from projections.fold.projection import SessionProjection
 from projections.fold.scoped_state import ScopedState
@@ -90,6 +91,13 @@ def encode_state(projection: SessionProjection) -> bytes:
         document["deleted_at"] = projection.deleted_at
     if projection.retired_requests:
         document["retired"] = sorted(projection.retired_requests)
+    if projection.conditions != Conditions():
+        conditions = projection.conditions
+        document["conditions"] = [
+            conditions.writer_offset,
+            list(conditions.refused),
+            conditions.refused_floor,
+        ]
     body = orjson.dumps(document)
     ids = projection.log.released.to_bytes()
     parts = [MARK, _LENGTH.pack(len(body)), body, _LENGTH.pack(len(ids)), ids]
@@ -319,11 +327,19 @@ def _projection(
         forked_at=None if document.get("forked_at") is None else Offset(document["forked_at"]),
         deleted_at=None if document.get("deleted_at") is None else Offset(document["deleted_at"]),
         retired_requests=pset(document.get("retired", ())),
+        conditions=_conditions_of(document.get("conditions")),
     )
     trail = document.get("next_agent")
     if trail is None:  # written before the view followed the next agent
         return _following_next_agent(projection)
     return replace(projection, next_agent=_next_agent_of(trail))
+
+
+def _conditions_of(data: list[Any] | None) -> Conditions:
+    if data is None:  # none written: no writer record, nothing refused (or an older checkpoint)
+        return Conditions()
+    writer, refused, floor = data
+    return Conditions(Offset(writer), tuple(Offset(offset) for offset in refused), Offset(floor))
 
 
 def _next_agent_of(data: Json) -> NextAgentTrail:

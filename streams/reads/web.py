@@ -36,6 +36,7 @@ from projections.fold.session_log import stored_offsets
 from projections.fold.state import RewindTargetNotFoundError, rewind_state_delta
 from projections.fold.summary_expansion import SummaryMissing, covered_page
 from projections.fold.time_travel import StopCheck, projection_as_of, unless_stopped
+from projections.fold.verdicts import write_verdicts
 from schemas.codec import encode
 from schemas.errors import InvalidSessionKeyError
 from schemas.keys import SessionKey, validate_session_key
@@ -231,6 +232,10 @@ def read_app(reads: SessionReads, keys: ReadKeys) -> web.Application:
     def snapshot_of(session_key: SessionKey, query: ProjectionQuery) -> Answer[BaseModel]:
         return lambda projection, stop: _no_records(projection) or to_snapshot(projection)
 
+    def verdicts_of(session_key: SessionKey, query: ProjectionQuery) -> Answer[BaseModel]:
+        # Never session-not-found: a writer asks after its own conditional append.
+        return lambda projection, stop: write_verdicts(projection)
+
     def start_of(session_key: SessionKey, query: ProjectionQuery) -> Answer[BaseModel]:
         return lambda projection, stop: HistoryStart(
             session_key=session_key,
@@ -253,6 +258,9 @@ def read_app(reads: SessionReads, keys: ReadKeys) -> web.Application:
     async def history_start_page(request: web.Request) -> web.Response:
         return await respond(request, ProjectionQuery, start_of)
 
+    async def write_verdicts_page(request: web.Request) -> web.Response:
+        return await respond(request, ProjectionQuery, verdicts_of)
+
     async def stored_events_page(request: web.Request) -> web.Response:
         try:
             asked = StoredEventsAsk.model_validate_json(await request.read())
@@ -270,6 +278,7 @@ def read_app(reads: SessionReads, keys: ReadKeys) -> web.Application:
     app.router.add_get("/sessions/{session_key:.+}/expand", expand_page)
     app.router.add_get("/sessions/{session_key:.+}/rewind-delta", rewind_page)
     app.router.add_get("/sessions/{session_key:.+}/history-start", history_start_page)
+    app.router.add_get("/sessions/{session_key:.+}/write-verdicts", write_verdicts_page)
     app.router.add_post("/sessions/{session_key:.+}/stored-events", stored_events_page)
     return app
 

@@ -46,6 +46,7 @@ COLUMNS: Final = (
     "event",
     "raw",
     "lossy",
+    "expected_offset",
     "status",
 )
 
@@ -55,7 +56,8 @@ class EventRow:
     """One ``event_rows`` row: where the record is, what it says, and whether NUL was replaced.
 
     ``event`` is the event's JSON text (ADK's camelCase, the fields the producer set);
-    ``raw`` is the record value's bytes when the row is lossy, else None; ``status`` is
+    ``raw`` is the record value's bytes when the row is lossy, else None;
+    ``expected_offset`` is the envelope's, on a conditional record; ``status`` is
     what the fold made of the record (:class:`~projections.history.event_status.EventStatus`),
     set by the sink's classification before the row is written.
     """
@@ -76,6 +78,7 @@ class EventRow:
     event: str
     raw: bytes | None
     lossy: bool
+    expected_offset: int | None = None
     status: str | None = None
 
     def values(self) -> tuple[object, ...]:
@@ -97,6 +100,7 @@ class EventRow:
             self.event,
             self.raw,
             self.lossy,
+            self.expected_offset,
             self.status,
         )
 
@@ -211,6 +215,7 @@ def decoded_row(record: SourceRecord, logged: LoggedEvent) -> EventRow:
         event=orjson.dumps(document).decode(),
         raw=record.value if lossy else None,
         lossy=lossy,
+        expected_offset=envelope.expected_offset,
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from projections.contents.assembly import ContentsRequest
+from projections.event_kinds import is_creation
 from projections.fold.rebuild import effective_records
 from projections.fold.rewind import drop_rewound
 from schemas.event import Event, Part
@@ -66,5 +67,7 @@ def expected_agent(live: Sequence[Event], root: str) -> str:
 
 def expected_view_request(records: Iterable[LoggedEvent], root: ContentsRequest) -> ContentsRequest:
     """`root` (the request a projection starts with) for the agent its records' router picks."""
-    live = drop_rewound([record.envelope.event for record in effective_records(records)])
+    effective = [record.envelope.event for record in effective_records(records)]
+    # A creation record is ctxstream's bookkeeping: ADK's router never sees one.
+    live = drop_rewound([event for event in effective if not is_creation(event)])
     return replace(root, agent_name=expected_agent(live, root.agent_name))

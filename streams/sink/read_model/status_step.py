@@ -74,7 +74,8 @@ class StatusStep:
                 ),
             )
         await classified.memories.write(conn, schema)
-        await index_sessions(conn, schema, classified.rows)
+        writers = {key: state.writer_offset for key, (_, state) in classified.states.items()}
+        await index_sessions(conn, schema, classified.rows, writers)
 
     def committed(self) -> None:
         """The transaction committed: cache the sessions' states after the batch."""

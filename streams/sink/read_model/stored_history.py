@@ -1,6 +1,7 @@
 """A session's stored rows read back as records: its classification state rebuilt, rows re-read.
 
-A row's envelope is its columns and its ``event`` (``jsonb``), validated like a record value
+A row's envelope is its columns (``expected_offset`` on a conditional record) and its
+``event`` (``jsonb``), validated like a record value
 (:func:`schemas.codec.decode_envelope`); a lossy row's is decoded from ``raw``, its exact
 bytes, or a retry of it would not be recognised as one. Rows are read in the caller's
 transaction, after the fence locked their partition, so no other sink is writing them.
@@ -21,25 +22,26 @@ from schemas.logged_event import LoggedEvent
 from streams.sink.database import Connection
 
 _COLUMNS: Final = sql.SQL(
-    '"offset", tenant, session_key, producer_id, idempotency_key, event::text, raw'
+    '"offset", tenant, session_key, producer_id, idempotency_key, event::text, raw, expected_offset'
 )
 
 
 def row_record(row: Sequence[object]) -> LoggedEvent:
     """The record of one stored row (the columns of ``_COLUMNS``, in order)."""
-    offset, tenant, session_key, producer_id, idempotency_key, event, raw = row
+    offset, tenant, session_key, producer_id, idempotency_key, event, raw, expected = row
     if isinstance(raw, bytes | bytearray | memoryview):
         return LoggedEvent(Offset(int(str(offset))), decode_envelope(bytes(raw)))
-    value = orjson.dumps(
-        {
-            "schema_version": 2,
-            "tenant": tenant,
-            "session_key": session_key,
-            "producer_id": producer_id,
-            "idempotency_key": idempotency_key,
-            "event": orjson.Fragment(str(event)),
-        }
-    )
+    fields = {
+        "schema_version": 2,
+        "tenant": tenant,
+        "session_key": session_key,
+        "producer_id": producer_id,
+        "idempotency_key": idempotency_key,
+        "event": orjson.Fragment(str(event)),
+    }
+    if expected is not None:  # a conditional record
+        fields["expected_offset"] = expected
+    value = orjson.dumps(fields)
     return LoggedEvent(Offset(int(str(offset))), decode_envelope(value))
 
 

@@ -3,7 +3,10 @@
 The incremental fold is held against plain rebuilds written from the rules:
 the contents against ``build_contents`` of the effective records, the
 counters against the definitions in the reference, the refused requests
-against :func:`~projections.fold.rebuild.refused_requests`.
+against :func:`~projections.fold.rebuild.refused_requests`, the writer offset
+and refused conditional records against :func:`~projections.fold.rebuild.judged`.
+Generated sessions carry conditional and creation records
+(tests/support/conditional_records.py).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from projections.compaction.masking import latest_summary
 from projections.compaction.sliding_window import previous_sliding_end
 from projections.compaction.token_count import recorded_prompt_token_count
 from projections.contents.assembly import ContentsRequest
-from projections.event_kinds import is_summary, refused_request_id, summary_request_id
+from projections.event_kinds import is_creation, is_summary, refused_request_id, summary_request_id
+from projections.fold.conditions import MAX_REFUSALS
 from projections.fold.projection import (
     SessionProjection,
     apply,
@@ -28,12 +32,13 @@ from projections.fold.projection import (
     live_events,
     project,
 )
-from projections.fold.rebuild import effective_records, rebuild_contents, refused_requests
+from projections.fold.rebuild import effective_records, judged, rebuild_contents, refused_requests
 from projections.fold.rewind import drop_rewound
 from projections.fold.state import SessionStores, append_event
 from projections.fold.token_usage import MAX_TOKEN_TOTAL
 from schemas.event import Content, content_to_json
 from schemas.logged_event import LoggedEvent
+from tests.support.conditional_records import with_conditions
 from tests.support.events import SESSION
 from tests.support.next_agent_oracle import expected_view_request
 from tests.support.strategies import checked_prefixes, core_sessions, sessions, view_requests
@@ -51,7 +56,7 @@ def _json(contents: list[Content]) -> list[dict[str, Any]]:
 
 @pytest.mark.core_property
 @settings(deadline=None)
-@given(core_sessions(refusals=True, deletions=True), view_requests(), st.data())
+@given(with_conditions(core_sessions(refusals=True, deletions=True)), view_requests(), st.data())
 def test_incremental_view_equals_full_rebuild_after_every_prefix(
     log: list[LoggedEvent], request: ContentsRequest, data: st.DataObject
 ) -> None:
@@ -70,7 +75,7 @@ def test_incremental_view_equals_full_rebuild_after_every_prefix(
 
 @pytest.mark.core_property
 @settings(deadline=None)
-@given(core_sessions(refusals=True, deletions=True), st.data())
+@given(with_conditions(core_sessions(refusals=True, deletions=True)), st.data())
 def test_redelivered_records_change_nothing(log: list[LoggedEvent], data: st.DataObject) -> None:
     # After each record, sometimes deliver an earlier one (or the same one) again.
     redelivered: list[LoggedEvent] = []
@@ -85,7 +90,7 @@ def test_redelivered_records_change_nothing(log: list[LoggedEvent], data: st.Dat
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True, deletions=True), st.data())
+@given(with_conditions(sessions(refusals=True, deletions=True)), st.data())
 def test_resuming_from_a_saved_projection_equals_one_pass(
     log: list[LoggedEvent], data: st.DataObject
 ) -> None:
@@ -97,7 +102,7 @@ def test_resuming_from_a_saved_projection_equals_one_pass(
 def _expected_counters(records: list[LoggedEvent]) -> dict[str, Any]:
     """The counters, computed from the records by the reference's definitions."""
     effective = [record.envelope.event for record in effective_records(records)]
-    live = drop_rewound(effective)
+    live = [event for event in drop_rewound(effective) if not is_creation(event)]
     unscoped = [event for event in live if event.isolation_scope is None]
     previous_end = previous_sliding_end(unscoped)
     latest: dict[str, float] = {}
@@ -132,6 +137,8 @@ def _expected_counters(records: list[LoggedEvent]) -> dict[str, Any]:
         "state": (dict(stores.app_state), dict(stores.user_state), dict(stores.session_state)),
         "live_ids": [e.id for e in live],
         "refused": refused_requests(records),
+        "writer_offset": judged(records).writer_offset,
+        "refused_offsets": judged(records).refused[-MAX_REFUSALS:],
     }
 
 
@@ -149,12 +156,14 @@ def _counters(projection: SessionProjection) -> dict[str, Any]:
         "state": (dict(state.app), dict(state.user), dict(state.session)),
         "live_ids": [e.id for e in live_events(projection)],
         "refused": set(projection.refused_requests),
+        "writer_offset": projection.conditions.writer_offset,
+        "refused_offsets": list(projection.conditions.refused),
     }
 
 
 @pytest.mark.core_property
 @settings(deadline=None)
-@given(core_sessions(refusals=True, deletions=True), st.data())
+@given(with_conditions(core_sessions(refusals=True, deletions=True)), st.data())
 def test_counters_equal_a_rebuild_after_every_prefix(
     log: list[LoggedEvent], data: st.DataObject
 ) -> None:

@@ -29,13 +29,16 @@ from projections.retention.log_retention import retained
 from projections.retention.retained_vector import NeedsHistory
 from projections.retention.state_codec import StateDecodeError, decode_state, encode_state
 from schemas.logged_event import LoggedEvent
+from tests.support.conditional_records import with_conditions
 from tests.support.events import SESSION, logged, text_event
 from tests.support.ordered import compaction_configs
 from tests.support.strategies import core_sessions
 
 
 @settings(max_examples=200, deadline=None)
-@given(core_sessions(refusals=True, deletions=True), compaction_configs(), st.data())
+@given(
+    with_conditions(core_sessions(refusals=True, deletions=True)), compaction_configs(), st.data()
+)
 def test_the_bytes_of_a_projection_decode_to_it(
     records: list[LoggedEvent], config: CompactionConfig, data: st.DataObject
 ) -> None:

@@ -2,7 +2,9 @@
 
 The oracle is the plain rebuild (:func:`projections.fold.rebuild.rebuild_contents`)
 of the generated log cut at the offset, for the view's own agent (read from
-the incremental view) and for another agent (assembled from the records).
+the incremental view) and for another agent (assembled from the records),
+with conditional and creation records: the writer offset, the refusals up to
+the offset and the state equal the rebuild's too.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from hypothesis import given, settings
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from projections.compaction.config import CompactionConfig
 from projections.contents.assembly import ContentsRequest
+from projections.fold.conditions import MAX_REFUSALS
 from projections.fold.projection import context_contents, empty_projection, project
-from projections.fold.rebuild import rebuild_contents
+from projections.fold.rebuild import judged, rebuild_contents
 from projections.fold.time_travel import ReadStopped, never, projection_as_of, unless_stopped
 from projections.retention.log_retention import retained
 from projections.retention.retained_vector import NeedsHistory
 from schemas.logged_event import LoggedEvent
+from tests.support.conditional_records import with_conditions
 from tests.support.events import SESSION, logged, text_event
 from tests.support.strategies import sessions
 
@@ -65,7 +69,7 @@ def test_unless_stopped_passes_every_item_while_the_check_says_go_on() -> None:
 
 
 @settings(deadline=None)  # two rebuilds per record of the session
-@given(sessions(max_invocations=4))
+@given(with_conditions(sessions(max_invocations=4)))
 def test_as_of_each_record_equals_the_rebuild_of_the_log_up_to_it(log: list[LoggedEvent]) -> None:
     projection = project(SESSION, log, empty_projection(SESSION, VIEW))
     for offset in [log[0].offset - 1, *(record.offset for record in log)]:
@@ -73,6 +77,10 @@ def test_as_of_each_record_equals_the_rebuild_of_the_log_up_to_it(log: list[Logg
         upto = [record for record in log if record.offset <= offset]
         for request in (VIEW, OTHER):
             assert context_contents(as_of, request) == rebuild_contents(upto, request), offset
+        verdicts = judged(upto)
+        assert as_of.conditions.writer_offset == verdicts.writer_offset, offset
+        assert list(as_of.conditions.refused) == verdicts.refused[-MAX_REFUSALS:], offset
+        assert as_of.state == project(SESSION, upto).state, offset
 
 
 def test_as_of_cuts_at_the_last_record_at_or_below_the_offset() -> None:

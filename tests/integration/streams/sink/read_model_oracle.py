@@ -166,7 +166,7 @@ def expected_state(sessions: Mapping[str, LoggedSession]) -> dict[StatePlace, ob
         statuses = classify_session(session.records)
         writer: dict[str, LoggedEvent] = {}
         for record in session.records:
-            if statuses[record.offset] in APPLIED:
+            if statuses[record.offset] in APPLIED | {EventStatus.CREATION}:
                 for name in record.envelope.event.actions.state_delta or {}:
                     writer[name] = record
         scopes = (("app", state.app, "app:"), ("user", state.user, "user:"))

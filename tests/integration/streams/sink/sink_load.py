@@ -25,7 +25,13 @@ from psycopg import sql
 from schemas.codec import decode_envelope, encode
 from schemas.errors import DecodeError
 from schemas.keys import SessionKey
+from streams.batch.records import SourceRecord
 from streams.sink.database import Connection
+from streams.sink.fence import Batch, write_batch
+from streams.sink.read_model.batch_memories import MemoryApps
+from streams.sink.read_model.history_cache import HistoryCache
+from streams.sink.read_model.status_step import StatusStep
+from streams.sink.rows import batch_rows
 from streams.sink.settings import SinkSettings
 from streams.sink.worker import Sink
 from tests.support.events import envelope, rewind_event, summary_event, text_event
@@ -277,3 +283,21 @@ async def clean_load(conn: Connection, settings: SinkSettings) -> Mapping[str, t
             conn, settings.sink_schema, settings.kafka_bootstrap, settings.topic("events")
         )
     return await session_checksums(conn, settings.sink_schema)
+
+
+async def write_in_batches(
+    conn: Connection, schema: str, records: Sequence[SourceRecord], cut: int
+) -> None:
+    """Write `records` (one topic, partition 0, offsets from 0) as the sink does, `cut` a batch.
+
+    The classification cache holds two sessions, so most states are rebuilt from stored rows.
+    """
+    cache = HistoryCache(2)
+    for start in range(0, len(records), cut):
+        batch = records[start : start + cut]
+        planned = batch_rows(batch, partitions=1)
+        step = StatusStep(cache, planned.rows, planned.events, MemoryApps())
+        end = batch[-1].offset + 1
+        topic = batch[0].topic
+        await write_batch(conn, schema, Batch(topic, {0: start}, {0: end}, planned.rows), step)
+        step.committed()

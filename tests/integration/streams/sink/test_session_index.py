@@ -22,12 +22,8 @@ from schemas.event import Event
 from schemas.keys import SessionKey
 from streams.batch.records import SourceRecord
 from streams.sink.database import Connection
-from streams.sink.fence import Batch, write_batch
 from streams.sink.migrate import migrate
-from streams.sink.read_model.batch_memories import MemoryApps
-from streams.sink.read_model.history_cache import HistoryCache
-from streams.sink.read_model.status_step import StatusStep
-from streams.sink.rows import batch_rows
+from tests.integration.streams.sink.sink_load import write_in_batches
 from tests.support.events import envelope, text_event
 
 TOPIC = "index.events"
@@ -88,24 +84,20 @@ def expected_index(written: list[Written]) -> dict[str, tuple[object, ...]]:
 
 async def load(conn: Connection, schema: str, written: list[Written], cut: int) -> None:
     """Write `written` at offsets 0.. of partition 0 in batches of `cut` records."""
-    cache = HistoryCache(2)
     records = [
         SourceRecord(TOPIC, 0, offset, w.key.encode(), encode(envelope(w.key, w.event)))
         for offset, w in enumerate(written)
     ]
-    for start in range(0, len(records), cut):
-        batch = records[start : start + cut]
-        planned = batch_rows(batch, partitions=1)
-        step = StatusStep(cache, planned.rows, planned.events, MemoryApps())
-        end = batch[-1].offset + 1
-        await write_batch(conn, schema, Batch(TOPIC, {0: start}, {0: end}, planned.rows), step)
-        step.committed()
+    await write_in_batches(conn, schema, records, cut)
 
 
-async def table(conn: Connection, schema: str, name: str) -> dict[str, tuple[object, ...]]:
-    columns = sql.SQL(", ").join(map(sql.Identifier, INDEXED))
+async def table(
+    conn: Connection, schema: str, name: str, columns: tuple[str, ...] = INDEXED
+) -> dict[str, tuple[object, ...]]:
+    """`columns` of each session of the table or view `name`, by session key."""
+    listed = sql.SQL(", ").join(map(sql.Identifier, columns))
     cursor = await conn.execute(
-        sql.SQL("SELECT session_key, {} FROM {}").format(columns, sql.Identifier(schema, name))
+        sql.SQL("SELECT session_key, {} FROM {}").format(listed, sql.Identifier(schema, name))
     )
     return {str(row[0]): tuple(row[1:]) for row in await cursor.fetchall()}
 

@@ -3,7 +3,8 @@
 Everything here is read from :func:`projections.fold.projection.project` (the
 projector's fold and its context view), :func:`projections.fold.rebuild.effective_records`
 (the plain rebuild) and :func:`projections.compaction.masking.mask_compacted`
-(§3.3), never from :mod:`projections.history`'s rules (only its status names).
+(§3.3), never from :mod:`projections.history`'s rules (only its status names);
+stale records from :func:`projections.fold.rebuild.judged` and the fold's refusals.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from dataclasses import dataclass, replace
 from projections.compaction.masking import mask_compacted
 from projections.contents.context_view import rebuild_view
 from projections.contents.visibility import is_included, recorded_call_ids
+from projections.event_kinds import is_creation
 from projections.fold.projection import SessionProjection, apply, inheriting, project
-from projections.fold.rebuild import current_incarnation, effective_records
+from projections.fold.rebuild import current_incarnation, effective_records, judged
 from projections.history.classification import classify_session
 from projections.history.event_status import APPLIED, EventStatus
 from projections.history.incremental import HistoryState, advance
@@ -48,6 +50,10 @@ class FoldFacts:
     """The records after which the projection says it was deleted there."""
     incarnation: frozenset[Offset]
     """What the plain rebuild keeps after the last deletion (answers to retired requests not)."""
+    refused: frozenset[Offset]
+    """The conditional records the fold refused (its bounded set, checked against the rebuild)."""
+    writer_offset: int
+    """The projection's writer offset."""
 
 
 def fold_facts(records: Sequence[LoggedEvent]) -> FoldFacts:
@@ -63,6 +69,13 @@ def fold_facts(records: Sequence[LoggedEvent]) -> FoldFacts:
         if projection.deleted_at == record.offset:
             deletions.add(record.offset)
     assert projection == project(session, records, start)
+    refused = judged(records).refused
+    assert set(projection.conditions.refused) <= set(refused)
+    assert all(
+        offset in projection.conditions.refused
+        for offset in refused
+        if offset > projection.conditions.refused_floor
+    )
     live = list(projection.log.live)
     events = [record.envelope.event for record in live]
     call_ids = recorded_call_ids(events)
@@ -95,28 +108,34 @@ def fold_facts(records: Sequence[LoggedEvent]) -> FoldFacts:
         view_included=included,
         deletions=frozenset(deletions),
         incarnation=frozenset(record.offset for record in current_incarnation(records)),
+        refused=frozenset(Offset(offset) for offset in refused),
+        writer_offset=projection.conditions.writer_offset,
     )
 
 
 def assert_statuses_match_fold(
     records: Sequence[LoggedEvent], statuses: Mapping[Offset, EventStatus]
-) -> None:
-    """Assert that `statuses` say of `records` what the fold and its views say."""
+) -> FoldFacts:
+    """Assert that `statuses` say of `records` what the fold and its views say; its facts."""
     fold = fold_facts(records)
     assert tuple(statuses) == fold.records
     with_status = _by_status(statuses)
-    applied = with_status(*APPLIED)
+    applied = with_status(*APPLIED, EventStatus.CREATION)
     assert applied == fold.applied, "applied records"
+    creations = {r.offset for r in records if is_creation(r.envelope.event)}
+    assert with_status(EventStatus.CREATION) <= creations, "creation records"
     assert fold.effective - fold.applied == with_status(EventStatus.FORK), "fork records"
     unannulled = with_status(EventStatus.LIVE, EventStatus.MASKED, EventStatus.SUPERSEDED)
     assert unannulled == fold.unannulled, "records rewinds leave"
     assert with_status(EventStatus.DELETION) == fold.deletions, "deletion records"
     last = max(fold.deletions, default=None)
+    stale_now = {offset for offset in fold.refused if last is None or offset > last}
+    assert with_status(EventStatus.STALE) == stale_now, "stale records"
     if last is not None:
         after = {offset for offset in statuses if offset > last}
         assert with_status(EventStatus.DELETED) | fold.deletions == (
             {offset for offset in statuses if offset < last} | fold.deletions
-        ) | (after - fold.incarnation), "deleted records"
+        ) | (after - fold.incarnation - fold.refused), "deleted records"
     events = {record.offset: record.envelope.event for record in records}
     live = with_status(EventStatus.LIVE)
     for scope in fold.scopes:
@@ -125,6 +144,7 @@ def assert_statuses_match_fold(
         assert shown == fold.shown_ids[scope], f"what masking shows in scope {scope!r}"
         held = scoped & fold.view_included[scope]
         assert held == fold.view_holds[scope], f"what the view of scope {scope!r} holds"
+    return fold
 
 
 def _by_status(
@@ -139,11 +159,12 @@ def _by_status(
 def checked_statuses(records: Sequence[LoggedEvent]) -> dict[Offset, EventStatus]:
     """`records`' full classification, checked against the fold and the incremental fold."""
     statuses = classify_session(records)
-    assert_statuses_match_fold(records, statuses)
+    fold = assert_statuses_match_fold(records, statuses)
     state: HistoryState | None = None
     incremental: dict[int, EventStatus] = {}
     for record in records:
         state, changes = advance(state, record.offset, record.envelope)
         incremental.update(changes)
     assert incremental == statuses
+    assert state is None or state.writer_offset == fold.writer_offset, "writer offset"
     return statuses

@@ -3,7 +3,7 @@
 The incremental fold equals the full classification after every record, and
 both say what the projector's fold says: which records it applies, which
 rewinds leave, what §3.3 masking shows per isolation scope and what the
-context view holds.
+context view holds, which conditional records are stale and the writer offset.
 """
 
 from __future__ import annotations
@@ -17,14 +17,15 @@ from projections.history.incremental import HistoryState, advance, statuses_of
 from schemas.codec import decode_envelope, encode
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
+from tests.support.conditional_records import with_conditions
 from tests.support.strategies import checked_prefixes, sessions
-from tests.unit.projections.history.fold_oracle import assert_statuses_match_fold
+from tests.unit.projections.history.fold_oracle import checked_statuses
 
 EXAMPLES = 60
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True, deletions=True), st.data())
+@given(with_conditions(sessions(refusals=True, deletions=True)), st.data())
 def test_incremental_statuses_equal_the_full_classification_after_every_prefix(
     log: list[LoggedEvent], data: st.DataObject
 ) -> None:
@@ -45,13 +46,14 @@ def test_incremental_statuses_equal_the_full_classification_after_every_prefix(
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True, deletions=True))
+@given(with_conditions(sessions(refusals=True, deletions=True)))
 def test_statuses_say_what_the_fold_and_its_view_say(log: list[LoggedEvent]) -> None:
-    assert_statuses_match_fold(log, classify_session(log))
+    # Stale and creation records and the incremental writer offset included (fold_oracle.py).
+    checked_statuses(log)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True, deletions=True))
+@given(with_conditions(sessions(refusals=True, deletions=True)))
 def test_live_history_is_the_live_records_in_offset_order(log: list[LoggedEvent]) -> None:
     statuses = classify_session(log)
     history = live_history(log)
@@ -60,7 +62,7 @@ def test_live_history_is_the_live_records_in_offset_order(log: list[LoggedEvent]
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(sessions(refusals=True, deletions=True), st.data())
+@given(with_conditions(sessions(refusals=True, deletions=True)), st.data())
 def test_a_state_rebuilt_from_stored_rows_goes_on_as_the_one_pass(
     log: list[LoggedEvent], data: st.DataObject
 ) -> None:
@@ -79,5 +81,6 @@ def test_a_state_rebuilt_from_stored_rows_goes_on_as_the_one_pass(
     assert rebuilt is not None
     assert one_pass is not None
     assert statuses_of(rebuilt) == statuses_of(one_pass)
+    assert rebuilt.writer_offset == one_pass.writer_offset
     whole = classify_session(log)
     assert all(whole[offset] == status for offset, status in changed.items())
