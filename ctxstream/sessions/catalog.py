@@ -125,7 +125,7 @@ class SessionCatalog:
         scope = ListingScope(tenant, app=app, user=user)
         position = decode_cursor(cursor, scope) if cursor is not None else None
         statement, parameters = statements.listing(self._schema, scope, position, limit + 1)
-        async with self._snapshot() as conn:
+        async with self.snapshot() as conn:
             rows = await (await conn.execute(statement, parameters)).fetchall()
             consistent = await self._consistency(conn)
         listed, last = _paged(ListedSession, statements.LISTED_COLUMNS, rows, limit)
@@ -169,7 +169,7 @@ class SessionCatalog:
             )
         if min_offset is not None:
             await self._wait_for(key, min_offset, timeout_s)
-        async with self._snapshot() as conn:
+        async with self.snapshot() as conn:
             found = await (
                 await conn.execute(statements.session_state(self._schema), (key,))
             ).fetchone()
@@ -185,13 +185,24 @@ class SessionCatalog:
         following_offset = last_event.offset if last_event is not None else None
         return HistoryPage(events=events, next_after=following_offset, consistent_as_of=consistent)
 
+    async def wait_for_offset(
+        self, session_key: str, min_offset: int, *, timeout_s: float = DEFAULT_WAIT_S
+    ) -> None:
+        """Wait, up to `timeout_s`, until the session's partition is consistent past `min_offset`.
+
+        Raises:
+            InvalidArgumentError: A bad key.
+            ReadTimeoutError: The read model had not reached `min_offset` in time.
+        """
+        await self._wait_for(_checked_key(session_key), min_offset, timeout_s)
+
     async def _wait_for(self, key: str, min_offset: int, timeout_s: float) -> None:
         """Wait until the session's partition is consistent past `min_offset`."""
         deadline = time.monotonic() + timeout_s
         pause = _POLL_S[0]
         partition = session_partition(key.encode(), self._partitions) if self._partitions else None
         while True:
-            async with self._snapshot() as conn:
+            async with self.snapshot() as conn:
                 if partition is None:
                     row = await (
                         await conn.execute(statements.session_state(self._schema), (key,))
@@ -223,13 +234,21 @@ class SessionCatalog:
         return [PartitionPosition(partition=p, next_offset=n) for p, n in rows]
 
     @asynccontextmanager
-    async def _snapshot(self) -> AsyncIterator[Connection]:
-        """A connection inside one read-only snapshot; a schema without the tables refused."""
+    async def snapshot(self) -> AsyncIterator[Connection]:
+        """A connection inside one read-only snapshot; a schema without the tables refused.
+
+        Raises:
+            ReadModelUnavailableError: The schema lacks the tables, or the database failed.
+        """
         async with self._pool.connection() as conn:
             try:
                 async with conn.transaction():
                     yield conn
-            except (pg_errors.UndefinedTable, pg_errors.InvalidSchemaName) as exc:
+            except (
+                pg_errors.UndefinedTable,
+                pg_errors.UndefinedColumn,
+                pg_errors.InvalidSchemaName,
+            ) as exc:
                 raise ReadModelUnavailableError(
                     f"the read model: schema {self._schema!r} lacks what sessions are read from "
                     f"(run 'ctxstream db migrate --schema {self._schema}'): "
