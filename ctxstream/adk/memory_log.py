@@ -31,8 +31,13 @@ class MemoryLog:
         self._started = False
         self._lock = asyncio.Lock()
 
-    async def append(self, session_key: str, marks: Sequence[MemoryMark]) -> list[int]:
+    async def append(
+        self, session_key: str, marks: Sequence[MemoryMark], *, timestamp: float | None = None
+    ) -> list[int]:
         """Append one memory record per mark of `marks` to the session, in order; their offsets.
+
+        `timestamp` stamps the records (None: now). The read model counts a session's last
+        record as its last activity, so a service passes the session's own last time.
 
         Raises:
             InvalidEventError: A record or the key is refused (nothing of it was sent).
@@ -44,7 +49,7 @@ class MemoryLog:
             if not self._started:
                 await self._writer.start()
                 self._started = True
-        now = time.time()
+        now = time.time() if timestamp is None else timestamp
         events = [
             memory_mark_event(mark, event_id=uuid.uuid4().hex, timestamp=now) for mark in marks
         ]

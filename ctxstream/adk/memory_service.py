@@ -91,7 +91,8 @@ class MemoryService(BaseMemoryService):
         Memory ids deleted earlier for the user stay deleted (as ADK's in-memory service).
         """
         key = session_key(self._tenant, session.app_name, session.user_id, session.id)
-        await self._remember(key, session.events, whole=True)
+        stamp = session.last_update_time or _latest(session.events)
+        await self._remember(key, session.events, whole=True, timestamp=stamp)
 
     @override
     async def add_events_to_memory(
@@ -115,7 +116,7 @@ class MemoryService(BaseMemoryService):
             await self._write(key, [w for i, w in offered.items() if i not in kept])
             return
         key = session_key(self._tenant, app_name, user_id, session_id)
-        await self._remember(key, events, whole=False)
+        await self._remember(key, events, whole=False, timestamp=_latest(events))
 
     @override
     async def add_memory(
@@ -159,27 +160,40 @@ class MemoryService(BaseMemoryService):
             found = await store.search(user.tenant, user.app, user.user, query)
         return SearchMemoryResponse(memories=[adk_entry(entry) for entry in found])
 
-    async def _remember(self, key: str, events: Sequence[Event], *, whole: bool) -> None:
-        """An ``add`` of the session's records (`whole`, else of `events`), then what it lacks."""
+    async def _remember(
+        self, key: str, events: Sequence[Event], *, whole: bool, timestamp: float | None
+    ) -> None:
+        """An ``add`` of the session's records (`whole`, else of `events`), then what it lacks.
+
+        The records carry the later of `timestamp` (the session's own last time) and the
+        stored last activity, so adding a session to memory leaves its last activity, which
+        ``list_sessions`` orders by, where it was.
+        """
+        stored = await self._sql.last_activity(key)
+        timestamp = max((t for t in (timestamp, stored) if t is not None), default=None)
         blocked = await self._sql.deleted_ids(_user_prefix(key))
         offered = _offered(events, blocked)
         if whole:
             marks = [MemoryMark("add"), *(_mark("delete", ids) for ids in _chunks(blocked))]
         else:
             marks = [_mark("add", ids) for ids in _chunks(offered)]
-        await self._append(key, marks)
+        await self._append(key, marks, timestamp)
         if not offered:
             return
         lacking = set(offered) - await self._sql.held_event_ids(key, offered)
         kept = await self._sql.memory_ids(key, lacking) if lacking else set()
-        await self._write(key, [offered[i] for i in sorted(lacking - kept)])
+        await self._write(key, [offered[i] for i in sorted(lacking - kept)], timestamp)
 
-    async def _write(self, key: str, written: Sequence[WrittenMemory]) -> None:
-        await self._append(key, [MemoryMark("write", entry=w) for w in written])
+    async def _write(
+        self, key: str, written: Sequence[WrittenMemory], timestamp: float | None = None
+    ) -> None:
+        await self._append(key, [MemoryMark("write", entry=w) for w in written], timestamp)
 
-    async def _append(self, key: str, marks: Sequence[MemoryMark]) -> None:
+    async def _append(
+        self, key: str, marks: Sequence[MemoryMark], timestamp: float | None = None
+    ) -> None:
         """Append `marks` to the session in order, then wait until the sink stored the last."""
-        offsets = await self._log.append(key, marks)
+        offsets = await self._log.append(key, marks, timestamp=timestamp)
         if offsets:
             await self._sql.wait_stored(key, offsets[-1], self._sink_wait_s)
 
@@ -192,6 +206,11 @@ class MemoryService(BaseMemoryService):
             user,
             MEMORY_SESSION,
         ).key
+
+
+def _latest(events: Sequence[Event]) -> float | None:
+    """The latest timestamp of `events`; None for none."""
+    return max((event.timestamp for event in events), default=None)
 
 
 def _user_prefix(key: str) -> str:

@@ -1,10 +1,12 @@
 """What the ADK memory service reads of the SQL read model besides searches.
 
-All of it by index on a target schema the sink writes: whether the sink passed a record
-(``event_rows`` by session and offset), which event ids a session's rows hold, which of a
-session's memories exist, which memory ids a user's ``delete`` records named (the ids a
-later add never brings back, as ADK's in-memory service blocks them), and which sessions
-hold a memory id. Statements composed with identifiers, values as parameters.
+By index (but the user's ``delete`` records: a scan of ``memory_marks``) on a target
+schema the sink writes: whether the sink passed a record
+(``event_rows`` by session and offset), a session's last activity, which event ids a
+session's rows hold, which of a session's memories exist, which memory ids a user's
+``delete`` records named (the ids a later add never brings back, as ADK's in-memory
+service blocks them), and which sessions hold a memory id. Statements composed with
+identifiers, values as parameters.
 """
 
 from __future__ import annotations
@@ -56,6 +58,15 @@ class MemorySql:
                 )
             await asyncio.sleep(min(pause, left))
             pause = min(pause * 2, _POLL_S[1])
+
+    async def last_activity(self, session_key: str) -> float | None:
+        """The session's last activity as the read model holds it; None for none."""
+        statement = sql.SQL("SELECT last_activity FROM {} WHERE session_key = %s").format(
+            sql.Identifier(self._schema, "session_index")
+        )
+        async with self._pool.connection() as conn:
+            found = await (await conn.execute(statement, (session_key,))).fetchone()
+        return None if found is None else float(found[0])
 
     async def held_event_ids(self, session_key: str, ids: Collection[str]) -> set[str]:
         """The ids among `ids` of events the session's rows hold (any status)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import LiteralString
 
 from google.adk.events.event import Event
 from google.adk.memory import InMemoryMemoryService
@@ -92,6 +93,22 @@ async def _adk_session(app: str, user: str, session_id: str, events: Sequence[Ev
     return session
 
 
+async def _scalar(
+    deployment: MemoryDeployment, table: str, column: LiteralString, key: str
+) -> object:
+    """`column` of `table`'s rows of session `key` (one row) in the deployment's schema."""
+    conn = await connect(deployment.dsn)
+    try:
+        statement = sql.SQL("SELECT {} FROM {} WHERE session_key = %s").format(
+            sql.SQL(column), sql.Identifier(deployment.schema, table)
+        )
+        row = await (await conn.execute(statement, (key,))).fetchone()
+    finally:
+        await conn.close()
+    assert row is not None
+    return row[0]
+
+
 def _story(start: float) -> list[Event]:
     return [
         _event("user", "My sister Ingrid loves sushi", start),
@@ -102,13 +119,18 @@ def _story(start: float) -> list[Event]:
 
 
 async def test_add_session_from_a_partial_session_remembers_the_log_up_to_its_last_offset(
-    memory_service: MemoryService, log_client: Client
+    memory_service: MemoryService, log_client: Client, memory_deployment: MemoryDeployment
 ) -> None:
     app, (user, session_id) = "support", _ids()
     events = _story(1_700_000_000.0)
     await _on_log(log_client, app, user, session_id, events)
     partial = Session(id=session_id, app_name=app, user_id=user, events=events[-1:])
     await memory_service.add_session_to_memory(partial)
+    # The memory record leaves the session's last activity (list_sessions' order) alone.
+    key = session_key(TENANT, app, user, session_id)
+    assert (
+        await _scalar(memory_deployment, "session_index", "last_activity", key) == 1_700_000_003.0
+    )
 
     oracle = InMemoryMemoryService()
     await oracle.add_session_to_memory(await _adk_session(app, user, session_id, events))
@@ -132,20 +154,7 @@ async def test_a_session_of_another_session_service_is_remembered_once(
     assert len(expected) == 3
     assert await _found(memory_service, app, user, query) == expected
     key = session_key(TENANT, app, user, session_id)
-    conn = await connect(memory_deployment.dsn)
-    try:
-        rows = await (
-            await conn.execute(
-                sql.SQL("SELECT count(*) FROM {} WHERE session_key = %s").format(
-                    sql.Identifier(memory_deployment.schema, "memories")
-                ),
-                (key,),
-            )
-        ).fetchone()
-    finally:
-        await conn.close()
-    assert rows is not None
-    assert rows[0] == 3
+    assert await _scalar(memory_deployment, "memories", "count(*)", key) == 3
 
 
 async def test_add_events_remembers_those_events_only(
