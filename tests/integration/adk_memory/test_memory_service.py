@@ -155,6 +155,13 @@ async def test_a_session_of_another_session_service_is_remembered_once(
     assert await _found(memory_service, app, user, query) == expected
     key = session_key(TENANT, app, user, session_id)
     assert await _scalar(memory_deployment, "memories", "count(*)", key) == 3
+    # A written memory is deleted like any other, and stays deleted.
+    for service in (memory_service, oracle):
+        await service.delete_memory(app_name=app, user_id=user, memory_id=session.events[0].id)
+        await service.add_session_to_memory(session)
+    expected = await _found(oracle, app, user, query)
+    assert len(expected) == 2
+    assert await _found(memory_service, app, user, query) == expected
 
 
 async def test_add_events_remembers_those_events_only(
