@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from google.adk.memory.base_memory_service import BaseMemoryService
 
 from ctxstream import Client
 from ctxstream.adk import MemoryService
@@ -94,3 +95,21 @@ async def log_client(memory_deployment: MemoryDeployment) -> AsyncIterator[Clien
     )
     async with Client(settings=settings) as client:
         yield client
+
+
+Found = set[tuple[str | None, str | None, str | None, str | None, str]]
+
+
+async def found(service: BaseMemoryService, app: str, user: str, query: str) -> Found:
+    """What a search of `service` finds: (id, author, timestamp, role, text) of each memory."""
+    response = await service.search_memory(app_name=app, user_id=user, query=query)
+    return {
+        (
+            m.id,
+            m.author,
+            m.timestamp,
+            m.content.role,
+            "".join(p.text or "" for p in m.content.parts or []),
+        )
+        for m in response.memories
+    }

@@ -14,7 +14,6 @@ from typing import LiteralString
 
 from google.adk.events.event import Event
 from google.adk.memory import InMemoryMemoryService
-from google.adk.memory.base_memory_service import BaseMemoryService
 from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions import InMemorySessionService, Session
 from google.genai import types
@@ -25,11 +24,9 @@ from ctxstream.adk import MemoryService
 from ctxstream.adk.ids import session_key
 from streams.sink.database import connect
 from streams.sink.migrate import migrate
-from tests.integration.adk_memory.conftest import TENANT, MemoryDeployment
+from tests.integration.adk_memory.conftest import TENANT, MemoryDeployment, found
 from tests.integration.streams.sink.conftest import drop_schema, fresh_schema_name
 from tests.integration.streams.sink.sink_load import running_sink, sink_settings, wait_caught_up
-
-Found = set[tuple[str | None, str | None, str | None, str | None, str]]
 
 
 def _event(author: str, text: str | None, stamp: float, invocation: str = "i1") -> Event:
@@ -60,20 +57,6 @@ def _call(stamp: float) -> Event:
 def _ids() -> tuple[str, str]:
     """A fresh user id (with a slash and a space: escaped in the key) and session id."""
     return f"user/{uuid.uuid4().hex[:8]} x", f"s-{uuid.uuid4().hex[:8]}"
-
-
-async def _found(service: BaseMemoryService, app: str, user: str, query: str) -> Found:
-    response = await service.search_memory(app_name=app, user_id=user, query=query)
-    return {
-        (
-            m.id,
-            m.author,
-            m.timestamp,
-            m.content.role,
-            "".join(p.text or "" for p in m.content.parts or []),
-        )
-        for m in response.memories
-    }
 
 
 async def _on_log(
@@ -135,9 +118,9 @@ async def test_add_session_from_a_partial_session_remembers_the_log_up_to_its_la
     oracle = InMemoryMemoryService()
     await oracle.add_session_to_memory(await _adk_session(app, user, session_id, events))
     query = "Ingrid sushi car level"
-    expected = await _found(oracle, app, user, query)
+    expected = await found(oracle, app, user, query)
     assert len(expected) == 3
-    assert await _found(memory_service, app, user, query) == expected
+    assert await found(memory_service, app, user, query) == expected
 
 
 async def test_a_session_of_another_session_service_is_remembered_once(
@@ -150,18 +133,18 @@ async def test_a_session_of_another_session_service_is_remembered_once(
         await memory_service.add_session_to_memory(session)
         await oracle.add_session_to_memory(session)
     query = "Ingrid sushi car level"
-    expected = await _found(oracle, app, user, query)
+    expected = await found(oracle, app, user, query)
     assert len(expected) == 3
-    assert await _found(memory_service, app, user, query) == expected
+    assert await found(memory_service, app, user, query) == expected
     key = session_key(TENANT, app, user, session_id)
     assert await _scalar(memory_deployment, "memories", "count(*)", key) == 3
     # A written memory is deleted like any other, and stays deleted.
     for service in (memory_service, oracle):
         await service.delete_memory(app_name=app, user_id=user, memory_id=session.events[0].id)
         await service.add_session_to_memory(session)
-    expected = await _found(oracle, app, user, query)
+    expected = await found(oracle, app, user, query)
     assert len(expected) == 2
-    assert await _found(memory_service, app, user, query) == expected
+    assert await found(memory_service, app, user, query) == expected
 
 
 async def test_add_events_remembers_those_events_only(
@@ -179,9 +162,9 @@ async def test_add_events_remembers_those_events_only(
         # Without a session: the user's own memory.
         await service.add_events_to_memory(app_name=app, user_id=user, events=[loose])
     query = "Ingrid sushi car level Felix"
-    expected = await _found(oracle, app, user, query)
+    expected = await found(oracle, app, user, query)
     assert {text for *_, text in expected} == {"Noted: Ingrid loves sushi", "Felix is my cat"}
-    assert await _found(memory_service, app, user, query) == expected
+    assert await found(memory_service, app, user, query) == expected
 
 
 async def test_add_memory_writes_entries_and_an_id_replaces_its_entry(
@@ -200,7 +183,7 @@ async def test_add_memory_writes_entries_and_an_id_replaces_its_entry(
         user_id=user,
         memories=[entry("m1", "Rafael lives in Lisbon"), entry(None, "Rafael plays chess")],
     )
-    first = await _found(memory_service, app, user, "Rafael Lisbon chess")
+    first = await found(memory_service, app, user, "Rafael Lisbon chess")
     assert {(i == "m1", t) for i, *_, t in first} == {
         (True, "Rafael lives in Lisbon"),
         (False, "Rafael plays chess"),
@@ -209,7 +192,7 @@ async def test_add_memory_writes_entries_and_an_id_replaces_its_entry(
     await memory_service.add_memory(
         app_name=app, user_id=user, memories=[entry("m1", "Rafael lives in Porto")]
     )
-    again = await _found(memory_service, app, user, "Rafael Lisbon Porto chess")
+    again = await found(memory_service, app, user, "Rafael Lisbon Porto chess")
     assert sorted(t for *_, t in again) == ["Rafael lives in Porto", "Rafael plays chess"]
 
 
@@ -226,10 +209,10 @@ async def test_a_deleted_memory_stays_deleted_when_its_session_is_added_again(
         await service.add_session_to_memory(session)
         await service.delete_memory(app_name=app, user_id=user, memory_id=events[0].id)
         await service.add_session_to_memory(session)
-    expected = await _found(oracle, app, user, query)
+    expected = await found(oracle, app, user, query)
     assert events[0].id not in {i for i, *_ in expected}
     assert len(expected) == 2
-    assert await _found(memory_service, app, user, query) == expected
+    assert await found(memory_service, app, user, query) == expected
 
 
 async def test_a_search_sees_only_its_app_and_user(
@@ -250,9 +233,9 @@ async def test_a_search_sees_only_its_app_and_user(
     await memory_service.add_session_to_memory(
         Session(id=first, app_name="support", user_id=user, events=[fact])
     )
-    found = await _found(memory_service, "support", user, "What is my locker code?")
-    assert {i for i, *_ in found} == {fact.id}
-    assert await _found(memory_service, "support", f"{user}-nobody", "locker code") == set()
+    answer = await found(memory_service, "support", user, "What is my locker code?")
+    assert {i for i, *_ in answer} == {fact.id}
+    assert await found(memory_service, "support", f"{user}-nobody", "locker code") == set()
 
 
 async def test_a_replay_of_the_log_rebuilds_the_same_memories(
