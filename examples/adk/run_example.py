@@ -102,9 +102,9 @@ async def _events(service: BaseSessionService, session_id: str) -> list[Event]:
 
 async def run(args: argparse.Namespace) -> None:
     """The conversation on both services, a line per turn, then a memory question."""
+    uri = _uri(args)
     from ctxstream.adk import MemoryService, SessionService
 
-    uri = _uri(args)
     ours, memory, theirs = SessionService(uri), MemoryService(uri), InMemorySessionService()
     our_agents, their_agents = build_agents(), build_agents()
     runners = (
