@@ -5,8 +5,9 @@ A record with text becomes one :class:`Memory`, its id the event's id (ADK's
 becomes a memory of kind ``summary`` whose text is the compacted content and
 which covers its ``[start_timestamp, end_timestamp]`` range of the session, as
 masking reads it; the search drops the covered raw events when the summary is a
-hit too (``ctxstream/memory/README.md``). Partial (streamed) events are left out:
-the final event repeats their text. Which records reach this function (live,
+hit too (``ctxstream/memory/README.md``). A ``write`` memory record
+(:mod:`schemas.memory_mark`) contributes the memory it carries. Partial (streamed)
+events are left out: the final event repeats their text. Which records reach this function (live,
 not rewound, not refused) is the sink's choice, not this module's.
 
 Example: ``acme/support/u42/s7`` event ``e1`` by ``user`` at 100.0, text "I parked
@@ -23,6 +24,7 @@ from typing import Literal
 from projections.memory.memory_text import memory_text, storable
 from schemas.keys import parse_session_key
 from schemas.logged_event import LoggedEvent
+from schemas.memory_mark import WrittenMemory, memory_mark
 
 MemoryKind = Literal["event", "summary"]
 
@@ -45,6 +47,8 @@ class Memory:
         kind: ``event`` or ``summary``.
         covered: A summary's ``(start_timestamp, end_timestamp)``; None for an event.
         text: The text parts, thoughts left out (:mod:`projections.memory.memory_text`).
+        written: It comes from a ``write`` memory record (kept unless a later
+            ``delete`` names it, whatever the app's mode).
     """
 
     tenant: str
@@ -60,6 +64,7 @@ class Memory:
     kind: MemoryKind
     covered: tuple[float, float] | None
     text: str
+    written: bool = False
 
 
 def memory_of(record: LoggedEvent, partition: int) -> Memory | None:
@@ -70,6 +75,9 @@ def memory_of(record: LoggedEvent, partition: int) -> Memory | None:
     reads it), a malformed summary rather than a memory.
     """
     event = record.envelope.event
+    mark = memory_mark(event)
+    if mark is not None:
+        return None if mark.entry is None else _memory(record, partition, mark.entry, written=True)
     if event.partial:
         return None
     compaction = event.actions.compaction
@@ -83,21 +91,37 @@ def memory_of(record: LoggedEvent, partition: int) -> Memory | None:
         if not start <= end:  # NaN compares False, as masking.coverage reads it
             return None
         covered = (start, end)
+    role = content.role if content is not None and content.role else None
+    memory_id = event.id or f"offset:{partition}:{record.offset}"
+    found = WrittenMemory(memory_id, event.author, event.timestamp, role, text)
+    return _memory(record, partition, found, covered=covered)
+
+
+def _memory(
+    record: LoggedEvent,
+    partition: int,
+    entry: WrittenMemory,
+    *,
+    covered: tuple[float, float] | None = None,
+    written: bool = False,
+) -> Memory:
+    """The memory `entry` at `record`'s place: a summary when it `covered` a range."""
     key = parse_session_key(record.envelope.session_key)
     return Memory(
         tenant=key.tenant,
         app=key.app,
         user_id=key.user,
         session_key=key.key,
-        memory_id=storable(event.id) or f"offset:{partition}:{record.offset}",
+        memory_id=storable(entry.id),
         partition=partition,
         offset=record.offset,
-        author=storable(event.author),
-        role=storable(content.role) if content is not None and content.role else None,
-        timestamp=event.timestamp,
-        kind="event" if compaction is None else "summary",
+        author=storable(entry.author),
+        role=None if entry.role is None else storable(entry.role),
+        timestamp=entry.timestamp,
+        kind="event" if covered is None else "summary",
         covered=covered,
-        text=text,
+        text=storable(entry.text),
+        written=written,
     )
 
 

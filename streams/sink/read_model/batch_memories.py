@@ -4,7 +4,8 @@ A row the fold keeps (:data:`REMEMBERED`: not annulled, not bookkeeping) has a m
 (:func:`~projections.memory.memory_record.memory_of`) when the latest memory record after it
 that names it is an ``add``, or, when none does, its app's mode is ``all`` (:class:`MemoryApps`,
 the sink's ``memory_apps`` setting; every other app is ``explicit``):
-:mod:`projections.memory.memory_marks`. A row that leaves those statuses loses its memory, one
+:mod:`projections.memory.memory_marks`. A ``write`` memory record's memory is kept until a
+later ``delete`` names it. A row that leaves those statuses loses its memory, one
 a rewind brings back is judged again. So the memories of a session are a function of its rows'
 final statuses and its memory records, however the log was cut into batches. Design:
 ``streams/sink/README.md``, "Memories".
@@ -37,6 +38,9 @@ from streams.sink.read_model.stored_history import records_at
 #: superseded included: a summary stands in for them, and the search drops the events
 #: a summary hit covers).
 REMEMBERED: Final = frozenset({EventStatus.LIVE, EventStatus.MASKED, EventStatus.SUPERSEDED})
+
+#: The rows a memory record may name: the kept ones, and ``write`` records (status memory).
+_NAMEABLE: Final = REMEMBERED | {EventStatus.MEMORY}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +81,11 @@ class MemoryPlan:
         """A new row of the batch, with its status at the batch's end."""
         session_key = logged.envelope.session_key
         mark = memory_mark(logged.envelope.event)
-        if mark is not None:
+        if mark is not None and mark.entry is not None:  # a write: the memory it carries
+            written = memory_of(logged, partition)
+            if written is not None:
+                self.added.append(written)
+        elif mark is not None:
             self.marks.append(StoredMark(session_key, partition, PlacedMark(logged.offset, mark)))
         elif status in REMEMBERED and self.apps.feeds(parse_session_key(session_key).app):
             memory = memory_of(logged, partition)
@@ -135,7 +143,7 @@ class MemoryPlan:
                     m.offset,
                     m.memory_id,
                     marks.get(m.session_key, ()),
-                    every=self.apps.feeds(m.app),
+                    every=m.written or self.apps.feeds(m.app),
                 )
             ]
         if memories:
@@ -146,7 +154,7 @@ class MemoryPlan:
         named: list[Memory] = []
         for stored in self.marks:
             offsets = await kept_offsets_before(
-                conn, schema, stored.session_key, stored.placed.offset, REMEMBERED
+                conn, schema, stored.session_key, stored.placed.offset, _NAMEABLE
             )
             for record in await records_at(conn, schema, stored.partition, offsets):
                 memory = memory_of(record, stored.partition)
