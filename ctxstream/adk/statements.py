@@ -69,12 +69,16 @@ def scoped_state(schema: str) -> sql.Composed:
 def listed_sessions(schema: str, *, by_user: bool) -> sql.Composed:
     """An app's live sessions (of one user when `by_user`).
 
+    A key that holds memory records only (a user's ``%memory`` key, a session another
+    service made) has no first row of its own (``created`` is NULL): it is no session.
+
     Parameters: ``tenant``, ``app``, ``user`` (when `by_user`), ``updating``.
     """
     user = sql.SQL(" AND i.user_id = %(user)s") if by_user else sql.SQL("")
     return sql.SQL(
         "SELECT i.session_key, i.user_id, i.session_id, {last}, i.writer_offset FROM {index} AS i"
         " WHERE i.tenant = %(tenant)s AND i.app = %(app)s{user} AND NOT i.deleted"
+        " AND i.created IS NOT NULL"
     ).format(
         last=_LAST_UPDATE.format(rows=sql.Identifier(schema, "event_rows")),
         index=sql.Identifier(schema, "session_index"),
