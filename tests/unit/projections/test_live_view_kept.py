@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from projections.history.classification import classify_session
 from projections.live_view.kept_view import HELD, KeptView, batch_view, view_of
 from projections.live_view.selection import select_live
+from schemas.event import Event
 from schemas.logged_event import LoggedEvent
 from tests.support.strategies import sessions
 
@@ -27,7 +28,7 @@ def _expected(records: list[LoggedEvent], overlap: int) -> tuple[list[int], int 
     return [held[p].offset for p in view.kept], start
 
 
-def _held(records: list[LoggedEvent]) -> list[tuple[int, object]]:
+def _held(records: list[LoggedEvent]) -> list[tuple[int, Event]]:
     statuses = classify_session(records)
     return [(r.offset, r.envelope.event) for r in records if statuses[r.offset] in HELD]
 
@@ -50,7 +51,7 @@ def test_the_kept_view_equals_the_whole_lists_after_every_batch(
         end = prefix[-1].offset + 1
         batch = [(r.offset, r.envelope.event, str(statuses[r.offset])) for r in records[done:cut]]
         advanced = batch_view(view, batch, overlap, end)
-        view = advanced if advanced is not None else view_of(_held(prefix), overlap, end)  # type: ignore[arg-type]
+        view = advanced if advanced is not None else view_of(_held(prefix), overlap, end)
         kept, start = _expected(prefix, overlap)
         assert [offset for offset, _ in view.kept] == kept
         if start is not None:
