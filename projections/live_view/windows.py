@@ -51,6 +51,27 @@ def sliding_anchor(events: Sequence[Event], live: Sequence[bool], overlap: int) 
     with a non-zero end; the window starts `overlap` invocations before the
     first new one, or before the next invocation when none is new yet.
     """
+    order, first, begin = _sliding_window(events, live, overlap)
+    begin = max(0, begin)
+    return first[order[begin]] if begin < len(order) else None
+
+
+def sliding_shortfall(events: Sequence[Event], live: Sequence[bool], overlap: int) -> int:
+    """How many invocations the next sliding window reaches back before the first `events` hold.
+
+    0 when the window starts at one of them; a list that lacks a session's
+    earliest invocations cannot say where such a window starts.
+    """
+    return max(0, -_sliding_window(events, live, overlap)[2])
+
+
+def _sliding_window(
+    events: Sequence[Event], live: Sequence[bool], overlap: int
+) -> tuple[list[str], dict[str, int], int]:
+    """The live unscoped invocations in order, their first positions, the window's index.
+
+    The index is not clamped: below 0 when the window reaches back past the first.
+    """
     unscoped = [p for p in range(len(events)) if live[p] and events[p].isolation_scope is None]
     last_end = 0.0
     for position in reversed(unscoped):
@@ -68,8 +89,7 @@ def sliding_anchor(events: Sequence[Event], live: Sequence[bool], overlap: int) 
     order = list(latest)
     new = [index for index, invocation in enumerate(order) if latest[invocation] > last_end]
     first_new = new[0] if new else len(order)
-    begin = max(0, first_new - overlap)
-    return first[order[begin]] if begin < len(order) else None
+    return order, first, first_new - overlap
 
 
 def scope_tail(events: Sequence[Event], live: Sequence[bool], scope: str | None) -> list[int]:

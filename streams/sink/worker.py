@@ -32,6 +32,7 @@ from streams.sink.heap import HeapCollector
 from streams.sink.migrate import check_schema
 from streams.sink.read_model.batch_memories import MemoryApps
 from streams.sink.read_model.history_cache import HistoryCache
+from streams.sink.read_model.live_views import LiveViews, configured_overlaps
 from streams.sink.read_model.memory_embeddings import EmbeddingPass
 from streams.sink.read_model.status_step import StatusStep
 from streams.sink.settings import SinkSettings
@@ -108,6 +109,7 @@ class Sink:
         self._dead_letters = settings.topic("dead-letters")
         self._cache = HistoryCache(settings.sink_cache_sessions)
         self._memory_apps = MemoryApps.parse(settings.memory_apps)
+        self._live = LiveViews(configured_overlaps(), settings.sink_cache_sessions)
         self._partitions = settings.events_partitions  # the broker's, once running
         self._embedding = EmbeddingPass(embedder) if embedder is not None else None
         self._heap = heap
@@ -234,7 +236,7 @@ class Sink:
         """
         planned = fetched.planned
         batch = Batch(self._topic, fetched.starts, fetched.ends, planned.rows)
-        step = StatusStep(self._cache, planned.rows, planned.events, self._memory_apps)
+        step = StatusStep(self._cache, planned.rows, planned.events, self._memory_apps, self._live)
         try:
             batch.check()
             await self._send_letters(producer, planned.letters)

@@ -4,7 +4,8 @@
 batch's transaction: before the rows are copied it classifies them
 (:mod:`streams.sink.read_model.batch_statuses`), after, it updates the earlier rows whose
 status changed, writes the memories and the sessions' ``session_index`` rows
-(:mod:`streams.sink.read_model.session_index`). :meth:`StatusStep.committed` hands the
+(:mod:`streams.sink.read_model.session_index`) with their live views
+(:mod:`streams.sink.read_model.live_views`). :meth:`StatusStep.committed` hands the
 sessions' states to the cache once the transaction is committed; after a failure the worker
 drops them.
 """
@@ -20,6 +21,7 @@ from streams.sink.database import Connection
 from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
 from streams.sink.read_model.batch_statuses import ClassifiedBatch, classify_batch
 from streams.sink.read_model.history_cache import HistoryCache
+from streams.sink.read_model.live_views import LiveEntry, LiveViews, write_views
 from streams.sink.read_model.session_index import index_sessions
 from streams.sink.rows import EventRow
 
@@ -33,9 +35,15 @@ class StatusStep:
         rows: Sequence[EventRow],
         events: Sequence[LoggedEvent],
         memory_apps: MemoryApps,
+        live: LiveViews | None = None,
     ) -> None:
-        """The step of `rows` (decoded as `events`, same order), with `cache`'s states."""
+        """The step of `rows` (decoded as `events`, same order), with `cache`'s states.
+
+        `live` keeps the sessions' live views (None: an uncached one, overlap 0).
+        """
         self._cache = cache
+        self._live = live if live is not None else LiveViews(lambda _: 0, capacity=1)
+        self._views: dict[str, LiveEntry] = {}
         self._rows = rows
         self._events = events
         self._memory_apps = memory_apps
@@ -75,9 +83,13 @@ class StatusStep:
             )
         await classified.memories.write(conn, schema)
         writers = {key: state.writer_offset for key, (_, state) in classified.states.items()}
+        views = await self._live.keep(conn, schema, classified.rows, self._events)
         await index_sessions(conn, schema, classified.rows, writers)
+        await write_views(conn, schema, views)
+        self._views = views
 
     def committed(self) -> None:
         """The transaction committed: cache the sessions' states after the batch."""
         if self._classified is not None:
             self._cache.put_all(self._classified.states)
+            self._live.put_all(self._views)

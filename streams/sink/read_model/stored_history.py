@@ -46,14 +46,22 @@ def row_record(row: Sequence[object]) -> LoggedEvent:
 
 
 async def stored_records(
-    conn: Connection, schema: str, session_keys: Sequence[str]
+    conn: Connection,
+    schema: str,
+    session_keys: Sequence[str],
+    *,
+    statuses: Sequence[str] | None = None,
 ) -> dict[str, list[LoggedEvent]]:
-    """Every stored record of each of `session_keys` that has rows, in offset order."""
+    """Every stored record of each of `session_keys` that has rows, in offset order.
+
+    With `statuses`, only the rows of those statuses.
+    """
+    only = sql.SQL(" AND status = ANY(%s)") if statuses is not None else sql.SQL("")
     cursor = await conn.execute(
         sql.SQL(
-            'SELECT {} FROM {} WHERE session_key = ANY(%s) ORDER BY session_key, "offset"'
-        ).format(_COLUMNS, sql.Identifier(schema, "event_rows")),
-        (list(session_keys),),
+            'SELECT {} FROM {} WHERE session_key = ANY(%s){} ORDER BY session_key, "offset"'
+        ).format(_COLUMNS, sql.Identifier(schema, "event_rows"), only),
+        (list(session_keys), *([list(statuses)] if statuses is not None else [])),
     )
     found: dict[str, list[LoggedEvent]] = {}
     for row in await cursor.fetchall():
