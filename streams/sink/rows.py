@@ -48,6 +48,7 @@ COLUMNS: Final = (
     "lossy",
     "expected_offset",
     "status",
+    "status_before_deletion",
 )
 
 
@@ -59,7 +60,8 @@ class EventRow:
     ``raw`` is the record value's bytes when the row is lossy, else None;
     ``expected_offset`` is the envelope's, on a conditional record; ``status`` is
     what the fold made of the record (:class:`~projections.history.event_status.EventStatus`),
-    set by the sink's classification before the row is written.
+    set by the sink's classification before the row is written; ``status_before_deletion``
+    the status a row ``deleted`` in its own batch had before (None on every other row).
     """
 
     partition: int
@@ -80,6 +82,7 @@ class EventRow:
     lossy: bool
     expected_offset: int | None = None
     status: str | None = None
+    status_before_deletion: str | None = None
 
     def values(self) -> tuple[object, ...]:
         """The row's values in :data:`COLUMNS` order (field by field: ``astuple`` deep-copies)."""
@@ -102,12 +105,16 @@ class EventRow:
             self.lossy,
             self.expected_offset,
             self.status,
+            self.status_before_deletion,
         )
 
-    def with_status(self, status: str) -> EventRow:
-        """This row with `status` (``dataclasses.replace`` costs several times more)."""
-        fields: tuple[Any, ...] = self.values()[:-1]
-        return EventRow(*fields, status=status)  # type: ignore[misc]  # fields: all but status
+    def with_status(self, status: str, before_deletion: str | None = None) -> EventRow:
+        """This row with `status` and, when it is ``deleted``, its status `before_deletion`.
+
+        Field by field: ``dataclasses.replace`` costs several times more.
+        """
+        fields: tuple[Any, ...] = self.values()[:-2]
+        return EventRow(*fields, status=status, status_before_deletion=before_deletion)  # type: ignore[misc]
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,12 +35,15 @@ class ClassifiedBatch:
     Attributes:
         rows: The batch's rows, each with its status at the end of the batch.
         updates: Earlier rows whose status the batch changed: place -> new status.
+        before_deletion: Earlier rows the batch made ``deleted`` after changing their status:
+            place -> the status they had before the deletion (for the others, the stored one).
         states: Session key -> (partition, state after the batch), to cache after commit.
         memories: The memories to add and remove.
     """
 
     rows: list[EventRow] = field(default_factory=list)
     updates: dict[RowPlace, EventStatus] = field(default_factory=dict)
+    before_deletion: dict[RowPlace, EventStatus] = field(default_factory=dict)
     states: dict[str, tuple[int, HistoryState]] = field(default_factory=dict)
     memories: MemoryPlan = field(default_factory=lambda: MemoryPlan(MemoryApps()))
 
@@ -73,6 +76,7 @@ async def classify_batch(
         sessions.setdefault(row.session_key, []).append(index)
     result = ClassifiedBatch(memories=memory)
     final: dict[int, EventStatus] = {}
+    final_before: dict[int, EventStatus] = {}
     befores = await _states_before(conn, schema, cache, rows, sessions)
     for session_key, indexes in sessions.items():
         indexes.sort(key=lambda index: rows[index].offset)
@@ -80,15 +84,26 @@ async def classify_batch(
         before = befores.get(session_key)
         state, first_new = before, rows[indexes[0]].offset
         earlier: dict[int, EventStatus] = {}
+        before_deletion: dict[int, EventStatus] = {}
         by_offset = {rows[index].offset: index for index in indexes}
         for index in indexes:
             after, changes = advance(state, rows[index].offset, events[index].envelope)
             state = after
             for offset, status in changes:
+                latest = (
+                    final.get(by_offset[offset]) if offset >= first_new else earlier.get(offset)
+                )
+                if status is EventStatus.DELETED and latest is not None:
+                    before_deletion[offset] = latest
                 if offset >= first_new:
                     final[by_offset[offset]] = status
                 else:
                     earlier[offset] = status
+        for deleted_at, prior in before_deletion.items():
+            if deleted_at >= first_new:
+                final_before[by_offset[deleted_at]] = prior
+            else:
+                result.before_deletion[(partition, deleted_at)] = prior
         if state is not None:
             result.states[session_key] = (partition, state)
         for earlier_offset, new_status in earlier.items():
@@ -98,8 +113,16 @@ async def classify_batch(
                 memory.note_change(session_key, partition, earlier_offset, old, new_status)
         for index in indexes:
             memory.note_new(events[index], partition, final[index])
-    result.rows = [row.with_status(str(final[index])) for index, row in enumerate(rows)]
+    result.rows = [
+        row.with_status(str(final[index]), status_text(final_before.get(index)))
+        for index, row in enumerate(rows)
+    ]
     return result
+
+
+def status_text(status: EventStatus | None) -> str | None:
+    """`status` as stored; None as NULL."""
+    return None if status is None else str(status)
 
 
 async def _states_before(

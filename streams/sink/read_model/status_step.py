@@ -19,7 +19,7 @@ from psycopg import sql
 from schemas.logged_event import LoggedEvent
 from streams.sink.database import Connection
 from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
-from streams.sink.read_model.batch_statuses import ClassifiedBatch, classify_batch
+from streams.sink.read_model.batch_statuses import ClassifiedBatch, classify_batch, status_text
 from streams.sink.read_model.history_cache import HistoryCache
 from streams.sink.read_model.live_views import LiveEntry, LiveViews, write_views
 from streams.sink.read_model.session_index import index_sessions
@@ -62,7 +62,11 @@ class StatusStep:
         return self._classified.rows
 
     async def after_rows(self, conn: Connection, schema: str) -> None:
-        """Update the earlier rows' changed statuses, write the memories and ``session_index``."""
+        """Update the earlier rows' changed statuses, write the memories and ``session_index``.
+
+        A row made ``deleted`` keeps the status it had before (``status_before_deletion``):
+        the one the batch gave it last, else the stored one.
+        """
         classified = self._classified
         if classified is None:
             raise RuntimeError("after_rows before before_rows")
@@ -70,15 +74,17 @@ class StatusStep:
             places = sorted(classified.updates)
             await conn.execute(
                 sql.SQL(
-                    "UPDATE {} AS r SET status = u.status"
-                    " FROM unnest(%s::integer[], %s::bigint[], %s::text[])"
-                    ' AS u(partition, "offset", status)'
+                    "UPDATE {} AS r SET status = u.status, status_before_deletion = CASE"
+                    " WHEN u.status = 'deleted' THEN coalesce(u.before, r.status) END"
+                    " FROM unnest(%s::integer[], %s::bigint[], %s::text[], %s::text[])"
+                    ' AS u(partition, "offset", status, before)'
                     ' WHERE r.partition = u.partition AND r."offset" = u."offset"'
                 ).format(sql.Identifier(schema, "event_rows")),
                 (
                     [p for p, _ in places],
                     [o for _, o in places],
                     [str(classified.updates[place]) for place in places],
+                    [status_text(classified.before_deletion.get(place)) for place in places],
                 ),
             )
         await classified.memories.write(conn, schema)

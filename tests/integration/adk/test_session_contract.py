@@ -215,6 +215,29 @@ async def test_user_state_written_in_one_session_is_in_the_next(
     }
 
 
+async def test_app_and_user_state_survive_deleting_their_session(
+    session_service: BaseSessionService, app_name: str
+) -> None:
+    state = {"user:kept": 1, "app:k": 2, "own": 3}
+    gone = await session_service.create_session(
+        app_name=app_name, user_id=USER, session_id="a", state=state
+    )
+    event = _text("model", "noted", time.time())
+    event.actions = EventActions(state_delta={"user:later": "x", "mine": 4})
+    await session_service.append_event(gone, event)
+    await session_service.delete_session(app_name=app_name, user_id=USER, session_id="a")
+
+    kept = {"user:kept": 1, "app:k": 2, "user:later": "x"}
+    other = await session_service.create_session(app_name=app_name, user_id=USER, session_id="b")
+    assert other.state == kept
+    again = await session_service.create_session(app_name=app_name, user_id=USER, session_id="a")
+    assert again.state == kept  # the deleted session's own keys went with it
+    assert await session_service.get_user_state(app_name=app_name, user_id=USER) == {
+        "kept": 1,
+        "later": "x",
+    }
+
+
 async def test_get_session_config(session_service: BaseSessionService, app_name: str) -> None:
     session = await _created(session_service, app_name)
     now = time.time()

@@ -157,34 +157,64 @@ def expected_state(sessions: Mapping[str, LoggedSession]) -> dict[StatePlace, ob
     """Each scope's state: per session the projector's fold's, shared keys by latest write.
 
     A shared (``app:``, ``user:``) key takes the value of the session whose last applied
-    write of it is latest by (timestamp, partition, offset), as the README states.
+    write of it is latest by (timestamp, partition, offset), as the README states; in a
+    session, the last (highest offset) of its incarnations' writes, a deleted incarnation's
+    as the fold held them just before its deletion (ADK's delete_session keeps app and user
+    state). Session scope: the current incarnation's only.
     """
     latest: dict[StatePlace, tuple[tuple[float, int, int], object]] = {}
     for key, session in sessions.items():
-        parsed = parse_session_key(key)
-        state = project(SessionKey(key), session.records).state
         statuses = classify_session(session.records)
-        writer: dict[str, LoggedEvent] = {}
-        for record in session.records:
-            if statuses[record.offset] in APPLIED | {EventStatus.CREATION}:
-                for name in record.envelope.event.actions.state_delta or {}:
-                    writer[name] = record
-        scopes = (("app", state.app, "app:"), ("user", state.user, "user:"))
-        for scope, values, prefix in (*scopes, ("session", state.session, "")):
-            for name, value in values.items():
-                record = writer[prefix + name]
+        ends = [
+            n
+            for n, record in enumerate(session.records)
+            if statuses[record.offset] is EventStatus.DELETION
+        ]
+        own: dict[StatePlace, tuple[tuple[float, int, int], object]] = {}
+        for end in (*ends, len(session.records)):
+            records = session.records[:end]
+            current = end == len(session.records)
+            for place, (record, value) in _incarnation_state(key, records, current).items():
                 order = (record.envelope.event.timestamp, session.partition, int(record.offset))
-                place: StatePlace = (
-                    scope,
-                    parsed.tenant,
-                    parsed.app,
-                    None if scope == "app" else parsed.user,
-                    key if scope == "session" else None,
-                    name,
-                )
-                if place not in latest or latest[place][0] < order:
-                    latest[place] = (order, value)
+                if place not in own or own[place][0][2] < order[2]:
+                    own[place] = (order, value)
+        for place, (order, value) in own.items():
+            if place not in latest or latest[place][0] < order:
+                latest[place] = (order, value)
     return {place: value for place, (_, value) in latest.items()}
+
+
+def _incarnation_state(
+    key: str, records: list[LoggedEvent], current: bool
+) -> dict[StatePlace, tuple[LoggedEvent, object]]:
+    """The state the fold holds after `records` (app and user; session too when `current`).
+
+    Each place with its value and the applied record that last wrote its key.
+    """
+    parsed = parse_session_key(key)
+    state = project(SessionKey(key), records).state
+    statuses = classify_session(records)
+    writer: dict[str, LoggedEvent] = {}
+    for record in records:
+        if statuses[record.offset] in APPLIED | {EventStatus.CREATION}:
+            for name in record.envelope.event.actions.state_delta or {}:
+                writer[name] = record
+    scopes = [("app", state.app, "app:"), ("user", state.user, "user:")]
+    if current:
+        scopes.append(("session", state.session, ""))
+    found: dict[StatePlace, tuple[LoggedEvent, object]] = {}
+    for scope, values, prefix in scopes:
+        for name, value in values.items():
+            place: StatePlace = (
+                scope,
+                parsed.tenant,
+                parsed.app,
+                None if scope == "app" else parsed.user,
+                key if scope == "session" else None,
+                name,
+            )
+            found[place] = (writer[prefix + name], value)
+    return found
 
 
 async def stored_state(conn: Connection, schema: str) -> dict[StatePlace, object]:
