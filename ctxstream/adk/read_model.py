@@ -21,7 +21,9 @@ from ctxstream.adk.events import stored_event
 from ctxstream.adk.ids import unescape_id
 from ctxstream.adk.state import merged_state
 from ctxstream.sessions.catalog import SessionCatalog
+from ctxstream.sessions.live_rows import live_rows
 from schemas.keys import SessionKeyParts
+from streams.sink.database import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +50,9 @@ class StoredSession:
 class SessionReads:
     """The read model's sessions of one target schema, read in a catalog's snapshots."""
 
-    def __init__(self, catalog: SessionCatalog, schema: str) -> None:
-        """Read `schema` in `catalog`'s snapshots."""
-        self._catalog, self._schema = catalog, schema
+    def __init__(self, catalog: SessionCatalog, schema: str, *, live: bool = False) -> None:
+        """Read `schema` in `catalog`'s snapshots; `live`: a session's live view, not all events."""
+        self._catalog, self._schema, self._live = catalog, schema, live
 
     async def session(
         self, key: SessionKeyParts, config: GetSessionConfig | None
@@ -68,7 +70,9 @@ class SessionReads:
             if row is None or row[0]:
                 return None
             events: list[Event] = []
-            if limit != 0:
+            if limit != 0 and self._live:
+                events = await _live_events(conn, self._schema, key.key, after, limit)
+            elif limit != 0:
                 found = await conn.execute(
                     statements.held_events(self._schema),
                     {
@@ -140,6 +144,26 @@ class SessionReads:
             )
             for session_key, user_part, session_part, last_activity, writer_offset in listed
         ]
+
+
+async def _live_events(
+    conn: Connection, schema: str, key: str, after: float | None, limit: int | None
+) -> list[Event]:
+    """The session's live view (in the open snapshot), then `config`'s filters as ADK's own.
+
+    As ADK's in-memory service applies them to the list it holds: ``num_recent_events``
+    keeps the last ones, then ``after_timestamp`` the run after the last event older than it.
+    """
+    found = await live_rows(conn, schema, key)
+    if found is None:
+        return []
+    events = [Event.model_validate(event) for event in found.events]
+    if limit is not None:
+        events = events[-limit:] if limit > 0 else []
+    if after is not None:
+        older = [n for n, event in enumerate(events) if event.timestamp < after]
+        events = events[older[-1] + 1 :] if older else events
+    return events
 
 
 def _by_scope(rows: Sequence[Sequence[Any]]) -> dict[str, dict[str, Any]]:

@@ -93,8 +93,6 @@ class SessionService(BaseSessionService):
             raise ValueError(f"compaction_wait_s: {compaction_wait_s!r}, expected 0 or more")
         self._compaction_wait_s = compaction_wait_s
         self._uri = parse_uri(uri)
-        if self._uri.view == "live":
-            raise ValueError("session service URI: view 'live' is not served by this build yet")
         self._dsn, self._schema = read_model_location(os.environ)
         self._backend: _Backend | None = None
         self._starting = asyncio.Lock()
@@ -111,7 +109,10 @@ class SessionService(BaseSessionService):
                 catalog = SessionCatalog(pool, schema=self._schema, events_partitions=partitions)
                 positions = Positions(catalog, partitions, timeout_s=SINK_WAIT_S)
                 self._backend = _Backend(
-                    client, pool, SessionReads(catalog, self._schema), positions
+                    client,
+                    pool,
+                    SessionReads(catalog, self._schema, live=self._uri.view == "live"),
+                    positions,
                 )
             return self._backend
 
