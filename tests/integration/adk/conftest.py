@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from google.adk.sessions import BaseSessionService, InMemorySessionService
+from google.adk.sessions import BaseSessionService, DatabaseSessionService, InMemorySessionService
 
 from ctxstream.adk.session_service import SessionService
 from projections.compaction.config import CompactionConfig
@@ -123,6 +123,16 @@ async def ctxstream_service(
         yield service
     finally:
         await service.close()
+
+
+@pytest.fixture
+async def adk_database(tmp_path: Path) -> AsyncIterator[DatabaseSessionService]:
+    """ADK's own database service on SQLite: the staleness oracle."""
+    database = DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / 'adk.db'}")
+    try:
+        yield database
+    finally:
+        await database.close()
 
 
 @pytest.fixture(params=["in_memory", "ctxstream"])
