@@ -261,19 +261,19 @@ class SessionService(BaseSessionService):
         session.last_update_time = event.timestamp
         session._storage_update_marker = str(verdict.writer_offset)
         if starts_invocation:
-            await self._catch_up_summaries(parse_session_key(key), session, verdict.offset)
+            await self._catch_up_summaries(parse_session_key(key), session, event, verdict.offset)
         return event
 
     async def _catch_up_summaries(
-        self, key: SessionKeyParts, session: Session, offset: int
+        self, key: SessionKeyParts, session: Session, event: Event, offset: int
     ) -> None:
         """Give the held session the summary the pipeline decided at an invocation's start.
 
         The projector finds the end of the previous invocation only at this event, so a
         summary ADK's own compaction would have appended before the turn is requested
-        now: wait for it (bounded), then add the pipeline's summaries the held session
-        lacks, so the turn's model calls see it. Summaries are not writer records: the
-        held session's marker stays.
+        now: wait for it (bounded), then add the pipeline's summaries stored after `event`
+        (at `offset`) to the held session, so the turn's model calls see them. Summaries
+        are not writer records: the held session's marker stays.
         """
         backend = await self._started()
         try:
@@ -283,8 +283,12 @@ class SessionService(BaseSessionService):
         if not waited:
             return
         stored = await self._read(key, None)
-        held = {event.id for event in session.events}
-        for summary in stored.events if stored is not None else []:
+        after = stored.events if stored is not None else []
+        ids_after = [e.id for e in after]
+        if event.id not in ids_after:
+            return
+        held = {e.id for e in session.events}
+        for summary in after[ids_after.index(event.id) + 1 :]:
             if summary.actions.compaction is not None and summary.id not in held:
                 session.events.append(summary)
 
