@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -39,6 +38,7 @@ from typing_extensions import override
 
 from ctxstream import errors
 from ctxstream.adk import ids
+from ctxstream.adk.compaction_wait import settled
 from ctxstream.adk.events import event_json
 from ctxstream.adk.positions import SINK_WAIT_S, Positions
 from ctxstream.adk.read_model import SessionReads, StoredSession
@@ -60,7 +60,6 @@ STALE_MESSAGE: Final = (
 CONNECTIONS: Final = 4
 #: How long get_session waits for a pipeline compaction in flight, by default, and between looks.
 COMPACTION_WAIT_S: Final = 5.0
-COMPACTION_POLL_S: Final = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,15 +192,10 @@ class SessionService(BaseSessionService):
         backend = await self._started()
         client = backend.client
         try:
-            snapshot = await client.projection(
-                key.key, min_offset=backend.positions.written(key.key)
-            )
             # A pipeline compaction in flight: its summary is what ADK's own compaction
             # would have appended before this read (bounded; the read goes on without it).
-            deadline = time.monotonic() + self._compaction_wait_s
-            while snapshot.in_flight_request_id is not None and time.monotonic() < deadline:
-                await asyncio.sleep(COMPACTION_POLL_S)
-                snapshot = await client.projection(key.key, min_offset=snapshot.last_offset)
+            written = backend.positions.written(key.key)
+            snapshot, _ = await settled(client, key.key, written, self._compaction_wait_s)
             last_offset: int | None = snapshot.last_offset
         except errors.SessionNotFoundError:
             last_offset = None  # no records, or deleted: the read model says which
@@ -250,6 +244,9 @@ class SessionService(BaseSessionService):
             return event
         if any(held == event for held in session.events if held.id == event.id):
             return event  # an equal re-delivery: ADK's in-memory service ignores it too
+        starts_invocation = event.author == "user" and (
+            not session.events or session.events[-1].invocation_id != event.invocation_id
+        )
         self._apply_temp_state(session, event)
         event = self._trim_temp_delta_state(event)
         key = self._key(session.app_name, session.user_id, session.id)
@@ -264,7 +261,37 @@ class SessionService(BaseSessionService):
         self._commit_event_to_session(session, event)
         session.last_update_time = event.timestamp
         session._storage_update_marker = str(verdict.writer_offset)
+        if starts_invocation:
+            await self._catch_up_summaries(parse_session_key(key), session, event, verdict.offset)
         return event
+
+    async def _catch_up_summaries(
+        self, key: SessionKeyParts, session: Session, event: Event, offset: int
+    ) -> None:
+        """Give the held session the summary the pipeline decided at an invocation's start.
+
+        The projector finds the end of the previous invocation only at this event, so a
+        summary ADK's own compaction would have appended before the turn is requested
+        now: wait for it (bounded), then add the pipeline's summaries stored after `event`
+        (at `offset`) to the held session, so the turn's model calls see them. Summaries
+        are not writer records: the held session's marker stays.
+        """
+        backend = await self._started()
+        try:
+            _, waited = await settled(backend.client, key.key, offset, self._compaction_wait_s)
+        except errors.SessionNotFoundError:
+            return
+        if not waited:
+            return
+        stored = await self._read(key, None)
+        after = stored.events if stored is not None else []
+        ids_after = [e.id for e in after]
+        if event.id not in ids_after:
+            return
+        held = {e.id for e in session.events}
+        for summary in after[ids_after.index(event.id) + 1 :]:
+            if summary.actions.compaction is not None and summary.id not in held:
+                session.events.append(summary)
 
     async def _expected_offset(self, key: SessionKeyParts, session: Session) -> int:
         """The writer offset `session` was read at; for a session without one, the stored one.

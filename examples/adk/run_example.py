@@ -139,9 +139,10 @@ async def run(args: argparse.Namespace) -> None:
             text = "".join(p.text or "" for p in entry.content.parts or [])
             _say(f"  {entry.timestamp}  {entry.author}: {text}")
     finally:
-        await memory.close()
         await runners[0].close()
         await runners[1].close()
+        await memory.close()
+        await ours.close()
 
 
 def _say(line: str) -> None:

@@ -9,32 +9,57 @@ the lead holds a ``ctxstream://`` server to at merge (:data:`URIS`).
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
 import pytest
 
+from projections.compaction.config import CompactionConfig
+from tests.integration.adk.conftest import AdkDeployment, adk_deployment_of
 from tests.support.adk_runner.script import MULTI_AGENT_SCRIPT
 from tests.support.adk_server import drive, normalized, running_api_server
 
 pytestmark = [pytest.mark.integration]
 
 REFERENCE: Final = "memory://"
-#: The session service URIs held to ADK's ``memory://``; the lead adds ``ctxstream://``.
-URIS: Final[list[str]] = [REFERENCE]
+#: The drop-in's URI: ``{tenant}`` and the deployment's ``{bootstrap}``/``{prefix}`` filled in.
+CTXSTREAM: Final = "ctxstream://{bootstrap}/?tenant={tenant}&prefix={prefix}&view=full"
+#: The session service URIs held to ADK's ``memory://``.
+URIS: Final[list[str]] = [REFERENCE, CTXSTREAM]
 STATE: Final = {"topic": "weather", "user:lang": "en"}
 
 
-def _run(root: Path, uri: str) -> dict[str, object]:
+@pytest.fixture(scope="module")
+def server_deployment(
+    kafka_bootstrap: str, postgres_dsn: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AdkDeployment]:
+    """A deployment whose apps ADK's runner compacts (the scripted App's sliding window)."""
+    folder = tmp_path_factory.mktemp("api_server")
+    compaction = CompactionConfig(owner="adk")
+    with adk_deployment_of(kafka_bootstrap, postgres_dsn, folder, compaction=compaction) as found:
+        yield found
+
+
+def _run(root: Path, uri: str, env: dict[str, str] | None = None) -> dict[str, object]:
     root.mkdir()
-    with running_api_server(root, uri) as client:
+    with running_api_server(root, uri, env=env) as client:
         return drive(client, MULTI_AGENT_SCRIPT, state=STATE)
 
 
-@pytest.mark.parametrize("uri", URIS)
-def test_adk_api_server_answers_as_it_does_on_memory(tmp_path: Path, uri: str) -> None:
+@pytest.mark.parametrize("uri", URIS, ids=lambda u: u.split(":", 1)[0])
+def test_adk_api_server_answers_as_it_does_on_memory(
+    tmp_path: Path, uri: str, request: pytest.FixtureRequest
+) -> None:
     reference = _run(tmp_path / "reference", REFERENCE)
-    run = _run(tmp_path / "run", uri)
+    env = None
+    if uri == CTXSTREAM:
+        deployment: AdkDeployment = request.getfixturevalue("server_deployment")
+        tenant = f"srv{uuid.uuid4().hex[:12]}"
+        uri = uri.format(bootstrap=deployment.bootstrap, tenant=tenant, prefix=deployment.prefix)
+        env = {"CTXSTREAM_POSTGRES_DSN": deployment.dsn, "CTXSTREAM_SINK_SCHEMA": deployment.schema}
+    run = _run(tmp_path / "run", uri, env)
     assert normalized(run) == normalized(reference)
 
 

@@ -5,30 +5,42 @@ alone, so any difference in what a service returns to the Runner shows up in
 the recorded ``LlmRequest.contents`` of a later call. Each service of
 :data:`FACTORIES` runs the multi-agent script with ADK-owned sliding-window
 compaction and is compared with ADK's ``InMemorySessionService`` (call ids
-aside). The routing case of notes §3 E4 is checked against an expectation
-written out here by hand.
+aside). On ctxstream the same script runs again with the pipeline owning
+compaction (the App has none; the projector requests, the summarizer answers)
+and is compared with ADK's run by the range each summary covers. The routing
+case of notes §3 E4 is checked against an expectation written out here by hand.
 
-At merge the lead adds the drop-in to :data:`FACTORIES` (``view=full`` and
-``view=live``) and the pipeline-owned run (``run_script(..., compaction=None,
-before_turn=...)`` on an app owned by the pipeline with the same interval and
-overlap, compared by
-:func:`~tests.support.adk_runner.equivalence.assert_pipeline_owned_equivalent`).
+The deployment (:func:`site`): a worker whose default is ``owner: adk`` (ADK's
+runner compacts, the pipeline requests nothing), the tenant
+:data:`PIPELINE_TENANT` owned by the pipeline with ADK's interval and overlap,
+a summarizer (extractive, its default) and a sink into a schema of its own.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from typing import Final
 
 import pytest
 
+from ctxstream.adk.session_service import SessionService
+from projections.compaction.config import CompactionConfig
+from tests.integration.adk.conftest import AdkDeployment, adk_deployment_of
 from tests.support.adk_runner.equivalence import (
     assert_adk_owned_equivalent,
     assert_pipeline_owned_equivalent,
 )
-from tests.support.adk_runner.normalize import normalized_calls
+from tests.support.adk_runner.normalize import normalized_calls, summary_ranges
 from tests.support.adk_runner.script import MULTI_AGENT_SCRIPT, RunResult, run_script
 from tests.support.adk_runner.scripted_model import CONTEXT_PREFIX
-from tests.support.adk_runner.services import ADK_IN_MEMORY, ServiceFactory
+from tests.support.adk_runner.services import (
+    ADK_IN_MEMORY,
+    COMPACTION_WAIT_S,
+    ServiceFactory,
+    close_service,
+    ctxstream_factory,
+)
 from tests.support.adk_runner.summarizer import sliding_window
 
 pytestmark = [
@@ -36,23 +48,89 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::UserWarning"),  # ADK's [EXPERIMENTAL] notices
 ]
 
-#: The services held to ADK's in-memory one; the lead adds ctxstream's (both views).
-FACTORIES: Final[list[ServiceFactory]] = [ADK_IN_MEMORY]
+#: The services held to ADK's in-memory one.
+FACTORIES: Final[list[ServiceFactory]] = [
+    ADK_IN_MEMORY,
+    ctxstream_factory("full"),
+    # ctxstream_factory("live"),  # VIEW=LIVE: enable when the service serves view=live
+]
 INTERVAL: Final = 2
 OVERLAP: Final = 1
+#: The tenant whose apps the pipeline compacts (every other tenant: ADK's runner does).
+PIPELINE_TENANT: Final = "pipe"
 
 
-async def _adk_owned(factory: ServiceFactory, script: tuple[str, ...]) -> RunResult:
-    return await run_script(await factory.make(), script, sliding_window(INTERVAL, OVERLAP))
+@pytest.fixture(scope="module")
+def equivalence_deployment(
+    kafka_bootstrap: str, postgres_dsn: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AdkDeployment]:
+    pipeline = CompactionConfig(compaction_interval=INTERVAL, overlap_size=OVERLAP)
+    with adk_deployment_of(
+        kafka_bootstrap,
+        postgres_dsn,
+        tmp_path_factory.mktemp("equivalence"),
+        compaction=CompactionConfig(owner="adk"),
+        compaction_overrides={PIPELINE_TENANT: pipeline},
+        summarizer=True,
+    ) as deployment:
+        yield deployment
+
+
+@pytest.fixture
+def site(equivalence_deployment: AdkDeployment, monkeypatch: pytest.MonkeyPatch) -> AdkDeployment:
+    """The deployment, its read model named in the environment as ADK's registry would see it."""
+    monkeypatch.setenv("CTXSTREAM_POSTGRES_DSN", equivalence_deployment.dsn)
+    monkeypatch.setenv("CTXSTREAM_SINK_SCHEMA", equivalence_deployment.schema)
+    return equivalence_deployment
+
+
+async def _adk_owned(
+    factory: ServiceFactory, script: tuple[str, ...], site: AdkDeployment | None = None
+) -> RunResult:
+    service = await factory.make(site)
+    try:
+        return await run_script(service, script, sliding_window(INTERVAL, OVERLAP))
+    finally:
+        await close_service(service)
 
 
 @pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.name)
-async def test_adk_runner_contents_equal_adks_in_memory_service(factory: ServiceFactory) -> None:
+async def test_adk_runner_contents_equal_adks_in_memory_service(
+    factory: ServiceFactory, site: AdkDeployment
+) -> None:
     reference = await _adk_owned(ADK_IN_MEMORY, MULTI_AGENT_SCRIPT)
-    run = await _adk_owned(factory, MULTI_AGENT_SCRIPT)
+    run = await _adk_owned(factory, MULTI_AGENT_SCRIPT, site)
     assert_adk_owned_equivalent(run, reference, full=factory.full_history)
     # Summaries by range (how pipeline-owned runs compare) agree on ADK-owned runs too.
     assert_pipeline_owned_equivalent(run, reference, history=reference.events)
+
+
+async def _pipeline_owned(site: AdkDeployment) -> RunResult:
+    """The script on the pipeline's tenant: the App compacts nothing, the pipeline does."""
+    service = SessionService(site.uri_for(PIPELINE_TENANT), compaction_wait_s=COMPACTION_WAIT_S)
+    try:
+        session_id = f"s{uuid.uuid4().hex[:12]}"
+        return await run_script(service, MULTI_AGENT_SCRIPT, None, session_id=session_id)
+    finally:
+        await service.close()
+
+
+def _ranges(run: RunResult) -> list[list[int]]:
+    return [covered for _, _, covered in summary_ranges(run.events)]
+
+
+async def test_adk_runner_pipeline_owned_compaction_gives_adks_contents(
+    site: AdkDeployment,
+) -> None:
+    """The App compacts nothing; the pipeline's summaries stand where ADK's stood.
+
+    The pipeline summarizes the windows ADK's sliding window summarizes (the same
+    ranges, in order), and every model call sees them where ADK's calls saw ADK's.
+    """
+    reference = await _adk_owned(ADK_IN_MEMORY, MULTI_AGENT_SCRIPT)
+    run = await _pipeline_owned(site)
+    assert _ranges(run) == _ranges(reference)
+    assert_pipeline_owned_equivalent(run, reference)
 
 
 async def test_adk_runner_a_different_conversation_is_told_apart() -> None:

@@ -8,28 +8,16 @@ once escaped: the drop-in refuses them naming the field (ADK's services accept a
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from google.adk.errors import StaleSessionError
 from google.adk.events.event import Event
-from google.adk.sessions import BaseSessionService, DatabaseSessionService
+from google.adk.sessions import BaseSessionService
 from google.genai import types
 
 from ctxstream.adk.session_service import SessionService
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def adk_database(tmp_path: Path) -> AsyncIterator[DatabaseSessionService]:
-    """ADK's own database service on SQLite: the staleness oracle."""
-    database = DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / 'adk.db'}")
-    try:
-        yield database
-    finally:
-        await database.close()
 
 
 @pytest.fixture(params=["adk_database", "ctxstream_service"])
