@@ -32,8 +32,13 @@ def event_json(event: Event) -> dict[str, Any]:
     return event.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def stored_event(event: Mapping[str, Any], raw: bytes | None) -> Event:
-    """The ADK event a read-model row holds: its JSON, or (`raw`: a lossy row) the record's."""
+def stored_event(event: Mapping[str, Any] | str, raw: bytes | None) -> Event:
+    """The ADK event a read-model row holds: its JSON (an object or its text) or the record's.
+
+    `raw`: the record's exact bytes, for a lossy row (its text held NUL).
+    """
     if raw is not None:
         event = orjson.loads(raw)["event"]
+    elif isinstance(event, str):
+        event = orjson.loads(event)
     return Event.model_validate(event)

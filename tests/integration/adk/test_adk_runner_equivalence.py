@@ -52,7 +52,7 @@ pytestmark = [
 FACTORIES: Final[list[ServiceFactory]] = [
     ADK_IN_MEMORY,
     ctxstream_factory("full"),
-    # ctxstream_factory("live"),  # VIEW=LIVE: enable when the service serves view=live
+    ctxstream_factory("live"),
 ]
 INTERVAL: Final = 2
 OVERLAP: Final = 1
