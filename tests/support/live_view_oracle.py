@@ -177,9 +177,13 @@ async def _token(events: list[AdkEvent], config: Json, agent: str, scope: str | 
 
 def readers_answers(events: Sequence[Event], overlap: int, plan: Any) -> Json:
     """Every reader's answer on `events`, for the readers `plan` names."""
-    converted = adk_events(events)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # as below, while validating
+        converted = adk_events(events)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # ADK's "experimental" notes
+        # ADK's own auth handling of a requested credential calls a method it deprecates.
+        warnings.simplefilter("ignore", DeprecationWarning)
         return {
             "contents": contents_answers(converted, plan),
             "router": router_answers(converted, plan[0]),
