@@ -12,13 +12,16 @@ from typing import Final
 
 from psycopg import sql
 
+from projections.history.event_status import EventStatus
+from projections.live_view.kept_view import HELD
+
 #: The statuses of the records ADK holds in ``session.events``: what the fold applied as an
 #: event (rewound events and rewinds included, as ADK keeps them); never bookkeeping
 #: (creation, deletion, fork, memory, refusal), a stale or partial record, or a copy.
-HELD_STATUSES: Final = ["live", "masked", "superseded", "rewound", "rewind"]
+HELD_STATUSES: Final = sorted(str(status) for status in HELD)  # the live view's too
 #: The statuses of the records that set ADK's ``last_update_time``: held events and creations
 #: (a stale record, a memory or other bookkeeping record does not).
-UPDATE_STATUSES: Final = [*HELD_STATUSES, "creation"]
+UPDATE_STATUSES: Final = [*HELD_STATUSES, str(EventStatus.CREATION)]
 #: The timestamp of a session's last update: its last row of UPDATE_STATUSES (backwards on
 #: ``event_rows_session_offset``), else its last activity.
 _LAST_UPDATE: Final = sql.SQL(
