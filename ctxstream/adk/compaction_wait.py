@@ -23,20 +23,18 @@ POLL_S: Final = 0.1
 
 async def settled(
     client: Client, key: str, min_offset: int | None, wait_s: float
-) -> tuple[ProjectionSnapshot, bool]:
+) -> ProjectionSnapshot:
     """The projection of `key` once no compaction is in flight (or `wait_s` ran out).
 
     Returns:
-        The latest snapshot (at `min_offset` or later), and whether a compaction was
-        in flight when the wait began.
+        The latest snapshot (at `min_offset` or later).
 
     Raises:
         ctxstream.errors.SessionNotFoundError: The session has no records (or is deleted).
     """
     snapshot = await client.projection(key, min_offset=min_offset)
-    waited = snapshot.in_flight_request_id is not None
     deadline = time.monotonic() + wait_s
     while snapshot.in_flight_request_id is not None and time.monotonic() < deadline:
         await asyncio.sleep(POLL_S)
         snapshot = await client.projection(key, min_offset=snapshot.last_offset)
-    return snapshot, waited
+    return snapshot

@@ -195,7 +195,7 @@ class SessionService(BaseSessionService):
             # A pipeline compaction in flight: its summary is what ADK's own compaction
             # would have appended before this read (bounded; the read goes on without it).
             written = backend.positions.written(key.key)
-            snapshot, _ = await settled(client, key.key, written, self._compaction_wait_s)
+            snapshot = await settled(client, key.key, written, self._compaction_wait_s)
             last_offset: int | None = snapshot.last_offset
         except errors.SessionNotFoundError:
             last_offset = None  # no records, or deleted: the read model says which
@@ -278,10 +278,13 @@ class SessionService(BaseSessionService):
         """
         backend = await self._started()
         try:
-            _, waited = await settled(backend.client, key.key, offset, self._compaction_wait_s)
+            snapshot = await settled(backend.client, key.key, offset, self._compaction_wait_s)
         except errors.SessionNotFoundError:
             return
-        if not waited:
+        # The latest summary may have been folded before the first look (a projector
+        # behind by more than the summarizer's round trip): whether one was appended
+        # after `event` is the question, not whether a request was still in flight.
+        if snapshot.boundary is None or snapshot.boundary.summary_offset <= offset:
             return
         stored = await self._read(key, None)
         after = stored.events if stored is not None else []

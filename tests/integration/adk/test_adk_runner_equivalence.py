@@ -23,9 +23,14 @@ from collections.abc import Iterator
 from typing import Final
 
 import pytest
+from google.adk.events.event import Event
+from google.adk.sessions.session import Session
+from typing_extensions import override
 
+from ctxstream.adk.compaction_wait import settled
 from ctxstream.adk.session_service import SessionService
 from projections.compaction.config import CompactionConfig
+from schemas.keys import SessionKeyParts
 from tests.integration.adk.conftest import AdkDeployment, adk_deployment_of
 from tests.support.adk_runner.equivalence import (
     assert_adk_owned_equivalent,
@@ -105,9 +110,28 @@ async def test_adk_runner_contents_equal_adks_in_memory_service(
     assert_pipeline_owned_equivalent(run, reference, history=reference.events)
 
 
-async def _pipeline_owned(site: AdkDeployment) -> RunResult:
+class _LateLookingService(SessionService):
+    """Looks for a new turn's summary only once it has landed.
+
+    A projector behind by more than the summarizer's round trip shows the service
+    exactly this: the summary decided at the turn's first event is already folded
+    when the service first asks, so no request is in flight any more.
+    """
+
+    @override
+    async def _catch_up_summaries(
+        self, key: SessionKeyParts, session: Session, event: Event, offset: int
+    ) -> None:
+        backend = await self._started()
+        await settled(backend.client, key.key, offset, COMPACTION_WAIT_S)
+        await super()._catch_up_summaries(key, session, event, offset)
+
+
+async def _pipeline_owned(
+    site: AdkDeployment, service_type: type[SessionService] = SessionService
+) -> RunResult:
     """The script on the pipeline's tenant: the App compacts nothing, the pipeline does."""
-    service = SessionService(site.uri_for(PIPELINE_TENANT), compaction_wait_s=COMPACTION_WAIT_S)
+    service = service_type(site.uri_for(PIPELINE_TENANT), compaction_wait_s=COMPACTION_WAIT_S)
     try:
         session_id = f"s{uuid.uuid4().hex[:12]}"
         return await run_script(service, MULTI_AGENT_SCRIPT, None, session_id=session_id)
@@ -129,6 +153,16 @@ async def test_adk_runner_pipeline_owned_compaction_gives_adks_contents(
     """
     reference = await _adk_owned(ADK_IN_MEMORY, MULTI_AGENT_SCRIPT)
     run = await _pipeline_owned(site)
+    assert _ranges(run) == _ranges(reference)
+    assert_pipeline_owned_equivalent(run, reference)
+
+
+async def test_adk_runner_gets_a_summary_that_landed_before_the_service_looked(
+    site: AdkDeployment,
+) -> None:
+    """A summary folded before the service first looks still reaches the turn's calls."""
+    reference = await _adk_owned(ADK_IN_MEMORY, MULTI_AGENT_SCRIPT)
+    run = await _pipeline_owned(site, _LateLookingService)
     assert _ranges(run) == _ranges(reference)
     assert_pipeline_owned_equivalent(run, reference)
 
