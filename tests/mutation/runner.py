@@ -198,9 +198,13 @@ def _run(command: Sequence[str], *, cwd: Path, log: Path | None = None) -> str:
 
 
 def requirements() -> list[str]:
-    """The project's dependencies and its dev extra, as pyproject.toml lists them."""
+    """The project's dependencies and its dev and adk extras, as pyproject.toml lists them.
+
+    The adk extra: the conformance tests and the ADK oracles of the unit tests import it.
+    """
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return [*project["dependencies"], *project["optional-dependencies"]["dev"]]
+    extras = project["optional-dependencies"]
+    return [*project["dependencies"], *extras["dev"], *extras["adk"]]
 
 
 def ensure_venv(cache: Path) -> Path:
