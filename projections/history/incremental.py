@@ -196,13 +196,12 @@ def _passed(
     """`state` after a record at `at` whose `status` is final: ``stale``, or ``creation``.
 
     It is kept among the passed records (a deletion makes it ``deleted``). A
-    creation's `event` is stored (a copy of it is a retry) and is the writer.
+    creation's `event` is the writer. It is not stored: a copy of it is a
+    creation record again, judged before any retry rule.
     """
     changed = replace(state, last_offset=at, passed=state.passed.append(at))
     if event is not None:
-        stored = changed.stored.set(event.id, event) if event.id else changed.stored
-        writer = writer_after(state.writer_offset, at, event)
-        changed = replace(changed, stored=stored, writer_offset=writer)
+        changed = replace(changed, writer_offset=writer_after(state.writer_offset, at, event))
     return changed, (StatusChange(at, status),)
 
 
