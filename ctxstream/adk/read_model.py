@@ -84,7 +84,8 @@ class SessionReads:
                 )
                 events = [stored_event(event, raw) for event, raw in await found.fetchall()]
             scoped = await conn.execute(
-                statements.scoped_state(self._schema), (key.tenant, key.app, key.user, key.key)
+                statements.scoped_state(self._schema),
+                {"tenant": key.tenant, "app": key.app, "user": key.user, "key": key.key},
             )
             by_scope = _by_scope(await scoped.fetchall())
         return StoredSession(
@@ -103,7 +104,8 @@ class SessionReads:
         async with self._catalog.snapshot() as conn:
             # No session key: `session_key = NULL` matches no session row.
             scoped = await conn.execute(
-                statements.scoped_state(self._schema), (tenant, app, user, None)
+                statements.scoped_state(self._schema),
+                {"tenant": tenant, "app": app, "user": user, "key": None},
             )
             by_scope = _by_scope(await scoped.fetchall())
         return by_scope["app"], by_scope["user"]
@@ -111,7 +113,6 @@ class SessionReads:
     async def listing(self, tenant: str, app: str, user: str | None) -> list[StoredSession]:
         """The app's live sessions (of `user`, a key part, when given), without events."""
         by_user = user is not None
-        scope: tuple[str, ...] = (tenant, app, user) if user is not None else (tenant, app)
         named: dict[str, object] = {"tenant": tenant, "app": app, "user": user}
         named["updating"] = statements.UPDATE_STATUSES
         async with self._catalog.snapshot() as conn:
@@ -119,7 +120,7 @@ class SessionReads:
                 await conn.execute(statements.listed_sessions(self._schema, by_user=by_user), named)
             ).fetchall()
             rows = await (
-                await conn.execute(statements.app_state_rows(self._schema, by_user=by_user), scope)
+                await conn.execute(statements.app_state_rows(self._schema, by_user=by_user), named)
             ).fetchall()
         app_state: dict[str, Any] = {}
         users: dict[str, dict[str, Any]] = {}

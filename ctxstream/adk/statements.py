@@ -65,10 +65,18 @@ def held_events(schema: str) -> sql.Composed:
 
 
 def scoped_state(schema: str) -> sql.Composed:
-    """The app's state, a user's and a session's (parameters: tenant, app, user, key)."""
+    """The app's state, a user's and a session's.
+
+    Parameters: ``tenant``, ``app``, ``user``, ``key`` (None: no session). One query per
+    scope, each a lookup by its index (``streams/sink/README.md``, "Reading them").
+    """
     return sql.SQL(
-        "SELECT scope, key, value FROM {} WHERE tenant = %s AND app = %s AND (scope = 'app'"
-        " OR (scope = 'user' AND user_id = %s) OR (scope = 'session' AND session_key = %s))"
+        "SELECT scope, key, value FROM {0} WHERE tenant = %(tenant)s AND app = %(app)s"
+        " AND scope = 'app'"
+        " UNION ALL SELECT scope, key, value FROM {0} WHERE tenant = %(tenant)s"
+        " AND app = %(app)s AND scope = 'user' AND user_id = %(user)s"
+        " UNION ALL SELECT scope, key, value FROM {0} WHERE scope = 'session'"
+        " AND session_key = %(key)s"
     ).format(sql.Identifier(schema, "state"))
 
 
@@ -93,8 +101,16 @@ def listed_sessions(schema: str, *, by_user: bool) -> sql.Composed:
 
 
 def app_state_rows(schema: str, *, by_user: bool) -> sql.Composed:
-    """Every state row of an app (of one user and the app's when `by_user`)."""
-    user = sql.SQL(" AND (scope = 'app' OR user_id = %s)") if by_user else sql.SQL("")
+    """Every state row of an app (of one user and the app's when `by_user`).
+
+    Parameters: ``tenant``, ``app``, ``user`` (when `by_user`). One query per scope.
+    """
+    user = sql.SQL(" AND user_id = %(user)s") if by_user else sql.SQL("")
     return sql.SQL(
-        "SELECT scope, user_id, session_key, key, value FROM {} WHERE tenant = %s AND app = %s{}"
+        "SELECT scope, user_id, session_key, key, value FROM {0} WHERE tenant = %(tenant)s"
+        " AND app = %(app)s AND scope = 'app'"
+        " UNION ALL SELECT scope, user_id, session_key, key, value FROM {0}"
+        " WHERE tenant = %(tenant)s AND app = %(app)s AND scope = 'user'{1}"
+        " UNION ALL SELECT scope, user_id, session_key, key, value FROM {0}"
+        " WHERE tenant = %(tenant)s AND app = %(app)s AND scope = 'session'{1}"
     ).format(sql.Identifier(schema, "state"), user)

@@ -35,6 +35,7 @@ class ClassifiedBatch:
     Attributes:
         rows: The batch's rows, each with its status at the end of the batch.
         updates: Earlier rows whose status the batch changed: place -> new status.
+        owners: The session of each place in `updates`.
         before_deletion: Earlier rows the batch made ``deleted`` after changing their status:
             place -> the status they had before the deletion (for the others, the stored one).
         states: Session key -> (partition, state after the batch), to cache after commit.
@@ -43,6 +44,7 @@ class ClassifiedBatch:
 
     rows: list[EventRow] = field(default_factory=list)
     updates: dict[RowPlace, EventStatus] = field(default_factory=dict)
+    owners: dict[RowPlace, str] = field(default_factory=dict)
     before_deletion: dict[RowPlace, EventStatus] = field(default_factory=dict)
     states: dict[str, tuple[int, HistoryState]] = field(default_factory=dict)
     memories: MemoryPlan = field(default_factory=lambda: MemoryPlan(MemoryApps()))
@@ -110,6 +112,7 @@ async def classify_batch(
             old = status_at(before, earlier_offset)
             if new_status is not old:
                 result.updates[(partition, earlier_offset)] = new_status
+                result.owners[(partition, earlier_offset)] = session_key
                 memory.note_change(session_key, partition, earlier_offset, old, new_status)
         for index in indexes:
             memory.note_new(events[index], partition, final[index])

@@ -3,7 +3,8 @@
 :class:`StatusStep` is the hook :func:`~streams.sink.fence.write_batch` calls inside the
 batch's transaction: before the rows are copied it classifies them
 (:mod:`streams.sink.read_model.batch_statuses`), after, it updates the earlier rows whose
-status changed, writes the memories and the sessions' ``session_index`` rows
+status changed, writes the memories, the ``state`` view's tables
+(:mod:`streams.sink.read_model.state_tables`) and the sessions' ``session_index`` rows
 (:mod:`streams.sink.read_model.session_index`) with their live views
 (:mod:`streams.sink.read_model.live_views`). :meth:`StatusStep.committed` hands the
 sessions' states to the cache once the transaction is committed; after a failure the worker
@@ -23,6 +24,7 @@ from streams.sink.read_model.batch_statuses import ClassifiedBatch, classify_bat
 from streams.sink.read_model.history_cache import HistoryCache
 from streams.sink.read_model.live_views import LiveEntry, LiveViews, write_views
 from streams.sink.read_model.session_index import index_sessions
+from streams.sink.read_model.state_tables import keep_state, state_plan
 from streams.sink.rows import EventRow
 
 
@@ -62,7 +64,7 @@ class StatusStep:
         return self._classified.rows
 
     async def after_rows(self, conn: Connection, schema: str) -> None:
-        """Update the earlier rows' changed statuses, write the memories and ``session_index``.
+        """Update the earlier rows' changed statuses; write the memories, state, ``session_index``.
 
         A row made ``deleted`` keeps the status it had before (``status_before_deletion``):
         the one the batch gave it last, else the stored one.
@@ -88,6 +90,8 @@ class StatusStep:
                 ),
             )
         await classified.memories.write(conn, schema)
+        plan = state_plan(classified.rows, self._events, classified.updates, classified.owners)
+        await keep_state(conn, schema, plan)
         writers = {key: state.writer_offset for key, (_, state) in classified.states.items()}
         views = await self._live.keep(conn, schema, classified.rows, self._events)
         await index_sessions(conn, schema, classified.rows, writers)

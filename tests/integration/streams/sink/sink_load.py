@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -286,18 +286,26 @@ async def clean_load(conn: Connection, settings: SinkSettings) -> Mapping[str, t
 
 
 async def write_in_batches(
-    conn: Connection, schema: str, records: Sequence[SourceRecord], cut: int
+    conn: Connection,
+    schema: str,
+    records: Sequence[SourceRecord],
+    cut: int,
+    after_each: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Write `records` (one topic, partition 0, offsets from 0) as the sink does, `cut` a batch.
+    """Write `records` (one topic, partition 0, contiguous offsets from the stored next one)
+    as the sink does, `cut` a batch.
 
     The classification cache holds two sessions, so most states are rebuilt from stored rows.
+    `after_each` runs after every committed batch.
     """
     cache = HistoryCache(2)
     for start in range(0, len(records), cut):
         batch = records[start : start + cut]
         planned = batch_rows(batch, partitions=1)
         step = StatusStep(cache, planned.rows, planned.events, MemoryApps())
-        end = batch[-1].offset + 1
+        first, end = batch[0].offset, batch[-1].offset + 1
         topic = batch[0].topic
-        await write_batch(conn, schema, Batch(topic, {0: start}, {0: end}, planned.rows), step)
+        await write_batch(conn, schema, Batch(topic, {0: first}, {0: end}, planned.rows), step)
         step.committed()
+        if after_each is not None:
+            await after_each()

@@ -12,7 +12,7 @@ and deletion, and equal the ``sessions`` view; the ``state`` view must count cre
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from psycopg import sql
 
@@ -60,12 +60,17 @@ def with_creations(events: list[Event], rng: random.Random) -> list[Event]:
     return out
 
 
-def conditional_log(seed: int) -> dict[str, list[LoggedEvent]]:
-    """Each session's records, interleaved at offsets 0.. of one partition."""
+def conditional_log(
+    seed: int, count: int = SESSIONS, apps: Sequence[str] = ("cond",)
+) -> dict[str, list[LoggedEvent]]:
+    """Each session's records, interleaved at offsets 0.. of one partition.
+
+    `count` sessions, of `apps` and three users in turn.
+    """
     rng = random.Random(seed)  # noqa: S311 - a reproducible workload, no secret
     queues = {}
-    for number in range(SESSIONS):
-        key = SessionKey(f"acme/cond/u{number % 3}/s{number}")
+    for number in range(count):
+        key = SessionKey(f"acme/{apps[number % len(apps)]}/u{number % 3}/s{number}")
         events = [r.envelope.event for r in seeded_session(seed * 100 + number)]
         queues[key] = list(reversed(with_creations(events, rng)))
     oracles = {key: WriterOracle() for key in queues}
@@ -86,13 +91,20 @@ def conditional_log(seed: int) -> dict[str, list[LoggedEvent]]:
     return sessions
 
 
-async def load(conn: Connection, schema: str, records: list[LoggedEvent], cut: int) -> None:
-    """Write `records` (offsets 0..) to partition 0 in batches of `cut` records."""
+async def load(
+    conn: Connection,
+    schema: str,
+    records: list[LoggedEvent],
+    cut: int,
+    after_each: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Write `records` (offsets 0.., or on from where the schema is) to partition 0 in batches
+    of `cut` records; `after_each` runs after each batch."""
     source = [
         SourceRecord(TOPIC, 0, r.offset, r.envelope.session_key.encode(), encode(r.envelope))
         for r in records
     ]
-    await write_in_batches(conn, schema, source, cut)
+    await write_in_batches(conn, schema, source, cut, after_each)
 
 
 def expected_index(records: list[LoggedEvent]) -> tuple[object, ...]:

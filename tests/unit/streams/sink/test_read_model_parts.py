@@ -1,4 +1,4 @@
-"""The sink's read-model parts that need no database: the cache, the memory apps, forks."""
+"""The sink's read-model parts that need no database: cache, memory apps, forks, state plan."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from streams.batch.records import SourceRecord
 from streams.sink.read_model.batch_memories import MemoryApps, MemoryPlan
 from streams.sink.read_model.batch_statuses import status_at
 from streams.sink.read_model.history_cache import HistoryCache
+from streams.sink.read_model.state_tables import StatePlan, state_plan
 from streams.sink.rows import batch_rows
 from streams.sink.settings import SinkSettings
 from tests.support.events import envelope, logged_event, summary_event, text_event
@@ -100,3 +101,23 @@ def test_the_memory_apps_setting_is_checked_when_the_settings_are_read() -> None
     assert SinkSettings(memory_apps="support,sales").memory_apps == "support,sales"
     with pytest.raises(ValidationError, match="every app"):
         SinkSettings(memory_apps="*,support")
+
+
+def test_the_state_plan_rereads_a_session_that_lost_a_write_and_the_rows_that_may_win() -> None:
+    other = SessionKey("acme/support/u1/s3")
+    writing = text_event("w", "i", 1.0, "x", actions={"stateDelta": {"n": 1, "temp:t": 2}})
+    plain = text_event("p", "i", 1.0, "x")
+    batch = [(KEY, writing, 10), (KEY, plain, 11), (other, writing, 12), (KEY, writing, 13)]
+    records = [
+        SourceRecord("p.events", 0, offset, key.encode(), encode(envelope(key, event)))
+        for key, event, offset in batch
+    ]
+    planned = batch_rows(records, partitions=1)
+    # An earlier row of KEY masked (still counted), one of `other` deleted (its writes may go).
+    updates = {(0, 3): EventStatus.MASKED, (0, 4): EventStatus.DELETED}
+    owners = {(0, 3): str(KEY), (0, 4): str(other)}
+
+    plan = state_plan(planned.rows, planned.events, updates, owners)
+
+    assert plan == StatePlan(rewritten=(str(other),), places=((0, 3), (0, 10), (0, 13)))
+    assert state_plan(planned.rows[1:2], planned.events[1:2], {}, {}) == StatePlan()
