@@ -22,6 +22,8 @@ from typing import Final
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.structs import RecordMetadata
 
+from schemas.kafka.timing import Header
+
 Delivery = asyncio.Future[RecordMetadata]
 
 #: Backoff before aiokafka retries a transaction request the coordinator answered
@@ -57,11 +59,20 @@ class Transaction:
         self.sent: list[Delivery] = []
 
     async def send(
-        self, topic: str, *, key: bytes | None, value: bytes | None, partition: int | None = None
+        self,
+        topic: str,
+        *,
+        key: bytes | None,
+        value: bytes | None,
+        partition: int | None = None,
+        headers: Sequence[Header] = (),
     ) -> Delivery:
-        """Send one record inside the transaction; its delivery."""
+        """Send one record inside the transaction, with `headers` (:mod:`~schemas.kafka.timing`).
+
+        Returns its delivery.
+        """
         delivery: Delivery = await self._producer.send(
-            topic, key=key, value=value, partition=partition
+            topic, key=key, value=value, partition=partition, headers=list(headers)
         )
         self.sent.append(delivery)
         return delivery
