@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Final
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError
@@ -23,6 +24,24 @@ from ctxstream.broker_calls import unreachable
 from ctxstream.reads import ContextReads
 from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset
+
+#: How long the producer holds a batch open for more records before sending it (aiokafka's
+#: ``linger_ms``).
+APPEND_LINGER_MS: Final = 5
+
+
+def events_producer(bootstrap: str) -> AIOKafkaProducer:
+    """The client's producer of `events`: idempotent, ``acks=all``, :data:`APPEND_LINGER_MS`.
+
+    Also the producer ``ctxstream bench compaction`` appends with, so that its
+    append hop is the client's.
+    """
+    return AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=APPEND_LINGER_MS,
+    )
 
 
 class EventWriter:
@@ -42,12 +61,7 @@ class EventWriter:
         Raises:
             BrokerUnavailableError: No broker at the bootstrap address accepted a connection.
         """
-        producer = AIOKafkaProducer(
-            bootstrap_servers=self._settings.kafka_bootstrap,
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=5,
-        )
+        producer = events_producer(self._settings.kafka_bootstrap)
         try:
             await producer.start()
         except BaseException as exc:

@@ -24,6 +24,7 @@ from typing import Any, Final, Literal
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import RecordMetadata
 
+from ctxstream.appends.writer import events_producer
 from ctxstream.bench.compaction_hops import HopFigures, hop_figures, hop_lines
 from ctxstream.bench.compaction_observer import Observed, observe
 from ctxstream.bench.figures import (
@@ -145,9 +146,7 @@ async def _measure(
     """The figures, the background rate reached (events per second) and the hops."""
     observed = Observed()
     observer = asyncio.create_task(observe(settings, observed))
-    producer = AIOKafkaProducer(
-        bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True
-    )
+    producer = events_producer(settings.kafka_bootstrap)  # the client's: its batch wait too
     await producer.start()
     try:
         warmup = [bench_key(n, tenant="warmup") for n in range(WARMUP_SESSIONS)]
