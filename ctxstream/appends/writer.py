@@ -26,8 +26,14 @@ from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset
 
 #: How long the producer holds a batch open for more records before sending it (aiokafka's
-#: ``linger_ms``).
-APPEND_LINGER_MS: Final = 5
+#: ``linger_ms``). 0: a call's records are sent at once, in one batch (they are all queued
+#: before the producer's sender runs), instead of waiting 5 ms for company that the sender
+#: gathers anyway: aiokafka keeps one request in flight per broker, so under load what
+#: arrives meanwhile forms the next batch. Measured in one process, alternating (12
+#: partitions, a loaded machine): a lone 4-event call p50 6.9 -> 1.5 ms; 32 agents
+#: appending 50-event calls 26,300 -> 24,900 events/s, within the runs' spread
+#: (22,700-27,700 and 23,100-28,700).
+APPEND_LINGER_MS: Final = 0
 
 
 def events_producer(bootstrap: str) -> AIOKafkaProducer:
