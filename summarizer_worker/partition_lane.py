@@ -142,7 +142,9 @@ class PartitionLane:
         if records or offset is not None:
             async with transaction(self._producer) as open_transaction:
                 for record in records:
-                    await open_transaction.send(record.topic, key=record.key, value=record.value)
+                    await open_transaction.send(
+                        record.topic, key=record.key, value=record.value, headers=record.headers
+                    )
                 if offset is not None:  # after every send was delivered
                     await open_transaction.commit_offsets({self.tp: offset}, self._group_id)
                 placed = await open_transaction.delivered()

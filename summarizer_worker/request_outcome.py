@@ -8,17 +8,22 @@ from typing import Literal
 from pydantic import BaseModel
 
 from schemas.codec import encode
+from schemas.kafka.timing import Header
 
 OutcomeKind = Literal["summarized", "dead_lettered", "refused", "withdrawn", "skipped"]
 
 
 @dataclass(frozen=True, slots=True)
 class OutputRecord:
-    """One record to produce in the request's transaction."""
+    """One record to produce in the request's transaction.
+
+    `headers`: timing stamps (:mod:`schemas.kafka.timing`), on a summary.
+    """
 
     topic: str
     key: bytes | None
     value: bytes
+    headers: tuple[Header, ...] = ()
 
     @classmethod
     def encoded(cls, topic: str, key: bytes | None, record: BaseModel) -> OutputRecord:

@@ -31,6 +31,7 @@ from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import MAX_KEY_BYTES, build_dead_letter
 from schemas.errors import CtxstreamError
 from schemas.event import Event
+from schemas.kafka.timing import BUILT, READ, TAKEN, Header, stamp
 from schemas.keys import Offset
 from schemas.letter_log import LetterLog
 from schemas.log_text import shown
@@ -208,11 +209,16 @@ class RequestPipeline:
             )
             return None
 
-    async def outcome(self, request: CompactionRequest, record: ConsumerRecord) -> RequestOutcome:
+    async def outcome(
+        self, request: CompactionRequest, record: ConsumerRecord, *, taken_at: float | None = None
+    ) -> RequestOutcome:
         """Handle `request` (read at `record`) until it is answered, skipped or given up.
 
         Whatever the request makes a step raise ends in its dead letter (and
-        refusal): nothing it contains stops the worker.
+        refusal): nothing it contains stops the worker. A summary carries the
+        timing stamps (:mod:`schemas.kafka.timing`): `taken_at`, when the
+        consumer returned `record` (now, if not given), when the slice was
+        read and when the summary was built.
 
         Raises:
             aiokafka.errors.KafkaError: A reader of `events` failed: the
@@ -225,7 +231,8 @@ class RequestPipeline:
             return self.dead_letter(record, exc.stage, exc.reason)
         try:
             with at_stage("handle", passing=(KafkaError,)):
-                return await self._answer(request, answer)
+                taken = time.time() if taken_at is None else taken_at
+                return await self._answer(request, answer, stamp(TAKEN, taken))
         except RequestFailedError as exc:
             cause = exc.__cause__
             if cause is not None and not isinstance(cause, CtxstreamError):
@@ -252,7 +259,9 @@ class RequestPipeline:
             )
             return _Answer(event_id, invocation_id, text_room_bytes(empty))
 
-    async def _answer(self, request: CompactionRequest, answer: _Answer) -> RequestOutcome:
+    async def _answer(
+        self, request: CompactionRequest, answer: _Answer, taken: Header
+    ) -> RequestOutcome:
         """Attempt `request` until it succeeds; retry what a retry may help.
 
         Raises:
@@ -269,7 +278,7 @@ class RequestPipeline:
         while True:
             try:
                 async with self._slots:
-                    return await self._attempt(request, answer)
+                    return await self._attempt(request, answer, taken)
             except RangeNotStableError as exc:
                 range_polls += 1
                 if time.monotonic() >= range_deadline:
@@ -306,8 +315,10 @@ class RequestPipeline:
                 )
             await asyncio.sleep(delay_s)
 
-    async def _attempt(self, request: CompactionRequest, answer: _Answer) -> RequestOutcome:
-        """One try: read, check, summarize, build the summary record.
+    async def _attempt(
+        self, request: CompactionRequest, answer: _Answer, taken: Header
+    ) -> RequestOutcome:
+        """One try: read, check, summarize, build the summary record (stamped `taken`).
 
         Raises:
             RangeNotStableError: Poll again.
@@ -321,6 +332,7 @@ class RequestPipeline:
                 source: (await self._read(source.encode(), start, request)).records
                 for source, start in inherited_starts(request).items()
             }
+        read = stamp(READ, time.time())
         with at_stage("check"):
             records = [*inherited_records(request, slices), *session.records]
             status = request_status(request, records, session.stable_offset)
@@ -364,7 +376,9 @@ class RequestPipeline:
             session.partition,
             len(window),
         )
-        return RequestOutcome("summarized", (OutputRecord(self._events_topic, key, value),))
+        stamps = (taken, read, stamp(BUILT, time.time()))
+        summary = OutputRecord(self._events_topic, key, value, headers=stamps)
+        return RequestOutcome("summarized", (summary,))
 
     async def _read(self, key: bytes, start: Offset, request: CompactionRequest) -> SessionSlice:
         """The slice of the session keyed `key` from `start` on.

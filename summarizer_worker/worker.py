@@ -199,6 +199,7 @@ class SummarizerWorker:
     async def _consume(self, consumer: AIOKafkaConsumer, stop: asyncio.Event) -> None:
         while not stop.is_set():
             batches = await consumer.getmany(timeout_ms=POLL_MS)
+            taken_at = time.time()  # stamped on the summaries (schemas.kafka.timing)
             # After the fetch: it waits out a rebalance, whose revocation may have
             # closed a lane on a failed transaction; nothing fetched after that is handled.
             failure = self._failure or self._lanes.failure()
@@ -210,12 +211,14 @@ class SummarizerWorker:
                     continue
                 lane = self._lanes.lane(tp)
                 for record in records:
-                    self._spawn(lane, record)
+                    self._spawn(lane, record, taken_at)
             self._throttle(consumer)
 
-    def _spawn(self, lane: PartitionLane, record: ConsumerRecord) -> None:
+    def _spawn(self, lane: PartitionLane, record: ConsumerRecord, taken_at: float) -> None:
         lane.ledger.take(record.offset, len(record.key or b"") + len(record.value or b""))
-        task = asyncio.create_task(self._handle(lane, record), name=f"request-{record.offset}")
+        task = asyncio.create_task(
+            self._handle(lane, record, taken_at), name=f"request-{record.offset}"
+        )
         lane.handlers.add(task)
         task.add_done_callback(lane.handlers.discard)
         task.add_done_callback(self._note_failure)
@@ -224,7 +227,7 @@ class SummarizerWorker:
         if not task.cancelled() and (exc := task.exception()) is not None:
             self._failure = self._failure or exc
 
-    async def _handle(self, lane: PartitionLane, record: ConsumerRecord) -> None:
+    async def _handle(self, lane: PartitionLane, record: ConsumerRecord, taken_at: float) -> None:
         try:
             request = decode_compaction_request(record.value)
         except Exception as exc:  # noqa: BLE001 - DecodeError, or what a hostile record provokes
@@ -235,7 +238,7 @@ class SummarizerWorker:
             return
         async with self._locks.hold(request.session_key):
             await lane.opened()
-            outcome = await self._pipeline.outcome(request, record)
+            outcome = await self._pipeline.outcome(request, record, taken_at=taken_at)
             placed = await lane.finish(record.offset, outcome, request.request_id)
             # The broker answers a commit before it has written the commit markers
             # to `events`: until they are in, read_committed readers (this worker's

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Final
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError
@@ -23,6 +24,30 @@ from ctxstream.broker_calls import unreachable
 from ctxstream.reads import ContextReads
 from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset
+
+#: How long the producer holds a batch open for more records before sending it (aiokafka's
+#: ``linger_ms``). 0: a call's records are sent at once, in one batch (they are all queued
+#: before the producer's sender runs), instead of waiting 5 ms for company that the sender
+#: gathers anyway: aiokafka keeps one request in flight per broker, so under load what
+#: arrives meanwhile forms the next batch. Measured in one process, alternating (12
+#: partitions, a loaded machine): a lone 4-event call p50 6.9 -> 1.5 ms; 32 agents
+#: appending 50-event calls 26,300 -> 24,900 events/s, within the runs' spread
+#: (22,700-27,700 and 23,100-28,700).
+APPEND_LINGER_MS: Final = 0
+
+
+def events_producer(bootstrap: str) -> AIOKafkaProducer:
+    """The client's producer of `events`: idempotent, ``acks=all``, :data:`APPEND_LINGER_MS`.
+
+    Also the producer ``ctxstream bench compaction`` appends with, so that its
+    append hop is the client's.
+    """
+    return AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=APPEND_LINGER_MS,
+    )
 
 
 class EventWriter:
@@ -42,12 +67,7 @@ class EventWriter:
         Raises:
             BrokerUnavailableError: No broker at the bootstrap address accepted a connection.
         """
-        producer = AIOKafkaProducer(
-            bootstrap_servers=self._settings.kafka_bootstrap,
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=5,
-        )
+        producer = events_producer(self._settings.kafka_bootstrap)
         try:
             await producer.start()
         except BaseException as exc:

@@ -27,6 +27,7 @@ from typing import Final
 from aiokafka import AIOKafkaProducer
 
 from ctxstream.appends.event_records import event_record
+from ctxstream.appends.writer import APPEND_LINGER_MS
 from ctxstream.bench.report import figures_json, write_report
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from ctxstream.cli.common import Subcommands, positive
@@ -60,7 +61,10 @@ class AppendBenchResult:
 
 async def _raw_seconds(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]]) -> float:
     producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=5
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=APPEND_LINGER_MS,  # the client's settings
     )
     await producer.start()
     try:

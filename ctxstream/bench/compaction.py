@@ -17,12 +17,16 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.structs import RecordMetadata
 
+from ctxstream.appends.writer import events_producer
+from ctxstream.bench.compaction_hops import HopFigures, hop_figures, hop_lines
+from ctxstream.bench.compaction_observer import Observed, observe
 from ctxstream.bench.figures import (
     CompactionFigures,
     bench_key,
@@ -37,20 +41,17 @@ from ctxstream.bench.processes import (
     stop_worker,
     summarizer_env,
 )
-from ctxstream.bench.report import figures_json, percentile, write_report
+from ctxstream.bench.report import figures_json, write_report
 from ctxstream.bench.workload import workload
 from ctxstream.cli.common import Subcommands
-from ctxstream.topic_follower import follow
 from projections.event_kinds import summary_request_id
-from schemas.codec import decode_compaction_request, decode_envelope, decode_projection_snapshot
+from schemas.codec import decode_envelope
 from schemas.codec import encode as encode_record
 from schemas.envelope import Envelope
-from schemas.errors import DecodeError
 from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.partitioning import session_partition
-from schemas.kafka.settings import KafkaSettings, TopicRole
+from schemas.kafka.settings import KafkaSettings
 from schemas.keys import SessionKey
-from schemas.projection_snapshot import ProjectionSnapshot
 from streams.topics import create_topics
 
 logger = logging.getLogger(__name__)
@@ -67,6 +68,9 @@ STAGGER: Final = 3
 
 Arrivals = Literal["spread", "burst"]
 """How the sessions of one round append their invocations."""
+
+Appended = dict[tuple[int, int], tuple[float, float]]
+"""(partition, offset) -> when its append began and when the broker acknowledged it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,22 +103,12 @@ class CompactionBenchConfig:
 
 @dataclass(frozen=True, slots=True)
 class CompactionBenchReport:
-    """The figures, with the engine and the background load the run had."""
+    """The figures, with the engine, the background load the run had and the hops."""
 
     figures: CompactionFigures
     engine: str
     background_events_per_s: float
-
-
-@dataclass(slots=True)
-class _Observed:
-    """What the observer has seen so far (times on this process's monotonic clock)."""
-
-    decided: dict[str, tuple[SessionKey, int]] = field(default_factory=dict)
-    requested_at: dict[str, float] = field(default_factory=dict)
-    summarized_at: dict[str, float] = field(default_factory=dict)
-    applied_at: dict[str, float] = field(default_factory=dict)
-    applied_keys: set[SessionKey] = field(default_factory=set)
+    hops: Mapping[str, HopFigures]
 
 
 async def run_compaction_bench(
@@ -138,8 +132,8 @@ async def run_compaction_bench(
         workers.append(await start_worker("projector", PROJECTOR, projector, run_dir))
         summarizer = summarizer_env(deployment)
         workers.append(await start_worker("summarizer", SUMMARIZER, summarizer, run_dir))
-        figures, background = await _measure(deployment, config)
-        return CompactionBenchReport(figures, config.engine, round(background, 1))
+        figures, background, hops = await _measure(deployment, config)
+        return CompactionBenchReport(figures, config.engine, round(background, 1), hops)
     finally:
         for worker in workers:
             await stop_worker(worker)
@@ -148,13 +142,11 @@ async def run_compaction_bench(
 
 async def _measure(
     settings: KafkaSettings, config: CompactionBenchConfig
-) -> tuple[CompactionFigures, float]:
-    """The figures, and the background rate reached (events per second)."""
-    observed = _Observed()
-    observer = asyncio.create_task(_observe(settings, observed))
-    producer = AIOKafkaProducer(
-        bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True
-    )
+) -> tuple[CompactionFigures, float, Mapping[str, HopFigures]]:
+    """The figures, the background rate reached (events per second) and the hops."""
+    observed = Observed()
+    observer = asyncio.create_task(observe(settings, observed))
+    producer = events_producer(settings.kafka_bootstrap)  # the client's: its batch wait too
     await producer.start()
     try:
         warmup = [bench_key(n, tenant="warmup") for n in range(WARMUP_SESSIONS)]
@@ -163,13 +155,13 @@ async def _measure(
         await _until(lambda: bool(observed.applied_keys & set(warmup)), START_TIMEOUT_S, observer)
         logger.info("bench compaction warmed up sessions=%d", len(warmup))
         keys = [bench_key(n) for n in range(config.sessions)]
-        appended_at: dict[tuple[int, int], float] = {}
+        appended: Appended = {}
         rounds = workload_rounds(keys, config.invocations, stagger=STAGGER)
         load = BackgroundLoad(settings, config)
         background = asyncio.create_task(load.run())
         try:
             for envelopes in rounds:
-                appended_at.update(await _append_round(producer, settings, envelopes, config))
+                appended.update(await _append_round(producer, settings, envelopes, config))
         finally:
             load.stop.set()
             await background
@@ -179,7 +171,7 @@ async def _measure(
 
     def settled() -> bool:
         ours = [rid for rid, (key, _) in observed.decided.items() if key in measured]
-        return all(rid in observed.applied_at for rid in ours)
+        return all(observed.applied(rid) for rid in ours)
 
     with contextlib.suppress(TimeoutError):
         await _until(settled, config.settle_timeout_s, observer)
@@ -189,14 +181,22 @@ async def _measure(
     observer.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await observer
-    triggered_at = {
-        rid: appended_at[session_partition(key.encode(), settings.events_partitions), offset]
-        for rid, (key, offset) in observed.decided.items()
-        if key in measured
+    requests = {}
+    for rid, (key, offset) in observed.decided.items():
+        if key in measured:
+            began, acked = appended[
+                session_partition(key.encode(), settings.events_partitions), offset
+            ]
+            requests[rid] = {**observed.points[rid], "append_began": began, "append_acked": acked}
+    triggered_at = {rid: points["append_began"] for rid, points in requests.items()}
+    applied_at = {
+        rid: points["snapshot_seen"]
+        for rid, points in requests.items()
+        if "snapshot_seen" in points
     }
     committed = await _committed_summaries(settings)
-    _log_stages(triggered_at, observed)
-    return compaction_figures(triggered_at, observed.applied_at, committed), load.rate()
+    figures = compaction_figures(triggered_at, applied_at, committed)
+    return figures, load.rate(), hop_figures(requests)
 
 
 class BackgroundLoad:
@@ -254,37 +254,12 @@ class BackgroundLoad:
         )
 
 
-def _log_stages(triggered_at: Mapping[str, float], observed: _Observed) -> None:
-    """Where the time goes: deciding, summarizing (request to committed summary), applying."""
-    seen = [
-        rid
-        for rid in triggered_at
-        if rid in observed.applied_at
-        and rid in observed.summarized_at
-        and rid in observed.requested_at
-    ]
-    if not seen:
-        return
-    stages = {
-        "decide": [observed.requested_at[rid] - triggered_at[rid] for rid in seen],
-        "summarize": [observed.summarized_at[rid] - observed.requested_at[rid] for rid in seen],
-        "apply": [observed.applied_at[rid] - observed.summarized_at[rid] for rid in seen],
-    }
-    for stage, seconds in stages.items():
-        logger.info(
-            "bench compaction stage=%s p50_ms=%.1f p99_ms=%.1f",
-            stage,
-            percentile(seconds, 0.5) * 1000,
-            percentile(seconds, 0.99) * 1000,
-        )
-
-
 async def _append_round(
     producer: AIOKafkaProducer,
     settings: KafkaSettings,
     envelopes: Sequence[Envelope],
     config: CompactionBenchConfig,
-) -> dict[tuple[int, int], float]:
+) -> Appended:
     """Append one round as `config.arrivals` says; returns once the round's time is up."""
     if config.arrivals == "burst":
         burst = await _append(producer, settings, envelopes)
@@ -299,7 +274,7 @@ async def _append_round(
     for number, invocation in enumerate(by_session.values()):
         await asyncio.sleep(max(0.0, start + number * slot_s - time.monotonic()))
         appends.append(asyncio.create_task(_append(producer, settings, invocation)))
-    appended: dict[tuple[int, int], float] = {}
+    appended: Appended = {}
     for placed in await asyncio.gather(*appends):
         appended.update(placed)
     await asyncio.sleep(max(0.0, start + config.round_pause_s - time.monotonic()))
@@ -308,58 +283,24 @@ async def _append_round(
 
 async def _append(
     producer: AIOKafkaProducer, settings: KafkaSettings, envelopes: Iterable[Envelope]
-) -> dict[tuple[int, int], float]:
-    """Append `envelopes`; when each append began, by (partition, offset)."""
+) -> Appended:
+    """Append `envelopes`; when each append began and was acknowledged, by (partition, offset)."""
     topic = settings.topic("events")
     began: list[float] = []
-    futures = []
+    acked: dict[asyncio.Future[RecordMetadata], float] = {}
+    futures: list[asyncio.Future[RecordMetadata]] = []
     for envelope in envelopes:
-        began.append(time.monotonic())
-        futures.append(
-            await producer.send(
-                topic, key=envelope.session_key.encode(), value=encode_record(envelope)
-            )
+        began.append(time.time())
+        future = await producer.send(
+            topic, key=envelope.session_key.encode(), value=encode_record(envelope)
         )
+        future.add_done_callback(lambda done: acked.setdefault(done, time.time()))
+        futures.append(future)
     placed = await asyncio.gather(*futures)
-    return {(m.partition, m.offset): at for m, at in zip(placed, began, strict=True)}
-
-
-async def _observe(settings: KafkaSettings, observed: _Observed) -> None:
-    """Note each first-attempt request, its committed summary, the first snapshot applying it."""
-    roles: list[TopicRole] = ["compaction-requests", "projections", "events"]
-    async for batches in follow(settings, roles, fetch_max_wait_ms=20, poll_ms=100):
-        now = time.monotonic()
-        for tp, records in batches.items():
-            for record in records:
-                _note(observed, tp.topic, record.value, now, settings)
-
-
-def _note(
-    observed: _Observed, topic: str, value: bytes, now: float, settings: KafkaSettings
-) -> None:
-    try:
-        if topic == settings.topic("compaction-requests"):
-            request = decode_compaction_request(value)
-            if request.attempt == 1:
-                observed.decided.setdefault(
-                    request.request_id, (request.session_key, request.decided_at_offset)
-                )
-                observed.requested_at.setdefault(request.request_id, now)
-        elif topic == settings.topic("events"):
-            request_id = summary_request_id(decode_envelope(value).event)
-            if request_id is not None:
-                observed.summarized_at.setdefault(request_id, now)
-        else:
-            _note_snapshot(observed, decode_projection_snapshot(value), now)
-    except DecodeError:
-        return
-
-
-def _note_snapshot(observed: _Observed, snapshot: ProjectionSnapshot, now: float) -> None:
-    boundary = snapshot.boundary
-    if boundary is not None and boundary.request_id is not None:
-        observed.applied_at.setdefault(boundary.request_id, now)
-        observed.applied_keys.add(snapshot.session_key)
+    return {
+        (m.partition, m.offset): (at, acked[future])
+        for m, at, future in zip(placed, began, futures, strict=True)
+    }
 
 
 async def _until(check: Any, timeout_s: float, observer: asyncio.Task[None]) -> None:
@@ -399,21 +340,22 @@ async def _committed_summaries(settings: KafkaSettings) -> Mapping[str, int]:
 
 
 def report_json(report: CompactionBenchReport) -> str:
-    """The figures as JSON, with the engine and the background rate reached."""
+    """The figures as JSON, with the engine, the background rate reached and the hops."""
     shown: dict[str, Any] = {k: v for k, v in asdict(report.figures).items() if k != "requests"}
     shown["engine"] = report.engine
     shown["background_events_per_s"] = report.background_events_per_s
+    shown["hops"] = {name: asdict(hop) for name, hop in report.hops.items()}
     return figures_json(shown)
 
 
 def report_text(report: CompactionBenchReport) -> str:
-    """One line of figures for the terminal."""
+    """One line of figures for the terminal, then one per hop."""
     figures = report.figures
     return (
         f"engine={report.engine} background_events_per_s={report.background_events_per_s} "
         f"requests={figures.requests} p50_ms={figures.p50_ms} p99_ms={figures.p99_ms} "
         f"summaries_per_s={figures.summaries_per_s} duplicates={figures.duplicates} "
-        f"missing={figures.missing}\n"
+        f"missing={figures.missing}\n{hop_lines(report.hops)}"
     )
 
 

@@ -24,6 +24,7 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
 from schemas.codec import encode
 from schemas.kafka.admin import EVENTS_METADATA_WAIT_S, partition_count
+from schemas.kafka.timing import TAKEN, stamp
 from schemas.kafka.transaction import transaction
 from schemas.keys import SessionKey
 from schemas.read_secret import read_keys
@@ -197,8 +198,9 @@ class NativeProjector:
             async with self._lock:
                 await self.partitions.restore_assigned(consumer)
             batches = await consumer.getmany(timeout_ms=poll_ms, max_records=settings.batch_size)
+            taken_at = time.time()  # the batch's timing stamp (schemas.kafka.timing)
             async with self._lock:
-                await self._fold(consumer, projector, batches)
+                await self._fold(consumer, projector, batches, taken_at)
                 await self.retries.retry_if_due(time.time(), self.partitions.transaction)
 
     # -- folding -----------------------------------------------------------------------
@@ -208,8 +210,13 @@ class NativeProjector:
         consumer: AIOKafkaConsumer,
         projector: BatchProjector,
         batches: dict[TopicPartition, list[ConsumerRecord]],
+        taken_at: float,
     ) -> None:
-        """Fold each owned partition's new records, one transaction per partition."""
+        """Fold each owned partition's new records, one transaction per partition.
+
+        `taken_at`: when the batch was taken (wall clock), stamped on its
+        requests and snapshots (:mod:`schemas.kafka.timing`).
+        """
         started = time.perf_counter()
         assigned = consumer.assignment()
         commits = []
@@ -238,7 +245,7 @@ class NativeProjector:
             await self._history.complete(
                 projector, outcome, owned.read, self.sessions.history_start, self._forks.take
             )
-            commits.append(self._commit(owned, outcome, position))
+            commits.append(self._commit(owned, outcome, position, taken_at))
         if not commits:
             return
         now = time.monotonic()
@@ -269,7 +276,9 @@ class NativeProjector:
 
         self._forks.start(record, self._partitions, self.sessions.history_start, prepared)
 
-    async def _commit(self, owned: OwnedPartition, outcome: BatchOutcome, position: int) -> None:
+    async def _commit(
+        self, owned: OwnedPartition, outcome: BatchOutcome, position: int, taken_at: float
+    ) -> None:
         """One transaction: `outcome`'s records and the partition's offset `position`."""
         partition = owned.partition
         writes = [
@@ -278,9 +287,13 @@ class NativeProjector:
         ]
         snapshots, failed = outcome.snapshot_records()
         letters = [*outcome.dead_letters, *failed]
+        stamps = (stamp(TAKEN, taken_at),)
         async with transaction(owned.producer) as open_transaction:
             for request, _ in outcome.requests:
-                await self.retries.send(open_transaction, request, "first")
+                topic, request_key, request_value = self.retries.emission(request, "first")
+                await open_transaction.send(
+                    topic, key=request_key, value=request_value, headers=stamps
+                )
             changelog = [
                 await open_transaction.send(
                     self._changelog, key=write.key, value=write.value, partition=partition
@@ -288,7 +301,7 @@ class NativeProjector:
                 for write in writes
             ]
             for key, value in snapshots:
-                await open_transaction.send(self._snapshots, key=key, value=value)
+                await open_transaction.send(self._snapshots, key=key, value=value, headers=stamps)
             for letter in letters:
                 await open_transaction.send(
                     self._dead_letters, key=letter.record_key(), value=encode(letter)

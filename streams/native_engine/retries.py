@@ -66,11 +66,20 @@ class RequestRetries:
         self.pending = PendingRequests()
         self._retry_at = 0.0
 
+    def emission(self, request: CompactionRequest, kind: str) -> tuple[str, bytes, bytes]:
+        """`request`'s record (topic, key, value), logged and counted as emitted (`kind`).
+
+        The engine sends a batch's first emissions itself, with the batch's
+        timing stamps (:mod:`schemas.kafka.timing`).
+        """
+        log_emission(request)
+        self._metrics.requests_emitted.labels(trigger=request.trigger, kind=kind).inc()
+        return self._requests, request.session_key.encode(), encode(request)
+
     async def send(self, sends: Sends, request: CompactionRequest, kind: str) -> None:
         """Send `request` to `compaction-requests` in the open transaction `sends`."""
-        log_emission(request)
-        await sends.send(self._requests, key=request.session_key.encode(), value=encode(request))
-        self._metrics.requests_emitted.labels(trigger=request.trigger, kind=kind).inc()
+        topic, key, value = self.emission(request, kind)
+        await sends.send(topic, key=key, value=value)
 
     def committed(self, outcome: BatchOutcome, now: float) -> None:
         """Note what a committed batch changed in flight, at `now` (wall clock).

@@ -42,7 +42,7 @@ projector.ProjectorShell.project = failing_batch
 import streams.native_engine.engine as native_engine
 
 
-async def failing_commit(self, owned, outcome, position):
+async def failing_commit(self, *_):
     raise RuntimeError("injected: the broker refused the batch's outputs")
 
 

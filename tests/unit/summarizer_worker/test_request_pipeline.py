@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ from schemas.codec import decode_dead_letter, decode_envelope, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES, MAX_KEY_BYTES
 from schemas.event import Event
+from schemas.kafka.timing import BUILT, READ, TAKEN, stamped
 from schemas.keys import Offset, TenantId
 from schemas.logged_event import LoggedEvent
 from summarizer_worker.errors import (
@@ -178,6 +180,21 @@ async def test_a_valid_request_gets_its_summary_event(harness: Harness) -> None:
     assert summary_request_id(envelope.event) == request.request_id
     assert envelope.event.timestamp == NOW
     assert len(harness.summarizer.windows) == 1
+
+
+async def test_a_summary_is_stamped_when_its_request_was_taken_read_and_answered(
+    harness: Harness,
+) -> None:
+    request = _valid(harness)
+    before = time.time()
+    outcome = await harness.pipeline().outcome(request, _record(encode(request)), taken_at=5.0)
+    after = time.time()
+    (record,) = outcome.records
+    taken, read, built = (stamped(record.headers, name) for name in (TAKEN, READ, BUILT))
+    assert taken == 5.0
+    assert read is not None
+    assert built is not None
+    assert before <= read <= built <= after
 
 
 @pytest.mark.parametrize(
