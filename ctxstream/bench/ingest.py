@@ -14,7 +14,7 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -26,6 +26,7 @@ from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotA
 from ctxstream.bench.agents.census import census_lines
 from ctxstream.bench.agents.settings import DEFAULT_PREFIX, with_workload_apps
 from ctxstream.bench.agents.stream import AgentsWorkload
+from ctxstream.bench.ingest_answers import AnswersFolded, requests_decided
 from ctxstream.bench.processes import running_summarizer
 from ctxstream.bench.report import figures_json, write_report
 from ctxstream.cli.common import Subcommands
@@ -33,7 +34,6 @@ from schemas.codec import decode_envelope
 from schemas.kafka.admin import delete_topics_of
 from streams.faust_engine.projector import build_projector, projector_app, raw_topic
 from streams.native_engine.engine import NativeProjector
-from streams.projector_metrics import ProjectorMetrics
 from streams.projector_settings import ProjectorSettings
 from streams.topics import create_topics
 
@@ -67,14 +67,15 @@ class EngineRun:
     """What one engine's timed run did.
 
     Attributes:
-        seconds: From its first batch to its committing every end offset of
-            the workload with no request in flight.
-        applied: Records it folded, the summaries included.
+        seconds: From its first batch to its having committed every end
+            offset of the workload and folded every answer appended by then.
+        answers: Those answers: records the summarizer appended after the
+            workload while the engine folded it.
         requests: Compaction requests it decided (first emissions).
     """
 
     seconds: float
-    applied: int
+    answers: int
     requests: int
 
 
@@ -88,8 +89,7 @@ class EngineFigures:
         seconds: See :attr:`EngineRun.seconds`.
         ratio: `events_per_s` over the raw read's.
         requests_decided: Requests it decided.
-        summaries_folded: Records it folded beyond the workload: the
-            summarizer's answers.
+        summaries_folded: The summarizer's answers it folded within `seconds`.
     """
 
     events_per_s: float
@@ -181,33 +181,26 @@ async def _seconds_to_catch_up(
     group: str,
     ends: dict[TopicPartition, int],
     first_batch_at: Callable[[], float | None],
-    quiet: Callable[[], bool] | None = None,
+    drained: Callable[[], Awaitable[bool]] | None = None,
 ) -> float:
-    """Start `app`, wait until `group` committed every end offset (and `quiet()` holds), stop it.
+    """Start `app`, wait until `group` committed every end offset (then `drained()`), stop it.
 
-    Seconds from its first batch (``first_batch_at()``) to that moment. With
-    `quiet`, to the first look that saw both, confirmed by the next look:
-    ``quiet`` is read in this process, the offsets from the broker, and one
-    look could see a commit before the engine noted what it emitted.
+    Seconds from its first batch (``first_batch_at()``) to that moment.
     """
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
     await admin.start()
     await app.start()
     try:
         deadline = time.monotonic() + CATCH_UP_TIMEOUT_S
-        seen: float | None = None
+        caught_up = False
         while True:
-            committed = await _committed(admin, group)
-            now = time.monotonic()
-            caught_up = all(committed.get(tp, -1) >= end for tp, end in ends.items() if end)
-            if caught_up and (quiet is None or quiet()):
-                if seen is not None or quiet is None:
-                    done = seen if seen is not None else now
-                    break
-                seen = now
-            else:
-                seen = None
-            if now > deadline:
+            if not caught_up:
+                committed = await _committed(admin, group)
+                caught_up = all(committed.get(tp, -1) >= end for tp, end in ends.items() if end)
+            if caught_up and (drained is None or await drained()):
+                done = time.monotonic()
+                break
+            if time.monotonic() > deadline:
                 raise TimeoutError(f"{group} did not catch up")
             await asyncio.sleep(POLL_INTERVAL_S)
     finally:
@@ -220,12 +213,13 @@ async def _seconds_to_catch_up(
 
 
 async def time_projector(
-    settings: ProjectorSettings, ends: dict[TopicPartition, int], profile: str | None
+    settings: ProjectorSettings, ends: dict[TopicPartition, int], produced: int, profile: str | None
 ) -> EngineRun:
-    """`settings`' engine from its first batch to every end offset committed and no request left.
+    """`settings`' engine from its first batch to its having folded the workload and the answers.
 
-    A summarizer must be answering its requests: each answer is appended to
-    `events` and folded before the run ends.
+    The workload is the `produced` records ending at `ends`; the answers, the
+    summarizer's records after them by the time the workload is committed
+    (:class:`~ctxstream.bench.ingest_answers.AnswersFolded`).
     """
     profiler = cProfile.Profile() if profile else None
     if profiler is not None:
@@ -234,27 +228,23 @@ async def time_projector(
         if settings.engine == "native":
             engine = NativeProjector(settings)
             metrics = engine.metrics
+            answers = AnswersFolded(settings.kafka_bootstrap, ends, produced, metrics)
             seconds = await _seconds_to_catch_up(
-                settings,
-                engine,
-                settings.app_id,
-                ends,
-                lambda: engine.first_batch_at,
-                quiet=lambda: not engine.retries.pending,
+                settings, engine, settings.app_id, ends, lambda: engine.first_batch_at, answers
             )
         else:
             projector = build_projector(settings)
             metrics = projector.metrics
-            retries = projector.shell.retries
+            answers = AnswersFolded(settings.kafka_bootstrap, ends, produced, metrics)
             seconds = await _seconds_to_catch_up(
                 settings,
                 projector.app,
                 settings.app_id,
                 ends,
                 lambda: projector.shell.first_batch_at,
-                quiet=lambda: not retries.pending,
+                answers,
             )
-        return EngineRun(seconds, _count(metrics, "events_applied"), _requests_decided(metrics))
+        return EngineRun(seconds, answers.answers or 0, requests_decided(metrics))
     finally:
         if profiler is not None and profile:
             profiler.disable()
@@ -264,24 +254,6 @@ async def time_projector(
             settings.engine,
             metrics.registry.get_sample_value("ctxstream_projector_batch_seconds_sum"),
         )
-
-
-def _count(metrics: ProjectorMetrics, name: str) -> int:
-    """The value of the projector's counter `name` (``ctxstream_projector_<name>_total``)."""
-    value = metrics.registry.get_sample_value(f"ctxstream_projector_{name}_total")
-    return int(value or 0)
-
-
-def _requests_decided(metrics: ProjectorMetrics) -> int:
-    """Requests emitted for the first time, every trigger."""
-    return int(
-        sum(
-            sample.value
-            for family in metrics.requests_emitted.collect()
-            for sample in family.samples
-            if sample.name.endswith("_total") and sample.labels.get("kind") == "first"
-        )
-    )
 
 
 async def time_faust_floor(settings: ProjectorSettings, ends: dict[TopicPartition, int]) -> float:
@@ -387,14 +359,14 @@ async def run_ingest_bench(
             # would keep: each engine starts on the same heap as the first.
             gc.collect()
             async with running_summarizer(deployment, settings.data_dir, f"summarizer-{engine}"):
-                run = await time_projector(deployment, ends[engine], profile)
+                run = await time_projector(deployment, ends[engine], count, profile)
             rate = count / run.seconds
             engines[engine] = EngineFigures(
                 events_per_s=round(rate, 1),
                 seconds=round(run.seconds, 3),
                 ratio=round(rate / raw_rate, 3),
                 requests_decided=run.requests,
-                summaries_folded=run.applied - count,
+                summaries_folded=run.answers,
             )
     finally:
         await delete_topics_of(settings)
