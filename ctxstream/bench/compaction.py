@@ -17,7 +17,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -25,12 +25,18 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import RecordMetadata
 
 from ctxstream.appends.writer import events_producer
+from ctxstream.bench.agents.census import WorkloadCensus, census_lines
+from ctxstream.bench.agents.settings import workload_env
+from ctxstream.bench.agents.stream import AgentsWorkload
 from ctxstream.bench.compaction_hops import HopFigures, hop_figures, hop_lines
 from ctxstream.bench.compaction_observer import Observed, observe
 from ctxstream.bench.figures import (
     CompactionFigures,
+    agents_sessions,
     bench_key,
     compaction_figures,
+    restamped,
+    staggered_rounds,
     workload_rounds,
 )
 from ctxstream.bench.processes import (
@@ -42,7 +48,6 @@ from ctxstream.bench.processes import (
     summarizer_env,
 )
 from ctxstream.bench.report import figures_json, write_report
-from ctxstream.bench.workload import workload
 from ctxstream.cli.common import Subcommands
 from projections.event_kinds import summary_request_id
 from schemas.codec import decode_envelope
@@ -64,6 +69,9 @@ COMPACTION: Final = {"compaction_interval": 3, "overlap_size": 1}
 #: Sessions start up to this many rounds apart (the compaction interval), so
 #: their triggers spread over the rounds instead of all firing in one.
 STAGGER: Final = 3
+#: Tenant prefixes of the measured sessions and of the background load.
+MEASURED_PREFIX: Final = "bench"
+BACKGROUND_PREFIX: Final = "background"
 
 
 Arrivals = Literal["spread", "burst"]
@@ -103,12 +111,19 @@ class CompactionBenchConfig:
 
 @dataclass(frozen=True, slots=True)
 class CompactionBenchReport:
-    """The figures, with the engine, the background load the run had and the hops."""
+    """The figures, with the engine, the background load the run had, the hops and the workload.
+
+    ``workload``: what the measured sessions and the background contained
+    (:meth:`~ctxstream.bench.agents.census.WorkloadCensus.figures`), with
+    ``requests_decided`` (first emissions seen for them) and
+    ``summaries_folded`` (of those, the ones a snapshot showed applied).
+    """
 
     figures: CompactionFigures
     engine: str
     background_events_per_s: float
     hops: Mapping[str, HopFigures]
+    workload: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_compaction_bench(
@@ -126,14 +141,17 @@ async def run_compaction_bench(
         compaction=COMPACTION,
         batch_within_s=config.batch_within_s,
         engine=config.engine,
+        extra=workload_env([MEASURED_PREFIX, BACKGROUND_PREFIX]),
     )
     workers: list[asyncio.subprocess.Process] = []
     try:
         workers.append(await start_worker("projector", PROJECTOR, projector, run_dir))
         summarizer = summarizer_env(deployment)
         workers.append(await start_worker("summarizer", SUMMARIZER, summarizer, run_dir))
-        figures, background, hops = await _measure(deployment, config)
-        return CompactionBenchReport(figures, config.engine, round(background, 1), hops)
+        figures, background, hops, workload = await _measure(deployment, config)
+        return CompactionBenchReport(
+            figures, config.engine, round(background, 1), hops, workload
+        )
     finally:
         for worker in workers:
             await stop_worker(worker)
@@ -142,8 +160,8 @@ async def run_compaction_bench(
 
 async def _measure(
     settings: KafkaSettings, config: CompactionBenchConfig
-) -> tuple[CompactionFigures, float, Mapping[str, HopFigures]]:
-    """The figures, the background rate reached (events per second) and the hops."""
+) -> tuple[CompactionFigures, float, Mapping[str, HopFigures], dict[str, Any]]:
+    """The figures, the background rate reached (events per second), the hops, the census."""
     observed = Observed()
     observer = asyncio.create_task(observe(settings, observed))
     producer = events_producer(settings.kafka_bootstrap)  # the client's: its batch wait too
@@ -151,12 +169,16 @@ async def _measure(
     try:
         warmup = [bench_key(n, tenant="warmup") for n in range(WARMUP_SESSIONS)]
         for envelopes in workload_rounds(warmup, WARMUP_INVOCATIONS):
-            await _append(producer, settings, envelopes)
+            await _append(producer, settings, restamped(envelopes, time.time()))
         await _until(lambda: bool(observed.applied_keys & set(warmup)), START_TIMEOUT_S, observer)
         logger.info("bench compaction warmed up sessions=%d", len(warmup))
-        keys = [bench_key(n) for n in range(config.sessions)]
+        census = WorkloadCensus()
+        sessions = agents_sessions(
+            config.sessions, config.invocations, tenant_prefix=MEASURED_PREFIX, census=census
+        )
+        keys = [session[0][0].session_key for session in sessions]
         appended: Appended = {}
-        rounds = workload_rounds(keys, config.invocations, stagger=STAGGER)
+        rounds = staggered_rounds(sessions, stagger=STAGGER)
         load = BackgroundLoad(settings, config)
         background = asyncio.create_task(load.run())
         try:
@@ -171,7 +193,9 @@ async def _measure(
 
     def settled() -> bool:
         ours = [rid for rid, (key, _) in observed.decided.items() if key in measured]
-        return all(observed.applied(rid) for rid in ours)
+        # An agents session decides its first request a few invocations in, maybe after the
+        # last round: wait for one at least.
+        return bool(ours) and all(observed.applied(rid) for rid in ours)
 
     with contextlib.suppress(TimeoutError):
         await _until(settled, config.settle_timeout_s, observer)
@@ -195,8 +219,13 @@ async def _measure(
         if "snapshot_seen" in points
     }
     committed = await _committed_summaries(settings)
+    census.add(load.workload.census)
+    workload = census.figures()
+    decided = [rid for rid, (key, _) in observed.decided.items() if key not in warmup]
+    workload["requests_decided"] = len(decided)
+    workload["summaries_folded"] = sum(observed.applied(rid) for rid in decided)
     figures = compaction_figures(triggered_at, applied_at, committed)
-    return figures, load.rate(), hop_figures(requests)
+    return figures, load.rate(), hop_figures(requests), workload
 
 
 class BackgroundLoad:
@@ -211,7 +240,10 @@ class BackgroundLoad:
         self._settings = settings
         self._per_s = config.background_events_per_s
         rounds_s = config.invocations * config.round_pause_s
-        self._planned = int(self._per_s * (rounds_s + 60.0))  # more than the rounds take
+        planned = int(self._per_s * (rounds_s + 60.0))  # more than the rounds take
+        self.workload = AgentsWorkload(
+            max(planned, self.SESSIONS), self.SESSIONS, tenant_prefix=BACKGROUND_PREFIX
+        )
         self.stop = asyncio.Event()
         self.appended = 0
         self.seconds = 0.0
@@ -224,7 +256,7 @@ class BackgroundLoad:
         """Append at the configured rate, paced every :attr:`STEP_S`, until stopped."""
         if self._per_s <= 0:
             return
-        records = workload(self._planned, self.SESSIONS, tenant_prefix="background")
+        records = self.workload.records(clock=time.time)  # stamped as appended
         producer = AIOKafkaProducer(
             bootstrap_servers=self._settings.kafka_bootstrap,
             acks="all",
@@ -262,7 +294,7 @@ async def _append_round(
 ) -> Appended:
     """Append one round as `config.arrivals` says; returns once the round's time is up."""
     if config.arrivals == "burst":
-        burst = await _append(producer, settings, envelopes)
+        burst = await _append(producer, settings, restamped(envelopes, time.time()))
         await asyncio.sleep(config.round_pause_s)
         return burst
     by_session: dict[SessionKey, list[Envelope]] = {}
@@ -273,7 +305,8 @@ async def _append_round(
     appends = []
     for number, invocation in enumerate(by_session.values()):
         await asyncio.sleep(max(0.0, start + number * slot_s - time.monotonic()))
-        appends.append(asyncio.create_task(_append(producer, settings, invocation)))
+        live = restamped(invocation, time.time())  # stamped as an agent appending now stamps it
+        appends.append(asyncio.create_task(_append(producer, settings, live)))
     appended: Appended = {}
     for placed in await asyncio.gather(*appends):
         appended.update(placed)
@@ -345,17 +378,19 @@ def report_json(report: CompactionBenchReport) -> str:
     shown["engine"] = report.engine
     shown["background_events_per_s"] = report.background_events_per_s
     shown["hops"] = {name: asdict(hop) for name, hop in report.hops.items()}
+    shown["workload"] = report.workload
     return figures_json(shown)
 
 
 def report_text(report: CompactionBenchReport) -> str:
-    """One line of figures for the terminal, then one per hop."""
+    """One line of figures for the terminal, one per hop, then the workload's counts."""
     figures = report.figures
+    workload = "".join(f"{line}\n" for line in census_lines(report.workload))
     return (
         f"engine={report.engine} background_events_per_s={report.background_events_per_s} "
         f"requests={figures.requests} p50_ms={figures.p50_ms} p99_ms={figures.p99_ms} "
         f"summaries_per_s={figures.summaries_per_s} duplicates={figures.duplicates} "
-        f"missing={figures.missing}\n{hop_lines(report.hops)}"
+        f"missing={figures.missing}\n{hop_lines(report.hops)}{workload}"
     )
 
 

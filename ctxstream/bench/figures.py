@@ -1,11 +1,16 @@
 """The compaction benchmark's workload and figures. Pure: no I/O, no clock.
 
-The workload is sessions of ADK-shaped invocations (a question, a tool call
-and its response, an answer), written one *round* at a time: one invocation
-of every session, as concurrent agents would. The figures are computed from
-three sets of observations: when each event's append began, which event
-decided each request, and when each request's summary was first seen
-applied in a published snapshot.
+The measured workload is sessions of the agents workload
+(:mod:`ctxstream.bench.agents`: several tenants and apps, each app compacting
+by its own config; :func:`agents_sessions`), written one *round* at a time:
+one invocation of every session, as concurrent agents would
+(:func:`staggered_rounds`), each event stamped when it is appended
+(:func:`restamped`), as an agent's clock stamps it, so the summaries the
+summarizer stamps with its clock fall between them in order. The warm-up (and
+the demo) use :func:`workload_rounds`: four-event invocations. The figures
+are computed from three sets of observations: when each event's append
+began, which event decided each request, and when each request's summary was
+first seen applied in a published snapshot.
 """
 
 from __future__ import annotations
@@ -14,12 +19,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ctxstream.bench.agents.census import WorkloadCensus
+from ctxstream.bench.agents.plan import plan_sessions
+from ctxstream.bench.agents.stream import session_envelopes
 from ctxstream.bench.report import percentile
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import SessionKey, TenantId
 
 FIRST_TIMESTAMP: Final = 1_764_000_000.0
+#: Between two events of one append (seconds): exact in a float near today's epoch.
+STAMP_STEP_S: Final = 0.0001
 
 
 def bench_key(number: int, tenant: str = "bench") -> SessionKey:
@@ -81,21 +91,60 @@ def invocation_envelopes(key: SessionKey, invocation: int) -> list[Envelope]:
 def workload_rounds(
     keys: Sequence[SessionKey], invocations: int, *, stagger: int = 1
 ) -> list[list[Envelope]]:
-    """The rounds of the workload: one invocation of each session that is running.
-
-    Session number i starts ``i % stagger`` rounds late, so that sessions
-    reach their compaction triggers in different rounds rather than all at
-    once (agents do not run in lockstep).
+    """The rounds of sessions `keys` of :func:`invocation_envelopes`: :func:`staggered_rounds`.
 
     Example: 2 sessions, 2 invocations, stagger 2 -> round 0: inv0 of s0;
     round 1: inv1 of s0, inv0 of s1; round 2: inv1 of s1.
     """
-    rounds: list[list[Envelope]] = [[] for _ in range(invocations + stagger - 1)]
-    for number, key in enumerate(keys):
+    sessions = [[invocation_envelopes(key, n) for n in range(invocations)] for key in keys]
+    return staggered_rounds(sessions, stagger=stagger)
+
+
+def staggered_rounds(
+    sessions: Sequence[Sequence[Sequence[Envelope]]], *, stagger: int = 1
+) -> list[list[Envelope]]:
+    """The rounds of the workload: one invocation of each session that is running.
+
+    `sessions` holds each session's invocations in order. Session number i
+    starts ``i % stagger`` rounds late, so that sessions reach their compaction
+    triggers in different rounds rather than all at once (agents do not run in
+    lockstep).
+    """
+    longest = max((len(invocations) for invocations in sessions), default=0)
+    rounds: list[list[Envelope]] = [[] for _ in range(longest + stagger - 1)]
+    for number, invocations in enumerate(sessions):
         delay = number % stagger
-        for invocation in range(invocations):
-            rounds[delay + invocation].extend(invocation_envelopes(key, invocation))
+        for index, invocation in enumerate(invocations):
+            rounds[delay + index].extend(invocation)
     return rounds
+
+
+def agents_sessions(
+    sessions: int, invocations: int, *, tenant_prefix: str, census: WorkloadCensus
+) -> list[list[list[Envelope]]]:
+    """`sessions` sessions of the agents workload, `invocations` invocations each, counted.
+
+    Their tenants and apps are the workload's (:func:`~ctxstream.bench.agents.plan.plan_sessions`).
+    """
+    plans = plan_sessions(sessions, sessions, tenant_prefix=tenant_prefix)
+    return [session_envelopes(plan, invocations, census=census) for plan in plans]
+
+
+def restamped(envelopes: Sequence[Envelope], now: float) -> list[Envelope]:
+    """`envelopes` with their events stamped `now`, :data:`STAMP_STEP_S` apart, in order.
+
+    Example: three events restamped at 100.0 -> 100.0, 100.0001, 100.0002.
+    """
+    return [
+        envelope.model_copy(
+            update={
+                "event": envelope.event.model_copy(
+                    update={"timestamp": now + position * STAMP_STEP_S}
+                )
+            }
+        )
+        for position, envelope in enumerate(envelopes)
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,11 @@
-"""``ctxstream bench fold``: the batch step's cost per event on the ingest workload, no broker.
+"""``ctxstream bench fold``: the batch step's cost per event on the agents workload, no broker.
 
 What the projector pays per event once the bytes are in memory, measured
 offline so that a change to the fold can be compared before and after on the
-same figures; the steps are in ``ctxstream/bench/README.md`` (fold.py).
+same figures: the workload of ``ctxstream.bench.agents``, the requests the
+fold decides answered by the extractive summarizer between batches (untimed)
+and their summaries folded in the next batch. The steps are in
+``ctxstream/bench/README.md`` (fold.py).
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Final
+from typing import Any, Final
 
+from ctxstream.bench.agents.census import census_lines
+from ctxstream.bench.agents.offline import OfflineFeed
+from ctxstream.bench.agents.settings import DEFAULT_PREFIX, with_workload_apps
+from ctxstream.bench.agents.stream import AgentsWorkload
 from ctxstream.bench.report import figures_json, write_report
-from ctxstream.bench.workload import workload
 from ctxstream.cli.common import Subcommands, positive
-from schemas.kafka.partitioning import session_partition
+from schemas.compaction_request import CompactionRequest
 from streams.batch import BatchProjector, SessionCache, SourceRecord
 from streams.native_engine.store import MemoryPartitionStore
 from streams.projector_settings import ProjectorSettings
@@ -53,14 +59,18 @@ class FoldBenchResult:
     """The figures of one run.
 
     Attributes:
-        events: Records generated.
+        events: Records of the workload (the summaries come on top).
         sessions: Sessions they belong to.
         batch_size: Records per batch.
         partitions: `events` partitions the records are spread over.
         batches: Batches folded.
-        applied: Records the fold applied (the denominator of the rates).
+        applied: Records the fold applied, summaries included (the
+            denominator of the rates).
         snapshots: Snapshots encoded.
         requests: Compaction requests decided.
+        summaries: Summaries made for them and folded.
+        histories: Sessions refolded from their history (a decision needed
+            records their projection had released).
         dead_letters: Records and snapshots refused (0 on this workload).
         seconds: Time in ``project`` and ``snapshot_records`` together.
         project_seconds: Time in ``project``.
@@ -68,6 +78,9 @@ class FoldBenchResult:
         us_per_event: ``seconds`` per applied event, in microseconds.
         project_us_per_event: ``project_seconds`` per applied event.
         snapshot_us_per_event: ``snapshot_seconds`` per applied event.
+        workload: What the workload contained
+            (:meth:`~ctxstream.bench.agents.census.WorkloadCensus.figures`),
+            with ``requests_decided`` and ``summaries_folded``.
     """
 
     events: int
@@ -78,6 +91,8 @@ class FoldBenchResult:
     applied: int
     snapshots: int
     requests: int
+    summaries: int
+    histories: int
     dead_letters: int
     seconds: float
     project_seconds: float
@@ -85,22 +100,7 @@ class FoldBenchResult:
     us_per_event: float
     project_us_per_event: float
     snapshot_us_per_event: float
-
-
-def source_records(
-    events: int, sessions: int, *, topic: str, partitions: int
-) -> list[SourceRecord]:
-    """The ingest workload as fetched records: on their keys' partitions, offsets per partition."""
-    home: dict[bytes, int] = {}
-    next_offset: defaultdict[int, int] = defaultdict(int)
-    records: list[SourceRecord] = []
-    for key, value in workload(events, sessions):
-        partition = home.get(key)
-        if partition is None:
-            partition = home[key] = session_partition(key, partitions)
-        records.append(SourceRecord(topic, partition, next_offset[partition], key, value))
-        next_offset[partition] += 1
-    return records
+    workload: dict[str, Any]
 
 
 def run_fold_bench(
@@ -108,14 +108,19 @@ def run_fold_bench(
 ) -> FoldBenchResult:
     """Fold the workload batch by batch and time the batch step's calls.
 
-    Raises:
-        RuntimeError: A batch needed a session's history (nothing here can read
-            it, so the figures would leave work out).
+    The workload's apps are configured on `settings` (their compaction and
+    view agents); the requests a batch decides are answered before the next,
+    and a session whose fold needs its history is given it from memory, as
+    the engine reads it from `events`: the refold is timed with the batch.
     """
-    settings = settings or ProjectorSettings()
+    settings = with_workload_apps(settings or ProjectorSettings(), [DEFAULT_PREFIX])
     partitions = settings.events_partitions
-    records = source_records(
-        config.events, config.sessions, topic=settings.topic("events"), partitions=partitions
+    workload = AgentsWorkload(config.events, config.sessions)
+    feed = OfflineFeed(
+        workload.records(),
+        topic=settings.topic("events"),
+        partitions=partitions,
+        batch_size=config.batch_size,
     )
     stores: defaultdict[int, MemoryPartitionStore] = defaultdict(MemoryPartitionStore)
     projector = BatchProjector(
@@ -126,39 +131,40 @@ def run_fold_bench(
     batches = applied = snapshots = requests = letters = 0
     settings.tune_gc()
     gc.collect()
-    for start in range(0, len(records), config.batch_size):
+    for batch_records in feed.batches():
         by_partition: defaultdict[int, list[SourceRecord]] = defaultdict(list)
-        for record in records[start : start + config.batch_size]:
+        for record in batch_records:
             by_partition[record.partition].append(record)
         batches += 1
+        decided: list[CompactionRequest] = []
         for partition, batch in by_partition.items():
             store = stores[partition]
             if profiler is not None:
                 profiler.enable()
             started = time.perf_counter()
             outcome = projector.project(batch, _reader(store))
+            feed.complete(projector, outcome, _reader(store))  # the history a decision needs
             folded = time.perf_counter()
             encoded, failed = outcome.snapshot_records()
             done = time.perf_counter()
             if profiler is not None:
                 profiler.disable()
-            if outcome.history_needed:
-                raise RuntimeError(
-                    f"{len(outcome.history_needed)} sessions of partition {partition} "
-                    "needed their history"
-                )
             project_s += folded - started
             snapshot_s += done - folded
             applied += outcome.applied
             snapshots += len(encoded)
             requests += len(outcome.requests)
+            decided.extend(request for request, _ in outcome.requests)
             letters += len(outcome.dead_letters) + len(failed)
             store.apply(outcome.writes, store.changelog_next + 1)
+        feed.answer(decided)  # untimed, as the summarizer works beside the projector
     if profiler is not None and config.profile:
         profiler.dump_stats(config.profile)
     per_event = MICROSECONDS / max(applied, 1)
+    figures = workload.census.figures()
+    figures.update(requests_decided=requests, summaries_folded=feed.summaries)
     return FoldBenchResult(
-        events=len(records),
+        events=workload.events,
         sessions=config.sessions,
         batch_size=config.batch_size,
         partitions=partitions,
@@ -166,6 +172,8 @@ def run_fold_bench(
         applied=applied,
         snapshots=snapshots,
         requests=requests,
+        summaries=feed.summaries,
+        histories=feed.histories,
         dead_letters=letters,
         seconds=round(project_s + snapshot_s, 4),
         project_seconds=round(project_s, 4),
@@ -173,6 +181,7 @@ def run_fold_bench(
         us_per_event=round((project_s + snapshot_s) * per_event, 2),
         project_us_per_event=round(project_s * per_event, 2),
         snapshot_us_per_event=round(snapshot_s * per_event, 2),
+        workload=figures,
     )
 
 
@@ -193,7 +202,10 @@ def report_text(result: FoldBenchResult) -> str:
         f"batches {result.batches}",
         f"snapshots {result.snapshots}",
         f"requests {result.requests}",
+        f"summaries {result.summaries}",
+        f"histories {result.histories}",
         f"dead_letters {result.dead_letters}",
+        *census_lines(result.workload),
     ]
     return "".join(f"{line}\n" for line in lines)
 
@@ -202,7 +214,7 @@ def add_parser(bench_commands: Subcommands) -> None:
     """Add ``fold`` to the ``bench`` subcommands."""
     fold = bench_commands.add_parser(
         "fold",
-        help="time the projector's batch step and snapshots on the ingest workload, no broker",
+        help="time the projector's batch step and snapshots on the agents workload, no broker",
     )
     fold.add_argument("--events", type=positive, default=40_000, help="events (default 40000)")
     fold.add_argument("--sessions", type=positive, default=400, help="sessions (default 400)")

@@ -14,8 +14,8 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,10 +23,15 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 
+from ctxstream.bench.agents.census import census_lines
+from ctxstream.bench.agents.settings import DEFAULT_PREFIX, with_workload_apps
+from ctxstream.bench.agents.stream import AgentsWorkload
+from ctxstream.bench.ingest_answers import AnswersFolded, requests_decided
+from ctxstream.bench.processes import running_summarizer
 from ctxstream.bench.report import figures_json, write_report
-from ctxstream.bench.workload import workload
 from ctxstream.cli.common import Subcommands
 from schemas.codec import decode_envelope
+from schemas.kafka.admin import delete_topics_of
 from streams.faust_engine.projector import build_projector, projector_app, raw_topic
 from streams.native_engine.engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
@@ -58,12 +63,40 @@ ENGINES: Final = ("native", "faust")
 
 
 @dataclass(frozen=True, slots=True)
+class EngineRun:
+    """What one engine's timed run did.
+
+    Attributes:
+        seconds: From its first batch to its having committed every end
+            offset of the workload and folded every answer appended by then.
+        answers: Those answers: records the summarizer appended after the
+            workload while the engine folded it.
+        requests: Compaction requests it decided (first emissions).
+    """
+
+    seconds: float
+    answers: int
+    requests: int
+
+
+@dataclass(frozen=True, slots=True)
 class EngineFigures:
-    """One engine's run."""
+    """One engine's run: the workload's events over its seconds, and what it decided and folded.
+
+    Attributes:
+        events_per_s: The workload's events over `seconds` (the summaries it
+            also folded are not counted, only timed).
+        seconds: See :attr:`EngineRun.seconds`.
+        ratio: `events_per_s` over the raw read's.
+        requests_decided: Requests it decided.
+        summaries_folded: The summarizer's answers it folded within `seconds`.
+    """
 
     events_per_s: float
     seconds: float
     ratio: float
+    requests_decided: int
+    summaries_folded: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +114,20 @@ class IngestBenchResult:
     faust_floor_seconds: float
     store: str
     batch_size: int
+    workload: dict[str, Any] = field(default_factory=dict)
 
 
-async def produce_workload(settings: ProjectorSettings, config: IngestBenchConfig) -> int:
-    """Produce the workload to the settings' `events` topic; returns how many records."""
+async def produce_workload(
+    settings: ProjectorSettings,
+    config: IngestBenchConfig,
+    workload: AgentsWorkload | None = None,
+) -> int:
+    """Produce the workload to the settings' `events` topic; returns how many records.
+
+    `workload` is ``config``'s agents workload unless given (then its census
+    counts what was produced).
+    """
+    workload = workload or AgentsWorkload(config.events, config.sessions)
     producer = AIOKafkaProducer(
         bootstrap_servers=settings.kafka_bootstrap,
         acks="all",
@@ -97,7 +140,7 @@ async def produce_workload(settings: ProjectorSettings, config: IngestBenchConfi
     count = 0
     try:
         pending = []
-        for key, value in workload(config.events, config.sessions):
+        for key, value in workload.records():
             pending.append(await producer.send(topic, key=key, value=value))
             count += 1
         await producer.flush()
@@ -138,8 +181,9 @@ async def _seconds_to_catch_up(
     group: str,
     ends: dict[TopicPartition, int],
     first_batch_at: Callable[[], float | None],
+    drained: Callable[[], Awaitable[bool]] | None = None,
 ) -> float:
-    """Start `app`, wait until `group` committed every end offset, stop it.
+    """Start `app`, wait until `group` committed every end offset (then `drained()`), stop it.
 
     Seconds from its first batch (``first_batch_at()``) to that moment.
     """
@@ -148,9 +192,12 @@ async def _seconds_to_catch_up(
     await app.start()
     try:
         deadline = time.monotonic() + CATCH_UP_TIMEOUT_S
+        caught_up = False
         while True:
-            committed = await _committed(admin, group)
-            if all(committed.get(tp, -1) >= end for tp, end in ends.items() if end):
+            if not caught_up:
+                committed = await _committed(admin, group)
+                caught_up = all(committed.get(tp, -1) >= end for tp, end in ends.items() if end)
+            if caught_up and (drained is None or await drained()):
                 done = time.monotonic()
                 break
             if time.monotonic() > deadline:
@@ -166,9 +213,14 @@ async def _seconds_to_catch_up(
 
 
 async def time_projector(
-    settings: ProjectorSettings, ends: dict[TopicPartition, int], profile: str | None
-) -> float:
-    """Seconds from the first batch of `settings`' engine to its committing every end offset."""
+    settings: ProjectorSettings, ends: dict[TopicPartition, int], produced: int, profile: str | None
+) -> EngineRun:
+    """`settings`' engine from its first batch to its having folded the workload and the answers.
+
+    The workload is the `produced` records ending at `ends`; the answers, the
+    summarizer's records after them by the time the workload is committed
+    (:class:`~ctxstream.bench.ingest_answers.AnswersFolded`).
+    """
     profiler = cProfile.Profile() if profile else None
     if profiler is not None:
         profiler.enable()
@@ -176,14 +228,23 @@ async def time_projector(
         if settings.engine == "native":
             engine = NativeProjector(settings)
             metrics = engine.metrics
-            return await _seconds_to_catch_up(
-                settings, engine, settings.app_id, ends, lambda: engine.first_batch_at
+            answers = AnswersFolded(settings.kafka_bootstrap, ends, produced, metrics)
+            seconds = await _seconds_to_catch_up(
+                settings, engine, settings.app_id, ends, lambda: engine.first_batch_at, answers
             )
-        projector = build_projector(settings)
-        metrics = projector.metrics
-        return await _seconds_to_catch_up(
-            settings, projector.app, settings.app_id, ends, lambda: projector.shell.first_batch_at
-        )
+        else:
+            projector = build_projector(settings)
+            metrics = projector.metrics
+            answers = AnswersFolded(settings.kafka_bootstrap, ends, produced, metrics)
+            seconds = await _seconds_to_catch_up(
+                settings,
+                projector.app,
+                settings.app_id,
+                ends,
+                lambda: projector.shell.first_batch_at,
+                answers,
+            )
+        return EngineRun(seconds, answers.answers or 0, requests_decided(metrics))
     finally:
         if profiler is not None and profile:
             profiler.disable()
@@ -250,9 +311,15 @@ async def time_raw_consumer(bootstrap: str, ends: dict[TopicPartition, int]) -> 
 async def run_ingest_bench(
     config: IngestBenchConfig, base: ProjectorSettings | None = None
 ) -> IngestBenchResult:
-    """Produce the workload, then time the projector and the plain consumer on it."""
+    """Produce the workload, then time the projector and the plain consumer on it.
+
+    Each engine folds its own copy of the workload (topics ``<prefix>-<engine>.*``)
+    with a summarizer answering its requests, so the summaries one engine's
+    requests caused are not in the other's log; the raw read and faust's floor
+    read the native engine's copy before it runs. The topics are deleted at the end.
+    """
     prefix = f"bench-{uuid.uuid4().hex[:12]}"
-    settings = (base or ProjectorSettings()).model_copy(
+    settings = with_workload_apps(base or ProjectorSettings(), [DEFAULT_PREFIX]).model_copy(
         update={
             "topic_prefix": prefix,
             "app_id": f"{prefix}-projector",
@@ -261,38 +328,52 @@ async def run_ingest_bench(
         }
     )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    await create_topics(settings)
-    count = await produce_workload(settings, config)
-    events_topic = settings.topic("events")
-    ends = await end_offsets(settings.kafka_bootstrap, events_topic)
-    logger.info("bench ingest produced=%d topic=%s", count, events_topic)
-    settings.tune_gc()  # as the worker does; the raw consumer runs first, on a small heap
-    raw_s = await time_raw_consumer(settings.kafka_bootstrap, ends)
-    floor_s = await time_faust_floor(settings, ends)
-    raw_rate, floor_rate = count / raw_s, count / floor_s
-    engines: dict[str, EngineFigures] = {}
-    rates: dict[str, float] = {}
-    for engine in ENGINES:
-        engine_settings = settings.model_copy(
+    workload = AgentsWorkload(config.events, config.sessions)
+    deployments = {
+        engine: settings.model_copy(
             update={
                 "engine": engine,
+                "topic_prefix": f"{prefix}-{engine}",
                 "app_id": f"{prefix}-{engine}",
                 "data_dir": settings.data_dir / engine,
             }
         )
-        profile = f"{config.profile}.{engine}" if config.profile else None
-        # The previous engine's sessions are cyclic garbage the worker's high thresholds
-        # would keep: each engine starts on the same heap as the first.
-        gc.collect()
-        seconds = await time_projector(engine_settings, ends, profile)
-        rate = rates[engine] = count / seconds
-        engines[engine] = EngineFigures(
-            events_per_s=round(rate, 1), seconds=round(seconds, 3), ratio=round(rate / raw_rate, 3)
-        )
+        for engine in ENGINES
+    }
+    try:
+        ends: dict[str, dict[TopicPartition, int]] = {}
+        for engine, deployment in deployments.items():
+            await create_topics(deployment)
+            count = await produce_workload(deployment, config, workload)
+            ends[engine] = await end_offsets(settings.kafka_bootstrap, deployment.topic("events"))
+            logger.info("bench ingest produced=%d topic=%s", count, deployment.topic("events"))
+        settings.tune_gc()  # as the worker does; the raw consumer runs first, on a small heap
+        raw_s = await time_raw_consumer(settings.kafka_bootstrap, ends["native"])
+        floor_settings = settings.model_copy(update={"topic_prefix": f"{prefix}-native"})
+        floor_s = await time_faust_floor(floor_settings, ends["native"])
+        raw_rate, floor_rate = count / raw_s, count / floor_s
+        engines: dict[str, EngineFigures] = {}
+        for engine, deployment in deployments.items():
+            profile = f"{config.profile}.{engine}" if config.profile else None
+            # The previous engine's sessions are cyclic garbage the worker's high thresholds
+            # would keep: each engine starts on the same heap as the first.
+            gc.collect()
+            async with running_summarizer(deployment, settings.data_dir, f"summarizer-{engine}"):
+                run = await time_projector(deployment, ends[engine], count, profile)
+            rate = count / run.seconds
+            engines[engine] = EngineFigures(
+                events_per_s=round(rate, 1),
+                seconds=round(run.seconds, 3),
+                ratio=round(rate / raw_rate, 3),
+                requests_decided=run.requests,
+                summaries_folded=run.answers,
+            )
+    finally:
+        await delete_topics_of(settings)
     return IngestBenchResult(
         raw_events_per_s=round(raw_rate, 1),
         engines=engines,
-        native_over_faust=round(rates["native"] / rates["faust"], 3),
+        native_over_faust=round(engines["native"].events_per_s / engines["faust"].events_per_s, 3),
         faust_floor_events_per_s=round(floor_rate, 1),
         faust_floor_ratio=round(floor_rate / raw_rate, 3),
         events=count,
@@ -301,6 +382,7 @@ async def run_ingest_bench(
         faust_floor_seconds=round(floor_s, 3),
         store=settings.table_store,
         batch_size=settings.batch_size,
+        workload=workload.census.figures(),
     )
 
 
@@ -313,6 +395,10 @@ def report_text(result: IngestBenchResult) -> str:
     lines.append(f"native_over_faust {result.native_over_faust}")
     lines.append(f"faust_floor_events_per_s {result.faust_floor_events_per_s}")
     lines.append(f"faust_floor_ratio {result.faust_floor_ratio}")
+    for engine, figures in result.engines.items():
+        lines.append(f"{engine}_requests_decided {figures.requests_decided}")
+        lines.append(f"{engine}_summaries_folded {figures.summaries_folded}")
+    lines.extend(census_lines(result.workload))
     return "".join(f"{line}\n" for line in lines)
 
 

@@ -9,12 +9,14 @@ a file of its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,6 +25,8 @@ from schemas.kafka.settings import KafkaSettings
 logger = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S: Final = 30.0
+#: How long a summarizer may take to start and be assigned its partitions.
+SUMMARIZER_START_TIMEOUT_S: Final = 120.0
 PROJECTOR: Final = ["ctxstream", "worker"]
 SUMMARIZER: Final = ["summarizer_worker"]
 
@@ -44,9 +48,14 @@ def projector_env(
     compaction: Mapping[str, Any],
     batch_within_s: float,
     engine: str = "native",
+    extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """A projector of `settings`' deployment on `engine`, its group named after the topic prefix."""
+    """A projector of `settings`' deployment on `engine`, its group named after the topic prefix.
+
+    `extra` adds variables (the workload's apps, say).
+    """
     return {
+        **(extra or {}),
         **kafka_env(settings),
         "CTXSTREAM_ENGINE": engine,
         "CTXSTREAM_APP_ID": f"{settings.topic_prefix}-projector",
@@ -89,3 +98,29 @@ async def stop_worker(process: asyncio.subprocess.Process) -> None:
         except TimeoutError:
             process.kill()
             await process.wait()
+
+
+@contextlib.asynccontextmanager
+async def running_summarizer(
+    settings: KafkaSettings, run_dir: Path, name: str = "summarizer"
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """A summarizer of `settings`' deployment, assigned its partitions, until the block ends.
+
+    It logs to ``<run_dir>/<name>.log``; the block starts once that log says
+    its partitions are assigned.
+
+    Raises:
+        RuntimeError: It exited, or was not assigned within
+            :data:`SUMMARIZER_START_TIMEOUT_S`.
+    """
+    log = run_dir / f"{name}.log"
+    process = await start_worker(name, SUMMARIZER, summarizer_env(settings), run_dir)
+    try:
+        deadline = time.monotonic() + SUMMARIZER_START_TIMEOUT_S
+        while "partitions assigned" not in log.read_text(encoding="utf-8", errors="replace"):
+            if process.returncode is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the summarizer did not start: see {log}")
+            await asyncio.sleep(0.1)
+        yield process
+    finally:
+        await stop_worker(process)

@@ -4,13 +4,13 @@
 (a user message, model text, one to three tool call/response pairs, a final
 answer with token usage), with a rolling summary every ``summary_every``
 invocations, shaped as ADK's token-threshold path writes it (reference §5.4),
-so the visible context stays bounded however long the session grows.
-:func:`workload` interleaves copies of a few such sessions, one invocation
-burst at a time, as the records ``bench ingest`` produces and ``bench fold``
-folds. :func:`quiet_session` is the armed-trigger workload of the security
-review's M1 probe. Choices come from a hash of the seed and the position, so
-the same arguments always give the same records; ``ctxstream/bench/README.md``
-says more.
+so the visible context stays bounded however long the session grows: the
+session ``bench core``, ``bench reads``, ``bench restore`` and many tests
+fold. :func:`quiet_session` is the armed-trigger workload of the security
+review's M1 probe. (The ingest, fold and compaction benchmarks run the agents
+workload instead, :mod:`ctxstream.bench.agents`.) Choices come from a hash of
+the seed and the position, so the same arguments always give the same records;
+``ctxstream/bench/README.md`` says more.
 """
 
 from __future__ import annotations
@@ -19,10 +19,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any, Final
 
-import orjson
-
 from projections.compaction.summary_request import with_summary_request_id
-from schemas.codec import encode
 from schemas.envelope import Envelope
 from schemas.event import Event
 from schemas.keys import Offset, SessionKey, parse_session_key
@@ -31,7 +28,6 @@ from schemas.logged_event import LoggedEvent
 BENCH_SESSION: Final = SessionKey("bench/app/user/session")
 FIRST_TIMESTAMP: Final = 1_700_000_000.0
 SUMMARY_EVERY: Final = 4
-TEMPLATES: Final = 8  # distinct synthetic sessions the workload's sessions are copies of
 
 
 def _choice(seed: int, position: int, salt: str, count: int) -> int:
@@ -199,45 +195,3 @@ def _summary(serial: int, timestamp: float, start: float, end: float, invocation
         }
     )
     return with_summary_request_id(event, f"bench-request-{serial}")
-
-
-def workload(
-    events: int, sessions: int, *, tenant_prefix: str = "tenant"
-) -> Iterator[tuple[bytes, bytes]]:
-    """(key, value) records of the workload, one invocation burst of a session at a time."""
-    per_session = -(-events // sessions)
-    templates = []
-    for seed in range(TEMPLATES):
-        records = bench_session(per_session, seed=seed)
-        templates.append([orjson.loads(encode(r.envelope)) for r in records])
-    bursts: list[list[list[dict[str, Any]]]] = []
-    for number in range(sessions):
-        tenant = f"{tenant_prefix}{number % 16}"
-        key = f"{tenant}/app{number % 4}/user{number}/session{number}"
-        session: list[list[dict[str, Any]]] = []
-        previous = None
-        for row in templates[number % TEMPLATES]:
-            copy = {**row, "tenant": tenant, "session_key": key}
-            copy["idempotency_key"] = f"{key}#{row['idempotency_key']}"
-            invocation = row["event"].get("invocationId")
-            if session and invocation == previous:
-                session[-1].append(copy)
-            else:
-                session.append([copy])
-            previous = invocation
-        bursts.append(session)
-    produced = 0
-    round_number = 0
-    while produced < events:
-        progressed = False
-        for session in bursts:
-            if round_number < len(session):
-                progressed = True
-                for row in session[round_number]:
-                    if produced == events:
-                        return
-                    produced += 1
-                    yield row["session_key"].encode(), orjson.dumps(row)
-        if not progressed:
-            return
-        round_number += 1

@@ -40,6 +40,7 @@ async def test_the_benchmark_reports_latencies_without_duplicates_or_missing(
         "p50_ms",
         "p99_ms",
         "summaries_per_s",
+        "workload",
     ]
     # The hops the records show: every one on native, which stamps its batches; faust
     # stamps nothing, so the two hops around the projector's batch are unknown there.
@@ -58,5 +59,13 @@ async def test_the_benchmark_reports_latencies_without_duplicates_or_missing(
     assert figures["summaries_per_s"] > 0
     # Paced in 10 ms steps: the rate reached is the one asked, give or take a step's worth.
     assert 200 <= figures["background_events_per_s"] <= 310
+    # The measured sessions and the background are the agents workload: several tenants and
+    # apps, requests decided by the apps' own configs and their summaries folded.
+    workload = figures["workload"]
+    assert workload["tenants"] > 1
+    assert workload["apps"] > 1
+    assert workload["events"] >= 10 * 7 * 3  # the measured sessions' invocations at least
+    assert 0 < workload["summaries_folded"] <= workload["requests_decided"]
     assert f"engine={engine}" in stdout
+    assert f"workload_requests_decided {workload['requests_decided']}" in stdout
     assert "requests=" in stdout

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from ctxstream.bench.workload import workload
+from ctxstream.bench.agents.stream import AgentsWorkload
 from tests.support.bench import run_bench
 
 pytestmark = pytest.mark.integration
@@ -36,7 +36,7 @@ def _with_text() -> int:
     """The workload's events holding a non-blank text: the memories of memory mode 'all'."""
     return sum(
         any(text.strip() for text in _texts(orjson.loads(value)["event"]))
-        for _, value in workload(EVENTS, SESSIONS)
+        for _, value in AgentsWorkload(EVENTS, SESSIONS).records()
     )
 
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from ctxstream.bench.agents.census import WorkloadCensus
 from ctxstream.bench.figures import (
+    STAMP_STEP_S,
+    agents_sessions,
     bench_key,
     compaction_figures,
+    restamped,
+    staggered_rounds,
     workload_rounds,
 )
 
@@ -46,3 +51,37 @@ def test_staggered_sessions_start_rounds_apart() -> None:
         [(keys[0], "inv1"), (keys[1], "inv0")],
         [(keys[1], "inv1")],
     ]
+
+
+def test_the_measured_sessions_are_agents_sessions_of_several_tenants_and_apps() -> None:
+    census = WorkloadCensus()
+    sessions = agents_sessions(12, 5, tenant_prefix="bench", census=census)
+    assert [len(invocations) for invocations in sessions] == [5] * 12
+    keys = [session[0][0].session_key for session in sessions]
+    assert len(set(keys)) == 12
+    assert all(key.startswith("bench") for key in keys)
+    assert len({key.split("/")[1] for key in keys}) > 1
+    assert len({key.split("/")[0] for key in keys}) > 1
+    for session in sessions:
+        invocation_ids = [{e.event.invocation_id for e in invocation} for invocation in session]
+        assert all(len(ids) == 1 for ids in invocation_ids)  # one invocation each
+        assert len({ids.pop() for ids in invocation_ids}) == 5
+    made = sum(len(invocation) for session in sessions for invocation in session)
+    assert census.figures()["events"] == made
+    rounds = staggered_rounds(sessions, stagger=3)
+    assert len(rounds) == 5 + 2
+    assert sum(len(r) for r in rounds) == made
+    assert {e.session_key for e in rounds[0]} == {keys[0], keys[3], keys[6], keys[9]}
+
+
+def test_restamped_events_keep_their_order_at_the_time_given() -> None:
+    envelopes = workload_rounds([bench_key(0)], 1)[0]
+    live = restamped(envelopes, 1_796_000_000.0)
+    assert [e.event.timestamp for e in live] == [
+        1_796_000_000.0 + n * STAMP_STEP_S for n in range(len(envelopes))
+    ]
+    stamps = [e.event.timestamp for e in live]
+    assert stamps == sorted(set(stamps))  # distinct in a float near today's epoch
+    assert [e.event.id for e in live] == [e.event.id for e in envelopes]
+    back = [e.model_copy(update={"event": o.event}) for e, o in zip(live, envelopes, strict=True)]
+    assert back == envelopes
