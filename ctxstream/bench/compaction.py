@@ -149,9 +149,7 @@ async def run_compaction_bench(
         summarizer = summarizer_env(deployment)
         workers.append(await start_worker("summarizer", SUMMARIZER, summarizer, run_dir))
         figures, background, hops, workload = await _measure(deployment, config)
-        return CompactionBenchReport(
-            figures, config.engine, round(background, 1), hops, workload
-        )
+        return CompactionBenchReport(figures, config.engine, round(background, 1), hops, workload)
     finally:
         for worker in workers:
             await stop_worker(worker)
