@@ -175,6 +175,21 @@ async def _token(events: list[AdkEvent], config: Json, agent: str, scope: str | 
     return {"window": _window(capture, events), "counts": capture.token_counts}
 
 
+def assert_answers_alike(
+    events: Sequence[Event], kept: Sequence[int], overlap: int, context: object = None
+) -> None:
+    """ADK's readers answer on the events at the `kept` positions as on all of `events`.
+
+    `context` goes into the failure message (what the failure needs to be read).
+    """
+    plan = readers(events)
+    full = readers_answers(events, overlap, plan)
+    live = readers_answers([events[p] for p in kept], overlap, plan)
+    for kind in full:
+        for key in full[kind]:
+            assert live[kind][key] == full[kind][key], (kind, key, list(kept), context)
+
+
 def readers_answers(events: Sequence[Event], overlap: int, plan: Any) -> Json:
     """Every reader's answer on `events`, for the readers `plan` names."""
     with warnings.catch_warnings():

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from projections.live_view.selection import select_live
 from schemas.event import Event
-from tests.support.live_view_oracle import readers, readers_answers
+from tests.support.live_view_oracle import assert_answers_alike
 from tests.support.strategies import session_events
 
 
@@ -30,15 +30,9 @@ def _brief(events: list[Event]) -> list[str]:
 
 def _assert_equivalent(events: list[Event], overlap: int) -> None:
     view = select_live(events, overlap)
-    kept = [events[p] for p in view.kept]
     assert list(view.kept) == sorted(set(view.kept))
     assert all(p in view.kept for p in range(view.suffix_start, len(events)))
-    plan = readers(events)
-    full = readers_answers(events, overlap, plan)
-    live = readers_answers(kept, overlap, plan)
-    for kind in full:
-        for key in full[kind]:
-            assert live[kind][key] == full[kind][key], (kind, key, view, _brief(events))
+    assert_answers_alike(events, view.kept, overlap, (view, _brief(events)))
 
 
 @settings(
