@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import gc
 import logging
 import sys
 import time
@@ -27,6 +26,7 @@ from ctxstream.bench.report import figures_json, write_report
 from ctxstream.bench.workload import workload
 from ctxstream.cli.common import Subcommands
 from schemas.codec import decode_envelope
+from schemas.heap.heap_policy import HeapPolicy
 from streams.faust_engine.projector import build_projector, projector_app, raw_topic
 from streams.native_engine.engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
@@ -59,11 +59,20 @@ ENGINES: Final = ("native", "faust")
 
 @dataclass(frozen=True, slots=True)
 class EngineFigures:
-    """One engine's run."""
+    """One engine's run.
+
+    Attributes:
+        events_per_s: Events over ``seconds``.
+        seconds: From the engine's first batch to its last commit.
+        ratio: ``events_per_s`` over the raw read's.
+        gc: The collections during the run, their share of ``seconds``
+            (:meth:`schemas.heap.gc_meter.GcReading.figures`).
+    """
 
     events_per_s: float
     seconds: float
     ratio: float
+    gc: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +90,7 @@ class IngestBenchResult:
     faust_floor_seconds: float
     store: str
     batch_size: int
+    gc_mode: str
 
 
 async def produce_workload(settings: ProjectorSettings, config: IngestBenchConfig) -> int:
@@ -166,20 +176,27 @@ async def _seconds_to_catch_up(
 
 
 async def time_projector(
-    settings: ProjectorSettings, ends: dict[TopicPartition, int], profile: str | None
+    settings: ProjectorSettings,
+    ends: dict[TopicPartition, int],
+    profile: str | None,
+    heap: HeapPolicy | None = None,
 ) -> float:
-    """Seconds from the first batch of `settings`' engine to its committing every end offset."""
+    """Seconds from the first batch of `settings`' engine to its committing every end offset.
+
+    `heap`, this process's started collector policy, is steered by the engine as
+    a worker's is.
+    """
     profiler = cProfile.Profile() if profile else None
     if profiler is not None:
         profiler.enable()
     try:
         if settings.engine == "native":
-            engine = NativeProjector(settings)
+            engine = NativeProjector(settings, heap=heap)
             metrics = engine.metrics
             return await _seconds_to_catch_up(
                 settings, engine, settings.app_id, ends, lambda: engine.first_batch_at
             )
-        projector = build_projector(settings)
+        projector = build_projector(settings, heap)
         metrics = projector.metrics
         return await _seconds_to_catch_up(
             settings, projector.app, settings.app_id, ends, lambda: projector.shell.first_batch_at
@@ -266,7 +283,22 @@ async def run_ingest_bench(
     events_topic = settings.topic("events")
     ends = await end_offsets(settings.kafka_bootstrap, events_topic)
     logger.info("bench ingest produced=%d topic=%s", count, events_topic)
-    settings.tune_gc()  # as the worker does; the raw consumer runs first, on a small heap
+    heap = settings.heap_policy()  # as the worker's; the raw consumer runs first, on a small heap
+    heap.start()
+    try:
+        return await _time_all(config, settings, ends, count, heap)
+    finally:
+        heap.stop()
+
+
+async def _time_all(
+    config: IngestBenchConfig,
+    settings: ProjectorSettings,
+    ends: dict[TopicPartition, int],
+    count: int,
+    heap: HeapPolicy,
+) -> IngestBenchResult:
+    """Time the raw read, faust's floor and each engine, in this order."""
     raw_s = await time_raw_consumer(settings.kafka_bootstrap, ends)
     floor_s = await time_faust_floor(settings, ends)
     raw_rate, floor_rate = count / raw_s, count / floor_s
@@ -276,18 +308,22 @@ async def run_ingest_bench(
         engine_settings = settings.model_copy(
             update={
                 "engine": engine,
-                "app_id": f"{prefix}-{engine}",
+                "app_id": f"{settings.topic_prefix}-{engine}",
                 "data_dir": settings.data_dir / engine,
             }
         )
         profile = f"{config.profile}.{engine}" if config.profile else None
-        # The previous engine's sessions are cyclic garbage the worker's high thresholds
-        # would keep: each engine starts on the same heap as the first.
-        gc.collect()
-        seconds = await time_projector(engine_settings, ends, profile)
+        # Each engine starts on the same heap as the first: the previous engine's state
+        # collected, whatever is left frozen.
+        heap.collect()
+        before = heap.meter.reading()
+        seconds = await time_projector(engine_settings, ends, profile, heap)
         rate = rates[engine] = count / seconds
         engines[engine] = EngineFigures(
-            events_per_s=round(rate, 1), seconds=round(seconds, 3), ratio=round(rate / raw_rate, 3)
+            events_per_s=round(rate, 1),
+            seconds=round(seconds, 3),
+            ratio=round(rate / raw_rate, 3),
+            gc=heap.meter.reading().since(before).figures(seconds),
         )
     return IngestBenchResult(
         raw_events_per_s=round(raw_rate, 1),
@@ -301,6 +337,7 @@ async def run_ingest_bench(
         faust_floor_seconds=round(floor_s, 3),
         store=settings.table_store,
         batch_size=settings.batch_size,
+        gc_mode=heap.mode,
     )
 
 
@@ -310,6 +347,7 @@ def report_text(result: IngestBenchResult) -> str:
     for engine, figures in result.engines.items():
         lines.append(f"{engine}_events_per_s {figures.events_per_s}")
         lines.append(f"{engine}_ratio {figures.ratio}")
+        lines.append(f"{engine}_gc_share {figures.gc['share']}")
     lines.append(f"native_over_faust {result.native_over_faust}")
     lines.append(f"faust_floor_events_per_s {result.faust_floor_events_per_s}")
     lines.append(f"faust_floor_ratio {result.faust_floor_ratio}")

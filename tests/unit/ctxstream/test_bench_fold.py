@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -24,12 +25,50 @@ def test_the_command_folds_every_record_and_writes_its_figures(
     assert figures["snapshots"] == 18
     assert figures["dead_letters"] == 0
     assert figures["us_per_event"] > 0
-    parts = figures["project_us_per_event"] + figures["snapshot_us_per_event"]
-    assert figures["us_per_event"] == pytest.approx(parts, abs=0.02)
+    parts = (
+        figures["project_us_per_event"]
+        + figures["snapshot_us_per_event"]
+        + figures["settle_us_per_event"]
+    )
+    assert figures["us_per_event"] == pytest.approx(parts, abs=0.03)
+    assert set(figures["gc"]) == {
+        "policy",
+        "seconds",
+        "share",
+        "collections",
+        "collected",
+        "whole_collections",
+        "whole_s",
+        "heap_objects",
+    }
+    assert figures["gc"]["policy"] == "frozen"  # the worker's, by default
+    assert figures["gc"]["whole_collections"] >= 1  # the policy's start
+    assert 0 <= figures["gc"]["share"] < 1
     assert figures["seconds"] == pytest.approx(
         figures["us_per_event"] * figures["applied"] / 1e6, rel=0.01
     )
-    assert capsys.readouterr().out.startswith(f"us_per_event {figures['us_per_event']}\n")
+    text = capsys.readouterr().out
+    assert text.startswith(f"us_per_event {figures['us_per_event']}\n")
+    assert f"gc_share {figures['gc']['share']}\n" in text
+
+
+def test_the_fold_runs_under_the_policy_asked_and_gives_the_collector_back(
+    tmp_path: Path,
+) -> None:
+    threshold, enabled = gc.get_threshold(), gc.isenabled()
+    figures = {}
+    for policy in ("python", "off", "automatic"):
+        path = tmp_path / f"{policy}.json"
+        argv = ["bench", "fold", "--events", "400", "--sessions", "4", "--gc", policy]
+        assert main([*argv, "--json", str(path)]) == 0
+        figures[policy] = json.loads(path.read_text(encoding="utf-8"))["gc"]
+        assert (gc.get_threshold(), gc.isenabled()) == (threshold, enabled)
+        assert gc.get_freeze_count() == 0
+    # Python's rules collect generation 0 every 700 tracked objects, the worker's every
+    # 50,000; with the collector off nothing is collected in the timed calls.
+    assert figures["python"]["collections"][0] > figures["automatic"]["collections"][0]
+    assert figures["off"]["collections"] == [0, 0, 0]
+    assert [figures[policy]["policy"] for policy in figures] == ["python", "off", "automatic"]
 
 
 def test_records_sit_on_their_keys_partitions_with_offsets_counted_per_partition() -> None:
