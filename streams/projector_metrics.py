@@ -14,7 +14,7 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
 from schemas.dead_letter import DeadLetter
-from schemas.heap.gc_meter import GcMeter
+from schemas.heap.heap_policy import HeapPolicy
 
 _BATCH_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -107,13 +107,14 @@ class ProjectorMetrics:
             registry=self.registry,
         )
 
-    def watch_gc(self, meter: GcMeter) -> None:
-        """Expose `meter`'s collections by generation, read when scraped.
+    def watch_gc(self, policy: HeapPolicy) -> None:
+        """Expose the collections of `policy`'s process, read when scraped.
 
         ``ctxstream_projector_gc_seconds_total`` and
-        ``ctxstream_projector_gc_collections_total``, labelled ``generation``.
+        ``ctxstream_projector_gc_collections_total``, labelled ``generation``, and
+        ``ctxstream_projector_gc_whole_collections_total``.
         """
-        self.registry.register(_GcCollector(meter))
+        self.registry.register(_GcCollector(policy))
 
     def outputs_sent(
         self, *, applied: int, redelivered: int, snapshots: int, letters: Sequence[DeadLetter]
@@ -152,17 +153,17 @@ class ProjectorMetrics:
 
 
 class _GcCollector(Collector):
-    """The process's cyclic collections as Prometheus counters, read from a meter when scraped.
+    """The process's cyclic collections as Prometheus counters, read when scraped.
 
     The meter's callback only adds to numbers of its own; a metric's lock taken
     inside a collection (which may start while that lock is held) could deadlock.
     """
 
-    def __init__(self, meter: GcMeter) -> None:
-        self._meter = meter
+    def __init__(self, policy: HeapPolicy) -> None:
+        self._policy = policy
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        reading = self._meter.reading()
+        reading = self._policy.meter.reading()
         seconds = CounterMetricFamily(
             "ctxstream_projector_gc_seconds",
             "Seconds the cyclic garbage collector took, by generation.",
@@ -180,3 +181,8 @@ class _GcCollector(Collector):
             collections.add_metric([str(generation)], count)
         yield seconds
         yield collections
+        yield CounterMetricFamily(
+            "ctxstream_projector_gc_whole_collections",
+            "Whole collections the worker's policy ran (frozen objects included).",
+            value=self._policy.whole_collections,
+        )

@@ -77,6 +77,9 @@ class HeapPolicy:
         self.meter = GcMeter()
         #: Whole collections this policy ran.
         self.whole_collections = 0
+        #: Unreachable objects its whole collections found: cyclic garbage that was frozen or
+        #: waited with the collector off.
+        self.whole_found = 0
 
     def start(self) -> None:
         """Steer this process's collector from now on; what start-up made is frozen."""
@@ -136,13 +139,14 @@ class HeapPolicy:
     def collect(self) -> None:
         """A whole collection now: every object, frozen ones too; then everything is frozen."""
         gc.unfreeze()
-        gc.collect()
+        found = gc.collect()
         gc.freeze()
         self._heap = max(MIN_HEAP, gc.get_freeze_count())
         self._last = self._clock()
         self._released = False
         self.whole_collections += 1
-        logger.debug("whole collection heap=%d", self._heap)
+        self.whole_found += found
+        logger.debug("whole collection heap=%d found=%d", self._heap, found)
 
     def cpu_share(self) -> tuple[float, float]:
         """Seconds collecting since :meth:`start`, and their share of the process's CPU time."""
@@ -154,16 +158,19 @@ class HeapPolicy:
 def log_gc(policy: HeapPolicy) -> None:
     """Log what the collections cost since `policy` started (a worker does so as it ends).
 
-    ``gc mode=frozen seconds=1.234 cpu_share=0.0310 collections=812/3/0 whole=2``:
-    benchmarks read this line from a worker's log.
+    ``gc mode=frozen seconds=1.234 cpu_share=0.0310 collections=812/3/0 collected=0 whole=2
+    whole_found=0``: benchmarks read this line from a worker's log.
     """
     reading = policy.meter.reading()
     seconds, share = policy.cpu_share()
     logger.info(
-        "gc mode=%s seconds=%.3f cpu_share=%.4f collections=%d/%d/%d whole=%d",
+        "gc mode=%s seconds=%.3f cpu_share=%.4f collections=%d/%d/%d collected=%d whole=%d "
+        "whole_found=%d",
         policy.mode,
         seconds,
         share,
         *reading.collections,
+        reading.collected,
         policy.whole_collections,
+        policy.whole_found,
     )

@@ -342,7 +342,7 @@ def build_projector(settings: ProjectorSettings, heap: HeapPolicy | None = None)
     )
     metrics = ProjectorMetrics()
     if heap is not None:
-        metrics.watch_gc(heap.meter)
+        metrics.watch_gc(heap)
     events_name = settings.topic("events")
 
     async def seek(partition: int, offset: int) -> None:

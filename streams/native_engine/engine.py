@@ -70,7 +70,7 @@ class NativeProjector:
         self.metrics = metrics or ProjectorMetrics()
         self._heap = heap
         if heap is not None:
-            self.metrics.watch_gc(heap.meter)
+            self.metrics.watch_gc(heap)
         self._events = settings.topic("events")
         self._snapshots = settings.topic("projections")
         self._dead_letters = settings.topic("dead-letters")

@@ -149,7 +149,8 @@ def test_the_cost_is_logged_for_the_benchmarks(caplog: pytest.LogCaptureFixture)
     (line,) = caplog.messages
     assert line.startswith("gc mode=frozen seconds=")
     # One explicit collection of generation 2 at the start (the whole one), one of 0 here.
-    assert " collections=1/0/1 whole=1" in line
+    assert " collections=1/0/1 collected=" in line
+    assert line.endswith(" whole=1 whole_found=0")
 
 
 def test_the_period_must_be_positive() -> None:
