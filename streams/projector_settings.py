@@ -140,11 +140,13 @@ class ProjectorSettings(KafkaSettings):
         "(schemas.heap.heap_policy; README, 'The cyclic garbage collector')",
     )
     gc_period_s: float = Field(
-        default=60.0,
+        default=600.0,
         gt=0,
         le=86_400,
         description="frozen and off: a whole collection after a batch at most this often, when "
-        "the heap grew by a quarter since the last (and after partitions were revoked)",
+        "the heap grew by a quarter since the last (and after partitions were revoked); each "
+        "walks the whole heap, while frozen garbage is rare (README, 'The cyclic garbage "
+        "collector')",
     )
     fault_transaction_pause_s: float = Field(
         default=0.0,

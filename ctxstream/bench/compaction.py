@@ -32,6 +32,7 @@ from ctxstream.bench.figures import (
 from ctxstream.bench.processes import (
     PROJECTOR,
     SUMMARIZER,
+    logged_gc,
     projector_env,
     start_worker,
     stop_worker,
@@ -104,6 +105,7 @@ class CompactionBenchReport:
     figures: CompactionFigures
     engine: str
     background_events_per_s: float
+    gc: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -139,11 +141,12 @@ async def run_compaction_bench(
         summarizer = summarizer_env(deployment)
         workers.append(await start_worker("summarizer", SUMMARIZER, summarizer, run_dir))
         figures, background = await _measure(deployment, config)
-        return CompactionBenchReport(figures, config.engine, round(background, 1))
     finally:
         for worker in workers:
             await stop_worker(worker)
         await delete_topics_of(deployment)
+    gc = {name: logged_gc(run_dir, name) for name in ("projector", "summarizer")}
+    return CompactionBenchReport(figures, config.engine, round(background, 1), gc)
 
 
 async def _measure(
@@ -403,6 +406,7 @@ def report_json(report: CompactionBenchReport) -> str:
     shown: dict[str, Any] = {k: v for k, v in asdict(report.figures).items() if k != "requests"}
     shown["engine"] = report.engine
     shown["background_events_per_s"] = report.background_events_per_s
+    shown["gc"] = report.gc
     return figures_json(shown)
 
 
@@ -413,7 +417,9 @@ def report_text(report: CompactionBenchReport) -> str:
         f"engine={report.engine} background_events_per_s={report.background_events_per_s} "
         f"requests={figures.requests} p50_ms={figures.p50_ms} p99_ms={figures.p99_ms} "
         f"summaries_per_s={figures.summaries_per_s} duplicates={figures.duplicates} "
-        f"missing={figures.missing}\n"
+        f"missing={figures.missing} "
+        + " ".join(f"{name}_gc_cpu_share={gc.get('cpu_share')}" for name, gc in report.gc.items())
+        + "\n"
     )
 
 

@@ -1,7 +1,8 @@
 """The cyclic garbage collector's time and collections per generation, measured in a process.
 
 Not pure: it hooks :data:`gc.callbacks` and reads a monotonic clock
-(``time.perf_counter``) at the start and the stop of each collection. A
+(``time.perf_counter``) and the thread's CPU clock at the start and the stop
+of each collection. A
 :class:`GcMeter` adds up, per generation (0, 1, 2), the seconds collections
 took and how many ran, automatic and explicit alike; :meth:`GcMeter.reading`
 is a :class:`GcReading` that benchmarks subtract and report against the time
@@ -32,14 +33,19 @@ class GcReading:
     """What the collector cost up to a moment, per generation.
 
     Attributes:
-        seconds: Seconds spent collecting each generation.
+        seconds: Seconds spent collecting each generation (the meter's clock).
         collections: Collections of each generation.
         collected: Unreachable objects the collections found (cyclic garbage).
+        cpu_seconds: CPU seconds the collections took, every generation
+            together (the collecting thread's CPU time): what a process's
+            CPU share compares, where the wall time of a collection also
+            counts the time the machine gave to others.
     """
 
     seconds: tuple[float, float, float] = (0.0, 0.0, 0.0)
     collections: tuple[int, int, int] = (0, 0, 0)
     collected: int = 0
+    cpu_seconds: float = 0.0
 
     @property
     def total_seconds(self) -> float:
@@ -54,6 +60,7 @@ class GcReading:
                 a - b for a, b in zip(self.collections, earlier.collections, strict=True)
             ),
             collected=self.collected - earlier.collected,
+            cpu_seconds=self.cpu_seconds - earlier.cpu_seconds,
         )
 
     def plus(self, other: GcReading) -> GcReading:
@@ -64,6 +71,7 @@ class GcReading:
                 a + b for a, b in zip(self.collections, other.collections, strict=True)
             ),
             collected=self.collected + other.collected,
+            cpu_seconds=self.cpu_seconds + other.cpu_seconds,
         )
 
     def share(self, wall_s: float) -> float:
@@ -100,7 +108,8 @@ class GcMeter:
         self._seconds = [0.0] * GENERATIONS
         self._collections = [0] * GENERATIONS
         self._collected = 0
-        self._began: float | None = None
+        self._cpu_seconds = 0.0
+        self._began: tuple[float, float] | None = None
 
     def start(self) -> None:
         """Measure from now on (idempotent)."""
@@ -119,16 +128,19 @@ class GcMeter:
             seconds=_three(self._seconds),
             collections=_three(self._collections),
             collected=self._collected,
+            cpu_seconds=self._cpu_seconds,
         )
 
     def _on_collection(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._began = self._clock()
+            self._began = (self._clock(), time.thread_time())
             return
         if self._began is None:  # started between a collection's start and its stop
             return
         generation = info["generation"]
-        self._seconds[generation] += self._clock() - self._began
+        began, began_cpu = self._began
+        self._seconds[generation] += self._clock() - began
+        self._cpu_seconds += time.thread_time() - began_cpu
         self._collections[generation] += 1
         self._collected += info.get("collected", 0)
         self._began = None

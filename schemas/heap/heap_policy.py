@@ -69,7 +69,7 @@ class HeapPolicy:
         self._period_s = period_s
         self._clock = clock
         self._last = clock()
-        self._started = (clock(), time.process_time())
+        self._started_cpu = time.process_time()
         self._heap = MIN_HEAP
         self._released = False
         self._found: tuple[tuple[int, int, int], bool] | None = None
@@ -83,7 +83,7 @@ class HeapPolicy:
 
     def start(self) -> None:
         """Steer this process's collector from now on; what start-up made is frozen."""
-        self._started = (self._clock(), time.process_time())
+        self._started_cpu = time.process_time()
         self._found = (gc.get_threshold(), gc.isenabled())
         self.meter.start()
         if self._threshold is not None:
@@ -148,27 +148,26 @@ class HeapPolicy:
         self.whole_found += found
         logger.debug("whole collection heap=%d found=%d", self._heap, found)
 
-    def cpu_share(self) -> tuple[float, float]:
-        """Seconds collecting since :meth:`start`, and their share of the process's CPU time."""
-        seconds = self.meter.reading().total_seconds
-        cpu_s = time.process_time() - self._started[1]
-        return seconds, seconds / cpu_s if cpu_s > 0 else 0.0
+    def cpu_share(self) -> float:
+        """The collections' share of the process's CPU time since :meth:`start`."""
+        cpu_s = time.process_time() - self._started_cpu
+        return self.meter.reading().cpu_seconds / cpu_s if cpu_s > 0 else 0.0
 
 
 def log_gc(policy: HeapPolicy) -> None:
     """Log what the collections cost since `policy` started (a worker does so as it ends).
 
     ``gc mode=frozen seconds=1.234 cpu_share=0.0310 collections=812/3/0 collected=0 whole=2
-    whole_found=0``: benchmarks read this line from a worker's log.
+    whole_found=0`` (``seconds`` of wall time, ``cpu_share`` of the process's CPU time):
+    benchmarks read this line from a worker's log.
     """
     reading = policy.meter.reading()
-    seconds, share = policy.cpu_share()
     logger.info(
         "gc mode=%s seconds=%.3f cpu_share=%.4f collections=%d/%d/%d collected=%d whole=%d "
         "whole_found=%d",
         policy.mode,
-        seconds,
-        share,
+        reading.total_seconds,
+        policy.cpu_share(),
         *reading.collections,
         reading.collected,
         policy.whole_collections,

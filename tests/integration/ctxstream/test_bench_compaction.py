@@ -34,6 +34,7 @@ async def test_the_benchmark_reports_latencies_without_duplicates_or_missing(
         "background_events_per_s",
         "duplicates",
         "engine",
+        "gc",
         "missing",
         "p50_ms",
         "p99_ms",
@@ -45,5 +46,12 @@ async def test_the_benchmark_reports_latencies_without_duplicates_or_missing(
     assert figures["summaries_per_s"] > 0
     # Paced in 10 ms steps: the rate reached is the one asked, give or take a step's worth.
     assert 200 <= figures["background_events_per_s"] <= 310
+    # Each worker logged what its collections cost as it stopped: the projector steers its
+    # collector (frozen: whole collections, the start's at least), the summarizer measures it.
+    assert figures["gc"]["projector"]["mode"] == "frozen"
+    assert int(figures["gc"]["projector"]["whole"]) >= 1
+    assert figures["gc"]["summarizer"]["mode"] == "automatic"
+    assert all(0 <= float(gc["cpu_share"]) < 1 for gc in figures["gc"].values())
+    assert "projector_gc_cpu_share=" in stdout
     assert f"engine={engine}" in stdout
     assert "requests=" in stdout

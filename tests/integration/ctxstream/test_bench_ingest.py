@@ -42,6 +42,10 @@ async def test_the_benchmark_reports_both_engines_the_raw_consumer_and_faust_flo
         assert EVENTS / (seconds + 0.0005) - 0.1 <= rate <= EVENTS / max(seconds - 0.0005, 1e-9)
     for engine in engines.values():
         assert engine["ratio"] == pytest.approx(engine["events_per_s"] / raw, abs=1e-3)
+        # The engines steer the collector as the worker does (frozen after each batch).
+        assert sorted(engine["gc"]) == ["collected", "collections", "seconds", "share"]
+        assert 0 <= engine["gc"]["share"] < 1
+    assert figures["gc_mode"] == "frozen"
     assert figures["native_over_faust"] == pytest.approx(
         engines["native"]["events_per_s"] / engines["faust"]["events_per_s"], rel=1e-3
     )
@@ -51,3 +55,4 @@ async def test_the_benchmark_reports_both_engines_the_raw_consumer_and_faust_flo
     assert float(printed["faust_ratio"]) == engines["faust"]["ratio"]
     assert float(printed["native_over_faust"]) == figures["native_over_faust"]
     assert float(printed["faust_floor_ratio"]) == figures["faust_floor_ratio"]
+    assert float(printed["native_gc_share"]) == engines["native"]["gc"]["share"]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 import urllib.request
 from pathlib import Path
 from typing import Final
@@ -34,6 +33,7 @@ from typing import Final
 import pytest
 from aiokafka import AIOKafkaProducer
 
+from ctxstream.bench.processes import logged_gc
 from schemas.codec import decode_envelope_sized, encode
 from schemas.envelope import Envelope
 from tests.conftest import free_ports, unique_topic
@@ -181,16 +181,10 @@ async def test_a_frozen_worker_gives_back_what_it_evicts_and_releases(
     print(report)  # noqa: T201 - the figures, shown with -s
     assert grown <= allowance, report
 
-    line = _gc_line(log_path.read_text(encoding="utf-8"))
+    line = logged_gc(tmp_path, "worker")
+    assert line["mode"] == "frozen", line
     assert int(line["whole"]) >= 2, line  # the start's and the revocation's at least
 
 
 async def _more_than(metrics_port: int, before: float) -> bool:
     return await asyncio.to_thread(whole_collections, metrics_port) > before
-
-
-def _gc_line(log: str) -> dict[str, str]:
-    """The fields of the worker's last ``gc mode=...`` line."""
-    lines = [line for line in log.splitlines() if " gc mode=" in line]
-    assert lines, log[-2_000:]
-    return dict(re.findall(r"(\w+)=(\S+)", lines[-1].split(" gc ", 1)[1]))

@@ -153,6 +153,16 @@ def test_the_cost_is_logged_for_the_benchmarks(caplog: pytest.LogCaptureFixture)
     assert line.endswith(" whole=1 whole_found=0")
 
 
+def test_the_cpu_share_is_of_the_process_time_since_the_start() -> None:
+    policy = HeapPolicy("frozen", THRESHOLD, 10.0, Clock())
+    policy.start()
+    for _ in range(20):
+        gc.collect()
+    share = policy.cpu_share()
+    # Nearly all this process did since the start is collecting.
+    assert 0.5 < share <= 1.0
+
+
 def test_the_period_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive, not 0"):
         HeapPolicy("frozen", None, 0)
