@@ -130,8 +130,10 @@ class ProjectorSettings(KafkaSettings):
         "for this long, or when the folding task has died",
     )
     gc_threshold: tuple[int, int, int] | None = Field(
-        default=(50_000, 20, 100),
-        description="gc.set_threshold for the worker process; null keeps Python's (700, 10, 10)",
+        default=(200_000, 20, 100),
+        description="gc.set_threshold for the worker process; null keeps Python's (700, 10, 10). "
+        "Frozen after each batch, a batch that leaves fewer new objects than the first is not "
+        "collected at all (README, 'The cyclic garbage collector')",
     )
     gc_mode: GcMode = Field(
         default="frozen",

@@ -65,7 +65,7 @@ def test_the_fold_runs_under_the_policy_asked_and_gives_the_collector_back(
         assert (gc.get_threshold(), gc.isenabled()) == (threshold, enabled)
         assert gc.get_freeze_count() == 0
     # Python's rules collect generation 0 every 700 tracked objects, the worker's every
-    # 50,000; with the collector off nothing is collected in the timed calls.
+    # 200,000; with the collector off nothing is collected in the timed calls.
     assert figures["python"]["collections"][0] > figures["automatic"]["collections"][0]
     assert figures["off"]["collections"] == [0, 0, 0]
     assert [figures[policy]["policy"] for policy in figures] == ["python", "off", "automatic"]
