@@ -97,8 +97,9 @@ def test_bench_core_command_writes_the_results(
             "decide_s",
         }
         assert all(row[key] > 0 for key in ("build_s", "read_s", "rebuild_s", "apply_s"))
+        # build_s is written to 0.1 ms, the rate from the unrounded seconds.
         assert row["build_us_per_event"] == pytest.approx(
-            row["build_s"] * 1e6 / row["events"], rel=0.01, abs=0.01
+            row["build_s"] * 1e6 / row["events"], abs=50 / row["events"] + 0.01
         )
         assert row["gc"]["policy"] == "frozen"  # the worker's, by default
         assert row["gc"]["heap_objects"] > 0
