@@ -30,6 +30,8 @@ async def test_the_benchmark_reports_restore_time_and_state_per_size(
         assert result["restore_s"] == pytest.approx(
             result["changelog_s"] + result["first_fold_s"], abs=2e-4
         )
+        assert sorted(result["gc"]) == ["collected", "collections", "seconds", "share"]
+        assert 0 <= result["gc"]["share"] < 1
     # Compaction lets the longer session release its start: it holds less than its records.
     records = sum(len(encode(record.envelope)) for record in bench_session(SIZES[1]))
     assert 0 < results[1]["state_bytes"] < records / 2
@@ -42,5 +44,6 @@ async def test_the_benchmark_reports_restore_time_and_state_per_size(
         "state_bytes",
         "restore_x",
         "state_x",
+        "gc_share",
     ]
     assert [line.split()[0] for line in lines[1:]] == [str(size) for size in SIZES]
