@@ -42,9 +42,11 @@ __all__ = [
 # The retained-size estimate, calibrated with tracemalloc against
 # decode_envelope (tests/unit/test_codec_hostile.py measures the shapes and
 # holds the estimate to a factor of 2 of them). Measured on CPython 3.11,
-# pydantic 2.13: a small event retains ~6.6-7.6 KB beyond its bytes
-# (~4.6 KB of it the models every envelope has: Envelope, Event, NodeInfo,
-# EventActions and its four dicts) plus ~120 bytes per value; 9,000
+# pydantic 2.13: a small event retained ~6.6-7.6 KB beyond its bytes
+# (~4.6 KB of it the models every envelope had: Envelope, Event, NodeInfo,
+# EventActions and its four dicts) plus ~120 bytes per value; since events
+# without actions or a node info share one of each, ~1.2 KB less (a short
+# user text: 4.8 KB, estimated 7.5), left as a margin. 9,000
 # function-call parts (63,000 values) retain ~240 bytes per value, a state
 # delta of 40,000 keys ~116. Records of bare empty parts cost ~830 bytes
 # per value and are underestimated ~5x; the caps bound the worst one: 125,000

@@ -54,12 +54,15 @@ class Envelope(BaseModel):
     expected_offset: ExpectedOffset | None = None
 
     @model_validator(mode="after")
-    def _tenant_owns_session(self) -> Self:
+    def _checked(self) -> Self:
+        # One validator, so one call per record: ownership, then the marks.
         check_tenant_owns_session(self.tenant, self.session_key)
+        self._well_formed_bookkeeping()
         return self
 
-    @model_validator(mode="after")
-    def _well_formed_bookkeeping(self) -> Self:
+    def _well_formed_bookkeeping(self) -> None:
+        if not self.event.custom_metadata:  # no mark: the common case, decided at once
+            return
         for names, problem_of, kind in (
             (names_deletion, deletion_problem, "deletion"),
             (names_memory_mark, memory_mark_problem, "memory"),
@@ -73,7 +76,6 @@ class Envelope(BaseModel):
                 "event: a malformed creation record: its expected_offset must be "
                 f"{CREATION_EXPECTED_OFFSET}, got {self.expected_offset}"
             )
-        return self
 
     @field_serializer("event")
     def _event_as_given(self, event: Event) -> dict[str, Any]:

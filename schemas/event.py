@@ -181,6 +181,15 @@ class EventActions(AdkModel):
     rewind_before_invocation_id: str | None = None
 
 
+# What an event without `nodeInfo` or `actions` holds: one instance each, shared
+# (both are frozen, and nothing changes their maps in place), where a factory
+# building them anew would validate two models per event decoded. NodeInfo is
+# hashable, so pydantic hands its default out as it is; EventActions (maps) is
+# not, and a default would be deep-copied, so a factory hands out the one.
+_NO_NODE_INFO: Final = NodeInfo()
+_NO_ACTIONS: Final = EventActions()
+
+
 class Event(AdkModel):
     """One ADK session event: an LLM-response-shaped record plus bookkeeping."""
 
@@ -210,7 +219,7 @@ class Event(AdkModel):
     author: str
     branch: str | None = None
     isolation_scope: str | None = None
-    node_info: NodeInfo = Field(default_factory=NodeInfo)
+    node_info: NodeInfo = _NO_NODE_INFO
     timestamp: FiniteFloat
     content: Content | None = None
     partial: StrictBool | None = None
@@ -226,7 +235,7 @@ class Event(AdkModel):
     custom_metadata: JsonObject | None = None
     # A set in ADK, serialized as a sorted list.
     long_running_tool_ids: tuple[str, ...] | None = None
-    actions: EventActions = Field(default_factory=EventActions)
+    actions: EventActions = Field(default_factory=lambda: _NO_ACTIONS)
 
 
 def event_to_json(event: Event) -> JsonObject:
