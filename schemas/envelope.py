@@ -10,6 +10,7 @@ from pydantic import (
     ConfigDict,
     Field,
     Strict,
+    ValidationInfo,
     field_serializer,
     model_validator,
 )
@@ -25,6 +26,7 @@ from schemas.keys import (
     validate_session_key,
 )
 from schemas.memory_mark import memory_mark_problem, names_memory_mark
+from schemas.one_pass import count_model
 
 ValidSessionKey = Annotated[SessionKey, AfterValidator(validate_session_key)]
 ExpectedOffset = Annotated[int, Strict(), Field(ge=-1, le=INT64_MAX)]
@@ -54,10 +56,11 @@ class Envelope(BaseModel):
     expected_offset: ExpectedOffset | None = None
 
     @model_validator(mode="after")
-    def _checked(self) -> Self:
-        # One validator, so one call per record: ownership, then the marks.
+    def _checked(self, info: ValidationInfo) -> Self:
+        # One validator, so one call per record: ownership, the marks, the count.
         check_tenant_owns_session(self.tenant, self.session_key)
         self._well_formed_bookkeeping()
+        count_model(self, info)
         return self
 
     def _well_formed_bookkeeping(self) -> None:
