@@ -33,6 +33,8 @@ from aiokafka import AIOKafkaProducer
 from ctxstream.bench.report import results_json, write_report
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from ctxstream.cli.common import Subcommands, positive
+from projections.retention.log_retention import released_events
+from projections.retention.state_codec import decode_state
 from schemas.codec import encode
 from schemas.heap.gc_meter import GcReading
 from schemas.heap.heap_policy import HeapPolicy
@@ -40,6 +42,7 @@ from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.settings import KafkaSettings
 from streams.native_engine.engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
+from streams.session_table import checkpoint_key
 from streams.topics import create_topics
 
 logger = logging.getLogger(__name__)
@@ -59,6 +62,11 @@ class RestoreBenchResult:
     policy, from the fresh engine's start (group join, changelog restore) to
     its first fold's end, as a share of that time
     (:meth:`schemas.heap.gc_meter.GcReading.figures`).
+
+    Attributes:
+        released_events: Live events the session's checkpoint released.
+        released_id_bytes: Bytes of the released ids' digests in that checkpoint.
+        bytes_per_released_event: The one over the other (0.0: nothing released).
     """
 
     events: int
@@ -68,6 +76,9 @@ class RestoreBenchResult:
     state_bytes: int
     dead_letters: int
     gc: dict[str, Any]
+    released_events: int = 0
+    released_id_bytes: int = 0
+    bytes_per_released_event: float = 0.0
 
 
 async def _append(settings: KafkaSettings, records: Sequence[bytes]) -> None:
@@ -156,6 +167,7 @@ async def measure(
             await fresh.stop()
     finally:
         await delete_topics_of(settings)
+    released, id_bytes = _released(entries.get(checkpoint_key(BENCH_SESSION)))
     return RestoreBenchResult(
         events=events,
         restore_s=round(changelog_s + first_fold_s, 4),
@@ -164,7 +176,18 @@ async def measure(
         state_bytes=sum(len(key) + len(value) for key, value in entries.items()),
         dead_letters=refused,
         gc=taken.figures(window_s),
+        released_events=released,
+        released_id_bytes=id_bytes,
+        bytes_per_released_event=round(id_bytes / released, 3) if released else 0.0,
     )
+
+
+def _released(checkpoint: bytes | None) -> tuple[int, int]:
+    """Live events a checkpoint released and the bytes of the released ids it keeps."""
+    if checkpoint is None:
+        return 0, 0
+    projection = decode_state(checkpoint)
+    return released_events(projection), len(projection.log.released.to_bytes())
 
 
 def _handled(engine: NativeProjector) -> float:
@@ -198,11 +221,15 @@ def report_text(results: Sequence[RestoreBenchResult]) -> str:
     if not results:
         return ""
     base = results[0]
-    lines = ["events restore_s changelog_s first_fold_s state_bytes restore_x state_x gc_share"]
+    lines = [
+        "events restore_s changelog_s first_fold_s state_bytes restore_x state_x gc_share "
+        "released_events id_bytes_per_released_event"
+    ]
     lines.extend(
         f"{result.events} {result.restore_s} {result.changelog_s} {result.first_fold_s} "
         f"{result.state_bytes} {result.restore_s / max(base.restore_s, 1e-9):.2f} "
-        f"{result.state_bytes / max(base.state_bytes, 1):.2f} {result.gc['share']}"
+        f"{result.state_bytes / max(base.state_bytes, 1):.2f} {result.gc['share']} "
+        f"{result.released_events} {result.bytes_per_released_event}"
         for result in results
     )
     return "".join(f"{line}\n" for line in lines)
