@@ -65,7 +65,7 @@ class CutVector(Generic[T]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CutVector):
             return NotImplemented
-        return self.length == other.length and list(self) == list(other)
+        return list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]  # equal vectors may differ in stale items
 
