@@ -1,4 +1,4 @@
-"""The one place bytes become records and records become bytes (orjson).
+"""The one place bytes become records and records become bytes (orjson, pydantic-core).
 
 It is the error boundary: whatever goes wrong between bytes and a valid
 record (not JSON, not an object, beyond a bound of :mod:`schemas.json_bounds`,
@@ -6,13 +6,21 @@ an unknown schema version, a failed validation, a record too large, a key
 that does not match, or any other exception on the way) leaves as a
 :class:`DecodeError` whose message says what was wrong in one bounded,
 escaped line. Whatever decodes can be encoded again.
+
+Every record is parsed (orjson) and lifted (:mod:`schemas.upcasters`). An
+`events` record at the current version is then validated in one pass, its
+bounds checked and its values counted on the way (:mod:`schemas.one_pass`);
+one that pass refuses, and every other record, is decoded the long way: its
+parsed value walked for its bounds (:func:`check_json_bounds`), then
+validated, which says why it is refused or accepts it. Either way an envelope
+and its count are the same (``schemas/README.md``, "One pass").
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -22,8 +30,10 @@ from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import DeadLetter
 from schemas.envelope import Envelope
 from schemas.errors import DecodeError
-from schemas.json_bounds import MAX_RECORD_BYTES, check_json_bounds, shown_path
+from schemas.free_form_places import free_form_levels
+from schemas.json_bounds import MAX_NODES, MAX_RECORD_BYTES, check_json_bounds, shown_path
 from schemas.log_text import shown
+from schemas.one_pass import PassTally
 from schemas.projection_snapshot import ProjectionSnapshot
 from schemas.upcasters import RecordKind, upcast
 
@@ -42,9 +52,11 @@ __all__ = [
 # The retained-size estimate, calibrated with tracemalloc against
 # decode_envelope (tests/unit/test_codec_hostile.py measures the shapes and
 # holds the estimate to a factor of 2 of them). Measured on CPython 3.11,
-# pydantic 2.13: a small event retains ~6.6-7.6 KB beyond its bytes
-# (~4.6 KB of it the models every envelope has: Envelope, Event, NodeInfo,
-# EventActions and its four dicts) plus ~120 bytes per value; 9,000
+# pydantic 2.13: a small event retained ~6.6-7.6 KB beyond its bytes
+# (~4.6 KB of it the models every envelope had: Envelope, Event, NodeInfo,
+# EventActions and its four dicts) plus ~120 bytes per value; since events
+# without actions or a node info share one of each, ~1.2 KB less (a short
+# user text: 4.8 KB, estimated 7.5), left as a margin. 9,000
 # function-call parts (63,000 values) retain ~240 bytes per value, a state
 # delta of 40,000 keys ~116. Records of bare empty parts cost ~830 bytes
 # per value and are underestimated ~5x; the caps bound the worst one: 125,000
@@ -64,13 +76,20 @@ _ENVELOPE: Final = TypeAdapter(Envelope)
 _COMPACTION_REQUEST: Final = TypeAdapter(CompactionRequest)
 _PROJECTION_SNAPSHOT: Final = TypeAdapter(ProjectionSnapshot)
 _DEAD_LETTER: Final = TypeAdapter(DeadLetter)
+# The one pass: the model's own pydantic-core validator, built with the model.
+_ENVELOPE_PASS: Final = Envelope.__pydantic_validator__
+_ENVELOPE_FREE_FORM_LEVELS: Final = free_form_levels(Envelope)
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
 def encode(record: BaseModel) -> bytes:
-    """The record's bytes on its topic: compact JSON, ``None`` fields left out."""
-    return orjson.dumps(record.model_dump(mode="json", by_alias=True, exclude_none=True))
+    """The record's bytes on its topic: compact JSON, ``None`` fields left out.
+
+    Written by the model's own pydantic-core serializer, straight to bytes: the
+    same bytes as ``orjson.dumps`` of its JSON dump, without building the dump.
+    """
+    return record.__pydantic_serializer__.to_json(record, by_alias=True, exclude_none=True)
 
 
 def decode_envelope(raw: bytes, *, record_key: bytes | None = None) -> Envelope:
@@ -101,10 +120,28 @@ def decode_envelope_sized(raw: bytes, *, record_key: bytes | None = None) -> tup
     Raises:
         DecodeError: the reason the record is unusable.
     """
-    envelope, nodes = _decode(raw, "envelope", _ENVELOPE)
+    data = _parsed(raw)
+    passed = _envelope_in_one_pass(data)
+    envelope, nodes = passed if passed is not None else _validated(data, "envelope", _ENVELOPE)
     if record_key is not None:
         _check_record_key(record_key, envelope)
     return envelope, _retained_bytes(len(raw), nodes)
+
+
+def _envelope_in_one_pass(data: dict[str, Any]) -> tuple[Envelope, int] | None:
+    """The envelope `data` holds and its JSON values, from one pass; None: the long way decides.
+
+    A record of an older version goes the long way too, which counts its values
+    as read, before they are lifted.
+    """
+    tally = PassTally(_ENVELOPE_FREE_FORM_LEVELS)
+    try:
+        if upcast("envelope", data) is not data:
+            return None
+        envelope: Envelope = _ENVELOPE_PASS.validate_python(data, context=tally)
+    except Exception:  # noqa: BLE001 - whatever the pass refuses, the long way says why
+        return None
+    return (envelope, tally.nodes) if tally.nodes <= MAX_NODES else None
 
 
 def _retained_bytes(record_bytes: int, nodes: int) -> int:
@@ -156,7 +193,16 @@ def decode_dead_letter(raw: bytes) -> DeadLetter:
 
 
 def _decode(raw: bytes, kind: RecordKind, adapter: TypeAdapter[RecordT]) -> tuple[RecordT, int]:
-    """The record and the number of JSON values in it."""
+    """The record and the number of JSON values in it, the long way."""
+    return _validated(_parsed(raw), kind, adapter)
+
+
+def _parsed(raw: bytes) -> dict[str, Any]:
+    """The JSON object of a record.
+
+    Raises:
+        DecodeError: too large, not JSON, or not an object.
+    """
     if len(raw) > MAX_RECORD_BYTES:
         raise DecodeError(f"record of {len(raw)} bytes exceeds the limit of {MAX_RECORD_BYTES}")
     # Each step turns any exception into a DecodeError: one hostile record
@@ -169,6 +215,17 @@ def _decode(raw: bytes, kind: RecordKind, adapter: TypeAdapter[RecordT]) -> tupl
         raise DecodeError(f"not JSON: {_message(exc)}") from exc
     if not isinstance(data, dict):
         raise DecodeError(f"expected a JSON object, got {_json_type(data)}")
+    return data
+
+
+def _validated(
+    data: dict[str, Any], kind: RecordKind, adapter: TypeAdapter[RecordT]
+) -> tuple[RecordT, int]:
+    """The record `data` holds and its JSON values, the long way: walked, lifted, validated.
+
+    Raises:
+        DecodeError: beyond a bound, or not a valid record of `kind`.
+    """
     try:
         nodes = check_json_bounds(data)
     except DecodeError:

@@ -10,6 +10,7 @@ from pydantic import (
     ConfigDict,
     Field,
     Strict,
+    ValidationInfo,
     field_serializer,
     model_validator,
 )
@@ -25,6 +26,7 @@ from schemas.keys import (
     validate_session_key,
 )
 from schemas.memory_mark import memory_mark_problem, names_memory_mark
+from schemas.one_pass import count_model
 
 ValidSessionKey = Annotated[SessionKey, AfterValidator(validate_session_key)]
 ExpectedOffset = Annotated[int, Strict(), Field(ge=-1, le=INT64_MAX)]
@@ -54,12 +56,16 @@ class Envelope(BaseModel):
     expected_offset: ExpectedOffset | None = None
 
     @model_validator(mode="after")
-    def _tenant_owns_session(self) -> Self:
+    def _checked(self, info: ValidationInfo) -> Self:
+        # One validator, so one call per record: ownership, the marks, the count.
         check_tenant_owns_session(self.tenant, self.session_key)
+        self._well_formed_bookkeeping()
+        count_model(self, info)
         return self
 
-    @model_validator(mode="after")
-    def _well_formed_bookkeeping(self) -> Self:
+    def _well_formed_bookkeeping(self) -> None:
+        if not self.event.custom_metadata:  # no mark: the common case, decided at once
+            return
         for names, problem_of, kind in (
             (names_deletion, deletion_problem, "deletion"),
             (names_memory_mark, memory_mark_problem, "memory"),
@@ -73,7 +79,6 @@ class Envelope(BaseModel):
                 "event: a malformed creation record: its expected_offset must be "
                 f"{CREATION_EXPECTED_OFFSET}, got {self.expected_offset}"
             )
-        return self
 
     @field_serializer("event")
     def _event_as_given(self, event: Event) -> dict[str, Any]:

@@ -12,14 +12,18 @@ coerced. Why: ``schemas/README.md``, "Events as ADK writes them".
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+from typing import Annotated, Any, ClassVar, Final
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, model_validator
 from pydantic.alias_generators import to_camel
 
 from schemas.numbers import Count, FiniteFloat, TokenCount
+from schemas.one_pass import BoundedJson, bounded_json, count_model
 
 JsonObject = dict[str, Any]
+#: A free-form JSON object a field holds as given (tool arguments, a state
+#: delta); the codec's one pass walks it for its bounds (:mod:`schemas.one_pass`).
+FreeFormObject = Annotated[JsonObject, AfterValidator(bounded_json)]
 
 #: Characters of an event id or invocation id (ADK writes 36-character uuids).
 MAX_ID_CHARS: Final = 256
@@ -41,6 +45,12 @@ class AdkModel(BaseModel):
     #: given without reading them (snake_case; the camelCase alias is known too).
     adk_fields: ClassVar[frozenset[str]] = frozenset()
 
+    # Extras are free-form values too, walked by the codec's one pass like them.
+    __pydantic_extra__: dict[str, BoundedJson] = Field(init=False)
+
+    # Each object a record holds counts its values in the codec's one pass.
+    _counted = model_validator(mode="after")(count_model)
+
 
 class FunctionCall(AdkModel):
     """A tool call the model asked for."""
@@ -49,7 +59,7 @@ class FunctionCall(AdkModel):
 
     id: str | None = None
     name: str | None = None
-    args: JsonObject | None = None
+    args: FreeFormObject | None = None
 
 
 class FunctionResponse(AdkModel):
@@ -59,7 +69,7 @@ class FunctionResponse(AdkModel):
 
     id: str | None = None
     name: str | None = None
-    response: JsonObject | None = None
+    response: FreeFormObject | None = None
 
 
 class Blob(AdkModel):
@@ -100,10 +110,10 @@ class Part(AdkModel):
     function_response: FunctionResponse | None = None
     inline_data: Blob | None = None
     file_data: FileData | None = None
-    executable_code: JsonObject | None = None
-    code_execution_result: JsonObject | None = None
-    tool_call: JsonObject | None = None
-    tool_response: JsonObject | None = None
+    executable_code: FreeFormObject | None = None
+    code_execution_result: FreeFormObject | None = None
+    tool_call: FreeFormObject | None = None
+    tool_response: FreeFormObject | None = None
 
 
 class Content(AdkModel):
@@ -167,18 +177,27 @@ class EventActions(AdkModel):
     adk_fields = frozenset({"route", "render_ui_widgets", "set_model_response"})
 
     skip_summarization: StrictBool | None = None
-    state_delta: JsonObject = Field(default_factory=dict)
+    state_delta: FreeFormObject = Field(default_factory=dict)
     # Artifact name -> the version the event saved.
     artifact_delta: dict[str, Count] = Field(default_factory=dict)
     transfer_to_agent: str | None = None
     transfer_reason: str | None = None
     escalate: StrictBool | None = None
-    requested_auth_configs: JsonObject = Field(default_factory=dict)
-    requested_tool_confirmations: JsonObject = Field(default_factory=dict)
+    requested_auth_configs: FreeFormObject = Field(default_factory=dict)
+    requested_tool_confirmations: FreeFormObject = Field(default_factory=dict)
     compaction: EventCompaction | None = None
     end_of_agent: StrictBool | None = None
-    agent_state: JsonObject | None = None
+    agent_state: FreeFormObject | None = None
     rewind_before_invocation_id: str | None = None
+
+
+# What an event without `nodeInfo` or `actions` holds: one instance each, shared
+# (both are frozen, and nothing changes their maps in place), where a factory
+# building them anew would validate two models per event decoded. NodeInfo is
+# hashable, so pydantic hands its default out as it is; EventActions (maps) is
+# not, and a default would be deep-copied, so a factory hands out the one.
+_NO_NODE_INFO: Final = NodeInfo()
+_NO_ACTIONS: Final = EventActions()
 
 
 class Event(AdkModel):
@@ -210,7 +229,7 @@ class Event(AdkModel):
     author: str
     branch: str | None = None
     isolation_scope: str | None = None
-    node_info: NodeInfo = Field(default_factory=NodeInfo)
+    node_info: NodeInfo = _NO_NODE_INFO
     timestamp: FiniteFloat
     content: Content | None = None
     partial: StrictBool | None = None
@@ -222,11 +241,11 @@ class Event(AdkModel):
     input_transcription: Transcription | None = None
     output_transcription: Transcription | None = None
     live_session_id: str | None = None
-    cache_metadata: JsonObject | None = None
-    custom_metadata: JsonObject | None = None
+    cache_metadata: FreeFormObject | None = None
+    custom_metadata: FreeFormObject | None = None
     # A set in ADK, serialized as a sorted list.
     long_running_tool_ids: tuple[str, ...] | None = None
-    actions: EventActions = Field(default_factory=EventActions)
+    actions: EventActions = Field(default_factory=lambda: _NO_ACTIONS)
 
 
 def event_to_json(event: Event) -> JsonObject:

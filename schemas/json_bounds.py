@@ -5,7 +5,9 @@ error, so nesting, integers and the number of values are bounded below what
 orjson would parse. :func:`check_json_bounds` walks the value once with an
 explicit stack, never recursion, so a hostile value cannot exhaust the
 interpreter's stack while it is checked. Where each bound comes from:
-``schemas/README.md``, "JSON bounds".
+``schemas/README.md``, "JSON bounds". The codec's one pass checks the same
+bounds on the way instead (:mod:`schemas.one_pass`); this walk is for the
+records it leaves to the long way, and says where a bound is broken.
 
 Example: ``check_json_bounds({"a": [1, 2.5, "x"]})`` -> 5 (the object, the
 array and its three items); ``{"a": 2**63}`` -> ``DecodeError`` naming ``a``.

@@ -17,18 +17,21 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from pydantic import AllowInfNan, Field, Strict
+from pydantic import AllowInfNan, BeforeValidator, Field, Strict
 
 from schemas.json_bounds import INT64_MAX
 from schemas.keys import Offset
+from schemas.one_pass import bounded_float
 
 #: The most tokens one model call may report: genai's ``UsageMetadata``
 #: counts are 32-bit. Keeping each below 2^31 keeps a session's totals below
 #: 2^63 for up to 2^32 events, so summing them never leaves 64 bits.
 MAX_TOKEN_COUNT: Final = 2**31 - 1
 
-FiniteFloat = Annotated[float, Strict(), AllowInfNan(False)]
-"""A finite float (ADK's timestamps are float seconds); an integer is read as a float."""
+FiniteFloat = Annotated[float, Strict(), AllowInfNan(False), BeforeValidator(bounded_float)]
+"""A finite float (ADK's timestamps are float seconds); an integer is read as a float.
+
+In the codec's one pass, an integer beyond 64 bits is refused (:mod:`schemas.one_pass`)."""
 
 Count = Annotated[int, Strict(), Field(ge=0, le=INT64_MAX)]
 """A non-negative 64-bit integer: how many of something (versions, invocations, items)."""

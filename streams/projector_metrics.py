@@ -7,11 +7,14 @@ metric with its type and meaning: ``streams/README.md``, "Metrics".
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 from schemas.dead_letter import DeadLetter
+from schemas.heap.heap_policy import HeapPolicy
 
 _BATCH_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -104,6 +107,15 @@ class ProjectorMetrics:
             registry=self.registry,
         )
 
+    def watch_gc(self, policy: HeapPolicy) -> None:
+        """Expose the collections of `policy`'s process, read when scraped.
+
+        ``ctxstream_projector_gc_seconds_total`` and
+        ``ctxstream_projector_gc_collections_total``, labelled ``generation``, and
+        ``ctxstream_projector_gc_whole_collections_total``.
+        """
+        self.registry.register(_GcCollector(policy))
+
     def outputs_sent(
         self, *, applied: int, redelivered: int, snapshots: int, letters: Sequence[DeadLetter]
     ) -> None:
@@ -138,3 +150,39 @@ class ProjectorMetrics:
     def exposition(self) -> bytes:
         """The Prometheus text exposition of every metric."""
         return generate_latest(self.registry)
+
+
+class _GcCollector(Collector):
+    """The process's cyclic collections as Prometheus counters, read when scraped.
+
+    The meter's callback only adds to numbers of its own; a metric's lock taken
+    inside a collection (which may start while that lock is held) could deadlock.
+    """
+
+    def __init__(self, policy: HeapPolicy) -> None:
+        self._policy = policy
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        reading = self._policy.meter.reading()
+        seconds = CounterMetricFamily(
+            "ctxstream_projector_gc_seconds",
+            "Seconds the cyclic garbage collector took, by generation.",
+            labels=["generation"],
+        )
+        collections = CounterMetricFamily(
+            "ctxstream_projector_gc_collections",
+            "Collections of the cyclic garbage collector, by generation.",
+            labels=["generation"],
+        )
+        for generation, (spent, count) in enumerate(
+            zip(reading.seconds, reading.collections, strict=True)
+        ):
+            seconds.add_metric([str(generation)], spent)
+            collections.add_metric([str(generation)], count)
+        yield seconds
+        yield collections
+        yield CounterMetricFamily(
+            "ctxstream_projector_gc_whole_collections",
+            "Whole collections the worker's policy ran (frozen objects included).",
+            value=self._policy.whole_collections,
+        )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import logging
 import socket
@@ -15,6 +14,7 @@ from pydantic_settings import SettingsConfigDict
 from projections.compaction.config import CompactionConfig
 from projections.contents.contents_request import ContentsRequest
 from schemas.codec import MAX_RECORD_BYTES
+from schemas.heap.heap_policy import GcMode, HeapPolicy
 from schemas.kafka.settings import KafkaSettings
 from schemas.keys import SessionKey, parse_session_key
 
@@ -130,8 +130,25 @@ class ProjectorSettings(KafkaSettings):
         "for this long, or when the folding task has died",
     )
     gc_threshold: tuple[int, int, int] | None = Field(
-        default=(50_000, 20, 100),
-        description="gc.set_threshold for the worker process; null keeps Python's (700, 10, 10)",
+        default=(200_000, 20, 100),
+        description="gc.set_threshold for the worker process; null keeps Python's (700, 10, 10). "
+        "Frozen after each batch, a batch that leaves fewer new objects than the first is not "
+        "collected at all (README, 'The cyclic garbage collector')",
+    )
+    gc_mode: GcMode = Field(
+        default="frozen",
+        description="frozen: automatic collections for what a batch drops, what it leaves "
+        "frozen after it; off: no automatic collection; automatic: Python's, with gc_threshold "
+        "(schemas.heap.heap_policy; README, 'The cyclic garbage collector')",
+    )
+    gc_period_s: float = Field(
+        default=600.0,
+        gt=0,
+        le=86_400,
+        description="frozen and off: a whole collection after a batch at most this often, when "
+        "the heap grew by a quarter since the last (and after partitions were revoked); each "
+        "walks the whole heap, while frozen garbage is rare (README, 'The cyclic garbage "
+        "collector')",
     )
     fault_transaction_pause_s: float = Field(
         default=0.0,
@@ -253,15 +270,14 @@ class ProjectorSettings(KafkaSettings):
         """
         return max(64, self.inflight_max_bytes // MAX_RECORD_BYTES)
 
-    def tune_gc(self) -> None:
-        """Apply :attr:`gc_threshold` to this process.
+    def heap_policy(self) -> HeapPolicy:
+        """The worker process's collections (:attr:`gc_mode`), not started yet.
 
         The worker keeps every cached session's events alive, so with Python's
-        default thresholds the cyclic collector rescans that heap over and
-        over: about 40% of the batch time in ``ctxstream bench ingest``.
+        default rules the cyclic collector rescans that heap over and over
+        (README, "The cyclic garbage collector").
         """
-        if self.gc_threshold is not None:
-            gc.set_threshold(*self.gc_threshold)
+        return HeapPolicy(self.gc_mode, self.gc_threshold, self.gc_period_s)
 
     @property
     def table_store(self) -> str:

@@ -18,6 +18,7 @@ import socket
 import sys
 from typing import Final
 
+from schemas.heap.heap_policy import HeapPolicy, log_gc
 from summarizer_worker.backends import open_summarizer
 from summarizer_worker.endpoint import shown_endpoint
 from summarizer_worker.settings import SummarizerSettings
@@ -59,11 +60,17 @@ def run(settings: SummarizerSettings) -> int:
         settings.kafka_bootstrap,
         shown_endpoint(settings.openai_base_url) if settings.summarizer == "openai" else "-",
     )
+    # Python's collector, measured: the worker's state is small (a slice per request, read and
+    # dropped), so it steers nothing (README, "The cyclic garbage collector").
+    heap = HeapPolicy("automatic", None, 600.0)
+    heap.start()
     try:
         asyncio.run(serve(settings))
     except Exception:
         logger.exception("summarizer failed; exiting with status %d", FAILED)
         return FAILED
+    finally:
+        log_gc(heap)
     return 0
 
 

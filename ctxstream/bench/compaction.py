@@ -42,6 +42,7 @@ from ctxstream.bench.figures import (
 from ctxstream.bench.processes import (
     PROJECTOR,
     SUMMARIZER,
+    logged_gc,
     projector_env,
     start_worker,
     stop_worker,
@@ -113,6 +114,8 @@ class CompactionBenchConfig:
 class CompactionBenchReport:
     """The figures, with the engine, the background load the run had, the hops and the workload.
 
+    ``gc``: each worker's collector figures from its exit line
+    (:func:`~ctxstream.bench.processes.logged_gc`).
     ``workload``: what the measured sessions and the background contained
     (:meth:`~ctxstream.bench.agents.census.WorkloadCensus.figures`), with
     ``requests_decided`` (first emissions seen for them) and
@@ -124,6 +127,7 @@ class CompactionBenchReport:
     background_events_per_s: float
     hops: Mapping[str, HopFigures]
     workload: dict[str, Any] = field(default_factory=dict)
+    gc: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 async def run_compaction_bench(
@@ -149,11 +153,12 @@ async def run_compaction_bench(
         summarizer = summarizer_env(deployment)
         workers.append(await start_worker("summarizer", SUMMARIZER, summarizer, run_dir))
         figures, background, hops, workload = await _measure(deployment, config)
-        return CompactionBenchReport(figures, config.engine, round(background, 1), hops, workload)
     finally:
         for worker in workers:
             await stop_worker(worker)
         await delete_topics_of(deployment)
+    gc = {name: logged_gc(run_dir, name) for name in ("projector", "summarizer")}
+    return CompactionBenchReport(figures, config.engine, round(background, 1), hops, workload, gc)
 
 
 async def _measure(
@@ -371,12 +376,13 @@ async def _committed_summaries(settings: KafkaSettings) -> Mapping[str, int]:
 
 
 def report_json(report: CompactionBenchReport) -> str:
-    """The figures as JSON, with the engine, the background rate reached and the hops."""
+    """The figures as JSON: the engine, the background rate reached, the hops, workload and gc."""
     shown: dict[str, Any] = {k: v for k, v in asdict(report.figures).items() if k != "requests"}
     shown["engine"] = report.engine
     shown["background_events_per_s"] = report.background_events_per_s
     shown["hops"] = {name: asdict(hop) for name, hop in report.hops.items()}
     shown["workload"] = report.workload
+    shown["gc"] = report.gc
     return figures_json(shown)
 
 
@@ -388,7 +394,9 @@ def report_text(report: CompactionBenchReport) -> str:
         f"engine={report.engine} background_events_per_s={report.background_events_per_s} "
         f"requests={figures.requests} p50_ms={figures.p50_ms} p99_ms={figures.p99_ms} "
         f"summaries_per_s={figures.summaries_per_s} duplicates={figures.duplicates} "
-        f"missing={figures.missing}\n{hop_lines(report.hops)}{workload}"
+        f"missing={figures.missing} "
+        + " ".join(f"{name}_gc_cpu_share={gc.get('cpu_share')}" for name, gc in report.gc.items())
+        + f"\n{hop_lines(report.hops)}{workload}"
     )
 
 

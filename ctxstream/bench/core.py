@@ -10,23 +10,24 @@ from __future__ import annotations
 
 import argparse
 import functools
-import gc
 import logging
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
+from ctxstream.bench.gc_figures import BenchGc, add_gc_argument
 from ctxstream.bench.report import results_json, write_report
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from ctxstream.cli.common import Subcommands
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision import step
-from projections.fold.projection import apply, context_contents, project
+from projections.fold.projection import SessionProjection, apply, context_contents, project
 from projections.fold.rebuild import rebuild_contents
 from schemas.logged_event import LoggedEvent
+from streams.projector_settings import ProjectorSettings
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,10 @@ DEFAULT_REPEATS: Final = 5
 CYCLE_POSITIONS: Final = 48
 #: What the decision step is timed with: the third new invocation since a summary triggers.
 DECISION_CONFIG: Final = CompactionConfig(compaction_interval=3, overlap_size=1)
+#: Records folded between two settlings of the heap while a session is built: the worker's
+#: default batch.
+BUILD_BATCH: Final = 5_000
+MICROSECONDS: Final = 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +50,12 @@ class CoreBenchResult:
 
     Attributes:
         events: Events in the session.
+        build_s: Folding the session's `events` records into its projection,
+            :data:`BUILD_BATCH` records at a time with the heap settled after
+            each (as the worker's batches); the one figure not a median.
+        build_us_per_event: ``build_s`` per event, in microseconds.
+        gc: The collector's share of ``build_s`` and one whole collection
+            (:func:`ctxstream.bench.gc_figures.gc_figures`).
         read_s: Reading the context from the projection.
         rebuild_s: Assembling the context from the raw records.
         apply_s: Applying one more event.
@@ -52,6 +63,9 @@ class CoreBenchResult:
     """
 
     events: int
+    build_s: float
+    build_us_per_event: float
+    gc: dict[str, Any]
     read_s: float
     rebuild_s: float
     apply_s: float
@@ -64,14 +78,54 @@ def _seconds(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def measure(events: int, *, repeats: int = DEFAULT_REPEATS) -> CoreBenchResult:
-    """The median timings of a synthetic session of `events` events."""
+def measure(
+    events: int, *, repeats: int = DEFAULT_REPEATS, gc_choice: str | None = None
+) -> CoreBenchResult:
+    """The median timings of a synthetic session of `events` events.
+
+    The session is built under the collector's policy `gc_choice` (``--gc``;
+    None: the worker's), which stays in force for the timings after it.
+    """
     records = bench_session(events + CYCLE_POSITIONS)
-    projection = project(BENCH_SESSION, records[:events])
+    collector = BenchGc(gc_choice, ProjectorSettings())
+    collector.start()  # every size and policy starts on the same heap: the records alone
+    try:
+        collector.begin()
+        started = time.perf_counter()
+        projection = _build(records[:events], collector)
+        build_s = time.perf_counter() - started
+        collector.end()
+        figures = collector.figures(build_s)
+        collector.settle()  # the figures' whole collection unfroze the heap
+        result = _timings(records, events, repeats, projection)
+    finally:
+        collector.stop()
+    return CoreBenchResult(
+        events=events,
+        build_s=round(build_s, 4),
+        build_us_per_event=round(build_s * MICROSECONDS / max(events, 1), 2),
+        gc=figures,
+        **result,
+    )
+
+
+def _build(records: Sequence[LoggedEvent], collector: BenchGc) -> SessionProjection:
+    """The projection of `records`, folded :data:`BUILD_BATCH` at a time, settling between."""
+    projection = SessionProjection(BENCH_SESSION)
+    for start in range(0, len(records), BUILD_BATCH):
+        projection = project(BENCH_SESSION, records[start : start + BUILD_BATCH], projection)
+        collector.settle()
+    return projection
+
+
+def _timings(
+    records: Sequence[LoggedEvent], events: int, repeats: int, projection: SessionProjection
+) -> dict[str, float]:
+    """The medians of reading, rebuilding, applying and deciding after `events` records."""
     request = projection.view.request
+    start = projection
     reads: list[float] = []
     applies: list[float] = []
-    gc.collect()
     for record in records[events:]:
         read = functools.partial(context_contents, projection)
         one_more = functools.partial(apply, projection, record)
@@ -80,22 +134,24 @@ def measure(events: int, *, repeats: int = DEFAULT_REPEATS) -> CoreBenchResult:
         projection = apply(projection, record)
     rebuild = functools.partial(rebuild_contents, records[:events], request)
     rebuilds = [_seconds(rebuild) for _ in range(repeats)]
-    return CoreBenchResult(
-        events=events,
-        read_s=statistics.median(reads),
-        rebuild_s=statistics.median(rebuilds),
-        apply_s=statistics.median(applies),
-        decide_s=_decide_seconds(records, events, repeats),
-    )
+    return {
+        "read_s": statistics.median(reads),
+        "rebuild_s": statistics.median(rebuilds),
+        "apply_s": statistics.median(applies),
+        "decide_s": _decide_seconds(records, events, repeats, start),
+    }
 
 
-def _decide_seconds(records: Sequence[LoggedEvent], events: int, repeats: int) -> float:
+def _decide_seconds(
+    records: Sequence[LoggedEvent], events: int, repeats: int, projection: SessionProjection
+) -> float:
     """Median time of the decision step of the first record after `events` that emits a request.
+
+    `projection` is the projection of the first `events` records.
 
     Raises:
         ValueError: No record of the sampled cycle triggers a compaction.
     """
-    projection = project(BENCH_SESSION, records[:events])
     for record in records[events:]:
         if step(projection, record, DECISION_CONFIG).request is not None:
             decide = functools.partial(step, projection, record, DECISION_CONFIG)
@@ -105,16 +161,23 @@ def _decide_seconds(records: Sequence[LoggedEvent], events: int, repeats: int) -
 
 
 def run_core_bench(
-    sizes: Sequence[int] = DEFAULT_SIZES, *, repeats: int = DEFAULT_REPEATS
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    *,
+    repeats: int = DEFAULT_REPEATS,
+    gc_choice: str | None = None,
 ) -> list[CoreBenchResult]:
     """Measure every size, in the order given, after one discarded warm-up run."""
-    measure(min(sizes, default=0), repeats=1)  # first calls pay for imports and caches
+    # first calls pay for imports and caches
+    measure(min(sizes, default=0), repeats=1, gc_choice=gc_choice)
     results: list[CoreBenchResult] = []
     for size in sizes:
-        result = measure(size, repeats=repeats)
+        result = measure(size, repeats=repeats, gc_choice=gc_choice)
         logger.info(
-            "bench core events=%d read_s=%.6f rebuild_s=%.6f apply_s=%.6f",
+            "bench core events=%d build_us_per_event=%.1f gc_share=%.3f read_s=%.6f "
+            "rebuild_s=%.6f apply_s=%.6f",
             result.events,
+            result.build_us_per_event,
+            result.gc["share"],
             result.read_s,
             result.rebuild_s,
             result.apply_s,
@@ -126,8 +189,8 @@ def run_core_bench(
 def report_table(results: Sequence[CoreBenchResult]) -> str:
     """A plain-text table of the results, with read and apply relative to the smallest size."""
     lines = [
-        f"{'events':>8}  {'read_s':>10}  {'rebuild_s':>10}  {'apply_s':>10}  {'decide_s':>10}  "
-        f"{'read x':>7}  {'apply x':>7}  {'decide x':>8}"
+        f"{'events':>8}  {'build_us':>8}  {'gc':>5}  {'read_s':>10}  {'rebuild_s':>10}  "
+        f"{'apply_s':>10}  {'decide_s':>10}  {'read x':>7}  {'apply x':>7}  {'decide x':>8}"
     ]
     base = results[0] if results else None
     for result in results:
@@ -135,7 +198,8 @@ def report_table(results: Sequence[CoreBenchResult]) -> str:
         apply_ratio = result.apply_s / base.apply_s if base and base.apply_s else 0.0
         decide_ratio = result.decide_s / base.decide_s if base and base.decide_s else 0.0
         lines.append(
-            f"{result.events:>8}  {result.read_s:>10.6f}  {result.rebuild_s:>10.6f}  "
+            f"{result.events:>8}  {result.build_us_per_event:>8.1f}  {result.gc['share']:>5.3f}  "
+            f"{result.read_s:>10.6f}  {result.rebuild_s:>10.6f}  "
             f"{result.apply_s:>10.6f}  {result.decide_s:>10.6f}  {read_ratio:>7.2f}  "
             f"{apply_ratio:>7.2f}  {decide_ratio:>8.2f}"
         )
@@ -157,10 +221,11 @@ def add_parser(bench_commands: Subcommands) -> None:
         help="session lengths in events (default 100 1000 10000 50000)",
     )
     core.add_argument("--repeats", type=int, default=5, help="samples per position (default 5)")
+    add_gc_argument(core)
     core.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    results = run_core_bench(args.sizes, repeats=args.repeats)
+    results = run_core_bench(args.sizes, repeats=args.repeats, gc_choice=args.gc)
     write_report(args.json, results_json(results), report_table(results), sys.stdout)
     return 0

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import sys
 import time
 from collections import defaultdict
@@ -24,6 +23,7 @@ from ctxstream.bench.agents.census import census_lines
 from ctxstream.bench.agents.offline import OfflineFeed
 from ctxstream.bench.agents.settings import DEFAULT_PREFIX, with_workload_apps
 from ctxstream.bench.agents.stream import AgentsWorkload
+from ctxstream.bench.gc_figures import BenchGc, add_gc_argument
 from ctxstream.bench.report import figures_json, write_report
 from ctxstream.cli.common import Subcommands, positive
 from schemas.compaction_request import CompactionRequest
@@ -46,12 +46,14 @@ class FoldBenchConfig:
         sessions: Sessions they are spread over.
         batch_size: Records per batch, before the split by partition.
         profile: Where to write a cProfile of the timed calls, if anywhere.
+        gc: The collector's policy (``--gc``; None: the worker's).
     """
 
     events: int = DEFAULT_EVENTS
     sessions: int = DEFAULT_SESSIONS
     batch_size: int = DEFAULT_BATCH_SIZE
     profile: str | None = None
+    gc: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +74,16 @@ class FoldBenchResult:
         histories: Sessions refolded from their history (a decision needed
             records their projection had released).
         dead_letters: Records and snapshots refused (0 on this workload).
-        seconds: Time in ``project`` and ``snapshot_records`` together.
+        seconds: Time in ``project``, ``snapshot_records`` and the heap's
+            settling after each batch together.
         project_seconds: Time in ``project``.
         snapshot_seconds: Time in ``snapshot_records``.
         us_per_event: ``seconds`` per applied event, in microseconds.
         project_us_per_event: ``project_seconds`` per applied event.
         snapshot_us_per_event: ``snapshot_seconds`` per applied event.
+        settle_us_per_event: The heap's settling per applied event.
+        gc: The collector's share of ``seconds`` and one whole collection
+            (:meth:`ctxstream.bench.gc_figures.BenchGc.figures`).
         workload: What the workload contained
             (:meth:`~ctxstream.bench.agents.census.WorkloadCensus.figures`),
             with ``requests_decided`` and ``summaries_folded``.
@@ -100,7 +106,9 @@ class FoldBenchResult:
     us_per_event: float
     project_us_per_event: float
     snapshot_us_per_event: float
+    settle_us_per_event: float
     workload: dict[str, Any]
+    gc: dict[str, Any]
 
 
 def run_fold_bench(
@@ -127,37 +135,49 @@ def run_fold_bench(
         settings, SessionCache(settings.session_cache_bytes), partitions=partitions
     )
     profiler = cProfile.Profile() if config.profile else None
-    project_s = snapshot_s = 0.0
+    project_s = snapshot_s = settle_s = 0.0
     batches = applied = snapshots = requests = letters = 0
-    settings.tune_gc()
-    gc.collect()
-    for batch_records in feed.batches():
-        by_partition: defaultdict[int, list[SourceRecord]] = defaultdict(list)
-        for record in batch_records:
-            by_partition[record.partition].append(record)
-        batches += 1
-        decided: list[CompactionRequest] = []
-        for partition, batch in by_partition.items():
-            store = stores[partition]
-            if profiler is not None:
-                profiler.enable()
-            started = time.perf_counter()
-            outcome = projector.project(batch, _reader(store))
-            feed.complete(projector, outcome, _reader(store))  # the history a decision needs
-            folded = time.perf_counter()
-            encoded, failed = outcome.snapshot_records()
-            done = time.perf_counter()
-            if profiler is not None:
-                profiler.disable()
-            project_s += folded - started
-            snapshot_s += done - folded
-            applied += outcome.applied
-            snapshots += len(encoded)
-            requests += len(outcome.requests)
-            decided.extend(request for request, _ in outcome.requests)
-            letters += len(outcome.dead_letters) + len(failed)
-            store.apply(outcome.writes, store.changelog_next + 1)
-        feed.answer(decided)  # untimed, as the summarizer works beside the projector
+    collector = BenchGc(config.gc, settings)
+    collector.start()
+    try:
+        for batch_records in feed.batches():
+            by_partition: defaultdict[int, list[SourceRecord]] = defaultdict(list)
+            for record in batch_records:
+                by_partition[record.partition].append(record)
+            batches += 1
+            decided: list[CompactionRequest] = []
+            for partition, batch in by_partition.items():
+                store = stores[partition]
+                if profiler is not None:
+                    profiler.enable()
+                collector.begin()
+                started = time.perf_counter()
+                outcome = projector.project(batch, _reader(store))
+                feed.complete(projector, outcome, _reader(store))  # the history a decision needs
+                folded = time.perf_counter()
+                encoded, failed = outcome.snapshot_records()
+                done = time.perf_counter()
+                collector.end()
+                if profiler is not None:
+                    profiler.disable()
+                project_s += folded - started
+                snapshot_s += done - folded
+                applied += outcome.applied
+                snapshots += len(encoded)
+                requests += len(outcome.requests)
+                decided.extend(request for request, _ in outcome.requests)
+                letters += len(outcome.dead_letters) + len(failed)
+                store.apply(outcome.writes, store.changelog_next + 1)
+            collector.begin()
+            settled = time.perf_counter()
+            collector.settle()
+            settle_s += time.perf_counter() - settled
+            collector.end()
+            feed.answer(decided)  # untimed, as the summarizer works beside the projector
+        seconds = project_s + snapshot_s + settle_s
+        gc_figures = collector.figures(seconds)
+    finally:
+        collector.stop()
     if profiler is not None and config.profile:
         profiler.dump_stats(config.profile)
     per_event = MICROSECONDS / max(applied, 1)
@@ -175,13 +195,15 @@ def run_fold_bench(
         summaries=feed.summaries,
         histories=feed.histories,
         dead_letters=letters,
-        seconds=round(project_s + snapshot_s, 4),
+        seconds=round(seconds, 4),
         project_seconds=round(project_s, 4),
         snapshot_seconds=round(snapshot_s, 4),
-        us_per_event=round((project_s + snapshot_s) * per_event, 2),
+        us_per_event=round(seconds * per_event, 2),
         project_us_per_event=round(project_s * per_event, 2),
         snapshot_us_per_event=round(snapshot_s * per_event, 2),
+        settle_us_per_event=round(settle_s * per_event, 2),
         workload=figures,
+        gc=gc_figures,
     )
 
 
@@ -198,6 +220,11 @@ def report_text(result: FoldBenchResult) -> str:
         f"us_per_event {result.us_per_event}",
         f"project_us_per_event {result.project_us_per_event}",
         f"snapshot_us_per_event {result.snapshot_us_per_event}",
+        f"settle_us_per_event {result.settle_us_per_event}",
+        f"gc_policy {result.gc['policy']}",
+        f"gc_share {result.gc['share']}",
+        f"gc_collections {'/'.join(str(count) for count in result.gc['collections'])}",
+        f"gc_whole_s {result.gc['whole_s']} (heap_objects {result.gc['heap_objects']})",
         f"applied {result.applied}",
         f"batches {result.batches}",
         f"snapshots {result.snapshots}",
@@ -225,6 +252,7 @@ def add_parser(bench_commands: Subcommands) -> None:
     fold.add_argument(
         "--profile", metavar="FILE", help="also write a cProfile of the timed calls here"
     )
+    add_gc_argument(fold)
     fold.set_defaults(run=_run)
 
 
@@ -234,6 +262,7 @@ def _run(args: argparse.Namespace) -> int:
         sessions=args.sessions,
         batch_size=args.batch_size,
         profile=args.profile,
+        gc=args.gc,
     )
     result = run_fold_bench(config)
     write_report(args.json, figures_json(asdict(result)), report_text(result), sys.stdout)

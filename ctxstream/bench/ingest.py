@@ -9,13 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import gc
 import logging
 import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,6 +30,7 @@ from ctxstream.bench.processes import running_summarizer
 from ctxstream.bench.report import figures_json, write_report
 from ctxstream.cli.common import Subcommands
 from schemas.codec import decode_envelope
+from schemas.heap.heap_policy import HeapPolicy
 from schemas.kafka.admin import delete_topics_of
 from streams.faust_engine.projector import build_projector, projector_app, raw_topic
 from streams.native_engine.engine import NativeProjector
@@ -81,7 +81,7 @@ class EngineRun:
 
 @dataclass(frozen=True, slots=True)
 class EngineFigures:
-    """One engine's run: the workload's events over its seconds, and what it decided and folded.
+    """One engine's run: the workload's events over its seconds, what it decided and folded, gc.
 
     Attributes:
         events_per_s: The workload's events over `seconds` (the summaries it
@@ -90,6 +90,8 @@ class EngineFigures:
         ratio: `events_per_s` over the raw read's.
         requests_decided: Requests it decided.
         summaries_folded: The summarizer's answers it folded within `seconds`.
+        gc: The collections during the run, their share of `seconds`
+            (:meth:`schemas.heap.gc_meter.GcReading.figures`).
     """
 
     events_per_s: float
@@ -97,6 +99,7 @@ class EngineFigures:
     ratio: float
     requests_decided: int
     summaries_folded: int
+    gc: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,7 @@ class IngestBenchResult:
     faust_floor_seconds: float
     store: str
     batch_size: int
+    gc_mode: str
     workload: dict[str, Any] = field(default_factory=dict)
 
 
@@ -213,27 +217,32 @@ async def _seconds_to_catch_up(
 
 
 async def time_projector(
-    settings: ProjectorSettings, ends: dict[TopicPartition, int], produced: int, profile: str | None
+    settings: ProjectorSettings,
+    ends: dict[TopicPartition, int],
+    produced: int,
+    profile: str | None,
+    heap: HeapPolicy | None = None,
 ) -> EngineRun:
     """`settings`' engine from its first batch to its having folded the workload and the answers.
 
     The workload is the `produced` records ending at `ends`; the answers, the
     summarizer's records after them by the time the workload is committed
-    (:class:`~ctxstream.bench.ingest_answers.AnswersFolded`).
+    (:class:`~ctxstream.bench.ingest_answers.AnswersFolded`). `heap`, this
+    process's started collector policy, is steered by the engine as a worker's is.
     """
     profiler = cProfile.Profile() if profile else None
     if profiler is not None:
         profiler.enable()
     try:
         if settings.engine == "native":
-            engine = NativeProjector(settings)
+            engine = NativeProjector(settings, heap=heap)
             metrics = engine.metrics
             answers = AnswersFolded(settings.kafka_bootstrap, ends, produced, metrics)
             seconds = await _seconds_to_catch_up(
                 settings, engine, settings.app_id, ends, lambda: engine.first_batch_at, answers
             )
         else:
-            projector = build_projector(settings)
+            projector = build_projector(settings, heap)
             metrics = projector.metrics
             answers = AnswersFolded(settings.kafka_bootstrap, ends, produced, metrics)
             seconds = await _seconds_to_catch_up(
@@ -347,29 +356,53 @@ async def run_ingest_bench(
             count = await produce_workload(deployment, config, workload)
             ends[engine] = await end_offsets(settings.kafka_bootstrap, deployment.topic("events"))
             logger.info("bench ingest produced=%d topic=%s", count, deployment.topic("events"))
-        settings.tune_gc()  # as the worker does; the raw consumer runs first, on a small heap
-        raw_s = await time_raw_consumer(settings.kafka_bootstrap, ends["native"])
-        floor_settings = settings.model_copy(update={"topic_prefix": f"{prefix}-native"})
-        floor_s = await time_faust_floor(floor_settings, ends["native"])
-        raw_rate, floor_rate = count / raw_s, count / floor_s
-        engines: dict[str, EngineFigures] = {}
-        for engine, deployment in deployments.items():
-            profile = f"{config.profile}.{engine}" if config.profile else None
-            # The previous engine's sessions are cyclic garbage the worker's high thresholds
-            # would keep: each engine starts on the same heap as the first.
-            gc.collect()
-            async with running_summarizer(deployment, settings.data_dir, f"summarizer-{engine}"):
-                run = await time_projector(deployment, ends[engine], count, profile)
-            rate = count / run.seconds
-            engines[engine] = EngineFigures(
-                events_per_s=round(rate, 1),
-                seconds=round(run.seconds, 3),
-                ratio=round(rate / raw_rate, 3),
-                requests_decided=run.requests,
-                summaries_folded=run.answers,
-            )
+        heap = (
+            settings.heap_policy()
+        )  # as the worker's; the raw consumer runs first, on a small heap
+        heap.start()
+        try:
+            result = await _time_all(config, settings, deployments, ends, count, heap)
+        finally:
+            heap.stop()
     finally:
         await delete_topics_of(settings)
+    return replace(result, workload=workload.census.figures())
+
+
+async def _time_all(
+    config: IngestBenchConfig,
+    settings: ProjectorSettings,
+    deployments: dict[str, ProjectorSettings],
+    ends: dict[str, dict[TopicPartition, int]],
+    count: int,
+    heap: HeapPolicy,
+) -> IngestBenchResult:
+    """Time the raw read and faust's floor on the native engine's copy, then each engine."""
+    raw_s = await time_raw_consumer(settings.kafka_bootstrap, ends["native"])
+    floor_settings = settings.model_copy(
+        update={"topic_prefix": deployments["native"].topic_prefix}
+    )
+    floor_s = await time_faust_floor(floor_settings, ends["native"])
+    raw_rate, floor_rate = count / raw_s, count / floor_s
+    engines: dict[str, EngineFigures] = {}
+    for engine, deployment in deployments.items():
+        profile = f"{config.profile}.{engine}" if config.profile else None
+        # Each engine starts on the same heap as the first: the previous engine's state
+        # collected, whatever is left frozen.
+        heap.collect()
+        async with running_summarizer(deployment, settings.data_dir, f"summarizer-{engine}"):
+            before = heap.meter.reading()
+            run = await time_projector(deployment, ends[engine], count, profile, heap)
+            collections = heap.meter.reading().since(before)
+        rate = count / run.seconds
+        engines[engine] = EngineFigures(
+            events_per_s=round(rate, 1),
+            seconds=round(run.seconds, 3),
+            ratio=round(rate / raw_rate, 3),
+            requests_decided=run.requests,
+            summaries_folded=run.answers,
+            gc=collections.figures(run.seconds),
+        )
     return IngestBenchResult(
         raw_events_per_s=round(raw_rate, 1),
         engines=engines,
@@ -382,7 +415,7 @@ async def run_ingest_bench(
         faust_floor_seconds=round(floor_s, 3),
         store=settings.table_store,
         batch_size=settings.batch_size,
-        workload=workload.census.figures(),
+        gc_mode=heap.mode,
     )
 
 
@@ -392,6 +425,7 @@ def report_text(result: IngestBenchResult) -> str:
     for engine, figures in result.engines.items():
         lines.append(f"{engine}_events_per_s {figures.events_per_s}")
         lines.append(f"{engine}_ratio {figures.ratio}")
+        lines.append(f"{engine}_gc_share {figures.gc['share']}")
     lines.append(f"native_over_faust {result.native_over_faust}")
     lines.append(f"faust_floor_events_per_s {result.faust_floor_events_per_s}")
     lines.append(f"faust_floor_ratio {result.faust_floor_ratio}")

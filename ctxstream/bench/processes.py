@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -87,6 +88,23 @@ async def start_worker(
         )
     logger.info("started worker=%s pid=%d", name, process.pid)
     return process
+
+
+def logged_gc(run_dir: Path, name: str) -> dict[str, str]:
+    """What the collections cost worker `name`, from its log's last ``gc mode=...`` line.
+
+    The fields of :func:`schemas.heap.heap_policy.log_gc`'s line (``mode``,
+    ``seconds``, ``cpu_share``, ``collections`` as ``g0/g1/g2``, ...); empty
+    when the worker logged none (it did not stop cleanly).
+    """
+    lines = [
+        line
+        for line in (run_dir / f"{name}.log").read_text(encoding="utf-8").splitlines()
+        if " gc mode=" in line
+    ]
+    if not lines:
+        return {}
+    return dict(re.findall(r"(\w+)=(\S+)", lines[-1].split(" gc ", 1)[1]))
 
 
 async def stop_worker(process: asyncio.subprocess.Process) -> None:

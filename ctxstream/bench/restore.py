@@ -26,18 +26,23 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from aiokafka import AIOKafkaProducer
 
 from ctxstream.bench.report import results_json, write_report
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from ctxstream.cli.common import Subcommands, positive
+from projections.retention.log_retention import released_events
+from projections.retention.state_codec import decode_state
 from schemas.codec import encode
+from schemas.heap.gc_meter import GcReading
+from schemas.heap.heap_policy import HeapPolicy
 from schemas.kafka.admin import delete_topics_of
 from schemas.kafka.settings import KafkaSettings
 from streams.native_engine.engine import NativeProjector
 from streams.projector_settings import ProjectorSettings
+from streams.session_table import checkpoint_key
 from streams.topics import create_topics
 
 logger = logging.getLogger(__name__)
@@ -51,7 +56,18 @@ BENCH_SESSION_MAX_BYTES: Final = 16 * 1024**3
 
 @dataclass(frozen=True, slots=True)
 class RestoreBenchResult:
-    """One size's figures."""
+    """One size's figures.
+
+    ``gc`` is what the collector cost during the takeover, under the worker's
+    policy, from the fresh engine's start (group join, changelog restore) to
+    its first fold's end, as a share of that time
+    (:meth:`schemas.heap.gc_meter.GcReading.figures`).
+
+    Attributes:
+        released_events: Live events the session's checkpoint released.
+        released_id_bytes: Bytes of the released ids' digests in that checkpoint.
+        bytes_per_released_event: The one over the other (0.0: nothing released).
+    """
 
     events: int
     restore_s: float
@@ -59,6 +75,10 @@ class RestoreBenchResult:
     first_fold_s: float
     state_bytes: int
     dead_letters: int
+    gc: dict[str, Any]
+    released_events: int = 0
+    released_id_bytes: int = 0
+    bytes_per_released_event: float = 0.0
 
 
 async def _append(settings: KafkaSettings, records: Sequence[bytes]) -> None:
@@ -84,8 +104,14 @@ async def _until(check: Callable[[], bool], what: str) -> None:
         await asyncio.sleep(POLL_S)
 
 
-async def measure(base: ProjectorSettings, events: int, run_dir: Path) -> RestoreBenchResult:
-    """Build a session of `events` records with one engine, then time a fresh one's takeover."""
+async def measure(
+    base: ProjectorSettings, events: int, run_dir: Path, heap: HeapPolicy | None = None
+) -> RestoreBenchResult:
+    """Build a session of `events` records with one engine, then time a fresh one's takeover.
+
+    `heap`, this process's started collector policy, is steered by both
+    engines as a worker's; the figures' ``gc`` needs it.
+    """
     prefix = f"bench-{uuid.uuid4().hex[:12]}"
     settings = base.model_copy(
         update={
@@ -106,7 +132,7 @@ async def measure(base: ProjectorSettings, events: int, run_dir: Path) -> Restor
     try:
         records = [encode(record.envelope) for record in bench_session(events + 1)]
         await _append(settings, records[:events])
-        first = NativeProjector(settings)
+        first = NativeProjector(settings, heap=heap)
         await first.start()
         try:
             await _until(lambda: _handled(first) >= events, "the first fold")
@@ -117,7 +143,13 @@ async def measure(base: ProjectorSettings, events: int, run_dir: Path) -> Restor
         finally:
             await first.stop()
 
-        fresh = NativeProjector(settings.model_copy(update={"data_dir": run_dir / prefix / "b"}))
+        fresh = NativeProjector(
+            settings.model_copy(update={"data_dir": run_dir / prefix / "b"}), heap=heap
+        )
+        if heap is not None:
+            heap.collect()  # the first engine's release, before the takeover is timed
+        before = heap.meter.reading() if heap is not None else GcReading()
+        window_began = time.monotonic()
         await fresh.start()
         try:
             await _until(lambda: 0 in fresh.partitions.owned(), "the restore")
@@ -129,10 +161,13 @@ async def measure(base: ProjectorSettings, events: int, run_dir: Path) -> Restor
                 lambda: (fresh.last_batch_at or 0.0) > appended_at, "the first fold after it"
             )
             first_fold_s = (fresh.last_batch_at or appended_at) - appended_at
+            taken = heap.meter.reading().since(before) if heap is not None else GcReading()
+            window_s = time.monotonic() - window_began
         finally:
             await fresh.stop()
     finally:
         await delete_topics_of(settings)
+    released, id_bytes = _released(entries.get(checkpoint_key(BENCH_SESSION)))
     return RestoreBenchResult(
         events=events,
         restore_s=round(changelog_s + first_fold_s, 4),
@@ -140,7 +175,19 @@ async def measure(base: ProjectorSettings, events: int, run_dir: Path) -> Restor
         first_fold_s=round(first_fold_s, 4),
         state_bytes=sum(len(key) + len(value) for key, value in entries.items()),
         dead_letters=refused,
+        gc=taken.figures(window_s),
+        released_events=released,
+        released_id_bytes=id_bytes,
+        bytes_per_released_event=round(id_bytes / released, 3) if released else 0.0,
     )
+
+
+def _released(checkpoint: bytes | None) -> tuple[int, int]:
+    """Live events a checkpoint released and the bytes of the released ids it keeps."""
+    if checkpoint is None:
+        return 0, 0
+    projection = decode_state(checkpoint)
+    return released_events(projection), len(projection.log.released.to_bytes())
 
 
 def _handled(engine: NativeProjector) -> float:
@@ -157,10 +204,15 @@ async def run_restore_bench(
     """Measure every size in the order given."""
     folder = run_dir or Path(".run") / "bench-restore"
     results = []
-    for size in sizes:
-        result = await measure(base, size, folder)
-        logger.info("bench restore %s", result)
-        results.append(result)
+    heap = base.heap_policy()  # as the worker's
+    heap.start()
+    try:
+        for size in sizes:
+            result = await measure(base, size, folder, heap)
+            logger.info("bench restore %s", result)
+            results.append(result)
+    finally:
+        heap.stop()
     return results
 
 
@@ -169,11 +221,15 @@ def report_text(results: Sequence[RestoreBenchResult]) -> str:
     if not results:
         return ""
     base = results[0]
-    lines = ["events restore_s changelog_s first_fold_s state_bytes restore_x state_x"]
+    lines = [
+        "events restore_s changelog_s first_fold_s state_bytes restore_x state_x gc_share "
+        "released_events id_bytes_per_released_event"
+    ]
     lines.extend(
         f"{result.events} {result.restore_s} {result.changelog_s} {result.first_fold_s} "
         f"{result.state_bytes} {result.restore_s / max(base.restore_s, 1e-9):.2f} "
-        f"{result.state_bytes / max(base.state_bytes, 1):.2f}"
+        f"{result.state_bytes / max(base.state_bytes, 1):.2f} {result.gc['share']} "
+        f"{result.released_events} {result.bytes_per_released_event}"
         for result in results
     )
     return "".join(f"{line}\n" for line in lines)

@@ -198,7 +198,7 @@ def _moves_start(
     """Whether an event of `invocation` may move a sliding window's start earlier."""
     if not invocation:
         return False  # not an invocation
-    if invocation not in before.latest_timestamps:
+    if not before.knows(invocation):
         # A new invocation comes after the others, unless the log already
         # holds its id (a summary's, a scoped or a rewound event's) earlier.
         return invocation in seen_invocations

@@ -7,7 +7,9 @@ requests* are the compaction request ids live summaries carry
 them is a duplicate, which the fold ignores. A rewind that annuls a summary
 frees its request id, so the same window can be summarized again, as a full
 rebuild decides (:mod:`projections.fold.rebuild`). Memory: the surviving
-summaries and one entry per live summary that names a request.
+summaries and one entry per live summary that names a request. A summary costs
+O(log survivors) when its range ends above every earlier one
+(:mod:`projections.compaction.summary_chain`).
 
 Example: ``S1(r1)`` then ``S2(r1)`` -> ``S2`` is a duplicate.
 """
@@ -17,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pyrsistent import PMap, PVector, pmap, pvector
+from pyrsistent import PMap, pmap
 
-from projections.compaction.masking import surviving_summary_positions
+from projections.compaction.masking import summary_range
+from projections.compaction.summary_chain import SummaryChain
 from projections.event_kinds import is_summary, summary_request_id
 from schemas.keys import Offset
 from schemas.logged_event import LoggedEvent
@@ -31,18 +34,19 @@ class SummaryLedger:
 
     Attributes:
         survivors: Unscoped live summaries whose range no other unscoped live
-            summary contains, stream order.
+            summary contains, by start (its `newest` is the latest in stream
+            order).
         request_ids: Compaction request id -> offset of the live summary (any
             scope) that answers it.
     """
 
-    survivors: PVector[LoggedEvent] = field(default_factory=pvector)
+    survivors: SummaryChain[LoggedEvent] = field(default_factory=SummaryChain)
     request_ids: PMap[str, Offset] = field(default_factory=pmap)
 
     @property
     def boundary(self) -> LoggedEvent | None:
         """The latest surviving unscoped summary, None when there is none."""
-        return self.survivors[-1] if self.survivors else None
+        return self.survivors.newest
 
     def answers(self, request_id: str) -> bool:
         """Whether a live summary already answers `request_id`."""
@@ -60,7 +64,8 @@ def note_summary(ledger: SummaryLedger, record: LoggedEvent) -> SummaryLedger:
 
     The survivors among the old survivors plus the new summary are the
     survivors among all summaries: a summary contained in a non-survivor is
-    contained in that non-survivor's container too.
+    contained in that non-survivor's container too. O(log survivors) for a
+    summary that ends above every earlier one.
 
     Example: survivors ``[100, 103]``; new ``[100, 108]`` -> ``[100, 108]``
     alone; new ``[102, 108]`` instead -> both.
@@ -72,9 +77,8 @@ def note_summary(ledger: SummaryLedger, record: LoggedEvent) -> SummaryLedger:
         request_ids = request_ids.set(request_id, record.offset)
     survivors = ledger.survivors
     if event.isolation_scope is None:
-        candidates = [*survivors, record]
-        positions = surviving_summary_positions([r.envelope.event for r in candidates])
-        survivors = pvector(candidates[p] for p in positions)
+        start, end = summary_range(event)
+        survivors = survivors.noted(record, start, end).chain
     return SummaryLedger(survivors, request_ids)
 
 

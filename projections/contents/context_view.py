@@ -20,13 +20,8 @@ from dataclasses import dataclass, field, replace
 
 from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
-from projections.compaction.masking import (
-    Coverage,
-    coverage,
-    is_covered,
-    summary_range,
-    surviving_summary_positions,
-)
+from projections.compaction.masking import Coverage, summary_range
+from projections.compaction.summary_chain import SummaryChain
 from projections.contents.assembly import ContentsRequest, assemble_included
 from projections.contents.parts import function_calls, function_responses
 from projections.contents.visibility import branch_call_refs, is_included, recorded_call_ids
@@ -46,11 +41,11 @@ class ContextView:
         call_ids: Every call id recorded in the live events (§8.2 rule 6).
         awaited_call_ids: Ids named by ``<name>@<id>`` branch segments of live
             events and not recorded as call ids (yet).
-        summaries: Included summaries that no included summary contains,
-            stream order.
-        coverage: Union of the ranges of `summaries` (inverted and NaN ranges
-            cover nothing).
-        raw: Included live raw events outside `coverage`, stream order.
+        summaries: Included summaries that no included summary contains, and
+            the union of their ranges, the *coverage* (inverted and NaN ranges
+            cover nothing), kept as summaries arrive
+            (:mod:`projections.compaction.summary_chain`).
+        raw: Included live raw events outside the coverage, stream order.
         covered_tools: Call or response id -> included covered events that
             call or answer it, in the order they were covered.
         released: The ids of the events retention let go, the released
@@ -61,11 +56,15 @@ class ContextView:
     request: ContentsRequest = field(default_factory=ContentsRequest)
     call_ids: PSet[str] = field(default_factory=pset)
     awaited_call_ids: PSet[str] = field(default_factory=pset)
-    summaries: PVector[LoggedEvent] = field(default_factory=pvector)
-    coverage: Coverage = field(default_factory=Coverage)
+    summaries: SummaryChain[LoggedEvent] = field(default_factory=SummaryChain)
     raw: PVector[LoggedEvent] = field(default_factory=pvector)
     covered_tools: PMap[str, PVector[LoggedEvent]] = field(default_factory=pmap)
     released: ReleasedIds = field(default_factory=ReleasedIds)
+
+    @property
+    def coverage(self) -> Coverage:
+        """The union of the surviving summaries' ranges, as disjoint sorted intervals. O(n)."""
+        return self.summaries.coverage
 
 
 def empty_view(request: ContentsRequest) -> ContextView:
@@ -241,62 +240,60 @@ def _placed(
         if ids_moved:
             view = replace(view, call_ids=call_ids, awaited_call_ids=awaited)
         return _add_summary(view, record)
-    elif is_covered(event.timestamp, view.coverage):
-        covered_tools = _index_tools(covered_tools, record, calls, responses)
+    elif view.summaries.covers(event.timestamp):
+        if calls or responses:
+            covered_tools = _index_tools(covered_tools, [record])
     else:
         raw = raw.append(record)
     return ContextView(
-        view.request,
-        call_ids,
-        awaited,
-        view.summaries,
-        view.coverage,
-        raw,
-        covered_tools,
-        view.released,
+        view.request, call_ids, awaited, view.summaries, raw, covered_tools, view.released
     )
 
 
 def _add_summary(view: ContextView, record: LoggedEvent) -> ContextView:
-    """`view` with an included summary: survivors and coverage move, raw events may go."""
-    candidates = [*view.summaries, record]
-    positions = surviving_summary_positions([c.envelope.event for c in candidates])
-    summaries = pvector(candidates[p] for p in positions)
-    covered = coverage(summary_range(c.envelope.event) for c in summaries)
-    if covered == view.coverage:
+    """`view` with an included summary: survivors and coverage move, raw events may go.
+
+    O(log survivors) for the survivors (:mod:`projections.compaction.summary_chain`),
+    and a walk of the raw events only when the coverage grew: it grew by the
+    summary's range alone, so the raw events in that range are the ones it masks.
+    """
+    start, end = summary_range(record.envelope.event)
+    summaries = view.summaries.noted(record, start, end).chain
+    if summaries.same_coverage(view.summaries):
         return replace(view, summaries=summaries)
     kept: list[LoggedEvent] = []
-    covered_tools = view.covered_tools
+    covered: list[LoggedEvent] = []
     for raw in view.raw:
-        if is_covered(raw.envelope.event.timestamp, covered):
-            covered_tools = _index_tools(covered_tools, raw)
-        else:
-            kept.append(raw)
-    return replace(
-        view, summaries=summaries, coverage=covered, raw=pvector(kept), covered_tools=covered_tools
-    )
+        (covered if start <= raw.envelope.event.timestamp <= end else kept).append(raw)
+    if not covered:
+        return replace(view, summaries=summaries)
+    covered_tools = _index_tools(view.covered_tools, covered)
+    return replace(view, summaries=summaries, raw=pvector(kept), covered_tools=covered_tools)
 
 
 def _index_tools(
-    index: PMap[str, PVector[LoggedEvent]],
-    record: LoggedEvent,
-    calls: Sequence[FunctionCall] | None = None,
-    responses: Sequence[FunctionResponse] | None = None,
+    index: PMap[str, PVector[LoggedEvent]], records: Iterable[LoggedEvent]
 ) -> PMap[str, PVector[LoggedEvent]]:
-    """`index` with `record` under each call or response id it mentions (if any).
+    """`index` with each of `records` (in order) under each call or response id it mentions.
 
-    `calls` and `responses`, when given, are the event's own
-    (:func:`_function_traffic`); otherwise they are read from the event.
+    One evolver for them all: a summary covers its events at once.
     """
-    if calls is None or responses is None:
+    grown: dict[str, PVector[LoggedEvent]] = {}
+    for record in records:
         calls, responses = _function_traffic(record.envelope.event)
-    if not calls and not responses:
+        mentions = {c.id for c in calls if c.id}
+        mentions.update(r.id for r in responses if r.id)
+        for mention in mentions:
+            held = grown.get(mention)
+            grown[mention] = (index.get(mention, pvector()) if held is None else held).append(
+                record
+            )
+    if not grown:
         return index
-    mentions = {c.id for c in calls if c.id}
-    mentions.update(r.id for r in responses if r.id)
-    for mention in mentions:
-        index = index.set(mention, index.get(mention, pvector()).append(record))
-    return index
+    evolver = index.evolver()
+    for mention, held in grown.items():
+        evolver.set(mention, held)
+    return evolver.persistent()
 
 
 def _function_traffic(event: Event) -> tuple[list[FunctionCall], list[FunctionResponse]]:

@@ -62,7 +62,7 @@ from projections.fold.invocations import note_live_event as note_invocation
 from projections.fold.scoped_state import ScopedState, apply_state_delta
 from projections.fold.session_log import SessionLog, append_record, append_unlisted, is_stored
 from projections.fold.token_usage import TokenTally, add_reported, observe_live, recount_last
-from projections.retention.release_guard import released_name
+from projections.retention.release_guard import HeldIds, released_name
 from projections.retention.retained_vector import NeedsHistory
 from schemas.compaction_request import CompactionRequest
 from schemas.errors import SessionMismatchError
@@ -202,7 +202,7 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         )
     released = projection.log.released
     if released:
-        named = released_name(released, event)
+        named = released_name(released, event, _held_ids(projection))
         if named is not None:
             raise NeedsHistory(named)
     if is_stored(projection.log, event) or is_duplicate_summary(projection.summaries, record):
@@ -260,6 +260,12 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         retired_requests=projection.retired_requests,
         conditions=conditions,
     )
+
+
+def _held_ids(projection: SessionProjection) -> HeldIds:
+    """The ids `projection` holds, which the released-id check skips."""
+    log = projection.log
+    return HeldIds(projection.invocations.invocation_ids, log.order.call_positions, log.live.first)
 
 
 def inheriting(projection: SessionProjection) -> SessionProjection:

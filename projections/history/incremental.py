@@ -6,10 +6,11 @@ update its rows in the same transaction. A record the fold passes over keeps
 nothing; an applied record keeps a few facts (a rewind can reach any earlier
 invocation and bring back what an earlier rewind annulled) and its event by
 id (a retry can repeat any earlier event). A raw event costs O(log n), a
-summary O(survivors + shown raw events of its scope), an effective rewind
-O(applied records). It equals :func:`~projections.history.classification.classify_session`
-after every record; the state is rebuilt by advancing over the stored rows
-again. The bound: projections/history/README.md.
+summary O(log survivors) plus, when it widens its scope's coverage, the
+scope's shown raw events, an effective rewind O(applied records). It equals
+:func:`~projections.history.classification.classify_session` after every
+record; the state is rebuilt by advancing over the stored rows again. The
+bound: projections/history/README.md.
 
 Example: ``advance(None, 0, e1@1)`` -> ``(0, live)``; then a summary [1,1]
 at 1 -> ``(0, masked), (1, live)``.

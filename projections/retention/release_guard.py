@@ -10,11 +10,21 @@ a retry), the invocation a rewind goes back to, every call id it calls,
 answers, marks long-running or asks a confirmation or credential for, the
 call ids its branch names (``<tool>@<id>``), and the request its summary
 answers. Any of them released: the fold needs the history.
+
+An id the projection holds is not looked up: a digest and a search per id per
+event would put the released ids on every event's path. Held, and so never
+released, are the invocations of the live events (:class:`HeldIds`: an event
+naming a released one was refused before it could join them, and retention
+takes the released ones out) and the call ids whose first naming live event is
+still held (every event naming them is; any held covered event stays in the
+view). Most events continue an invocation and answer a call already held, so
+the digests are computed for the new ids only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator, Mapping
+from typing import NamedTuple
 
 from projections.compaction.live_order import call_ids_named
 from projections.contents.visibility import branch_call_refs
@@ -40,9 +50,36 @@ def named_ids(event: Event) -> Iterator[tuple[Kind, str]]:
         yield "request", request_id
 
 
-def released_name(released: ReleasedIds, event: Event) -> str | None:
-    """The first id `event` names that `released` holds, described; None when there is none."""
+class HeldIds(NamedTuple):
+    """Ids a projection holds, which no released event can have named alone.
+
+    Attributes:
+        invocations: The invocation ids of the live events.
+        call_positions: Call id -> the first live position that names it.
+        first_live: The first live position held.
+    """
+
+    invocations: Container[str] = frozenset()
+    call_positions: Mapping[str, int] = {}
+    first_live: int = 0
+
+    def holds(self, kind: Kind, value: str) -> bool:
+        """Whether the projection holds `value`, an id of `kind`."""
+        if kind == "invocation":
+            return value in self.invocations
+        if kind == "call":
+            return self.call_positions.get(value, -1) >= self.first_live
+        return False
+
+
+def released_name(released: ReleasedIds, event: Event, held: HeldIds | None = None) -> str | None:
+    """The first id `event` names that `released` holds, described; None when there is none.
+
+    Ids `held` holds are not looked up.
+    """
     for kind, value in named_ids(event):
+        if held is not None and held.holds(kind, value):
+            continue
         if released.has(kind, value):
             return f"the released {kind} {value!r}"
     return None

@@ -25,7 +25,8 @@ from pyrsistent import PMap, PVector, pmap, pset, pvector
 from projections.compaction.gate_memo import GateBound, GateMemo
 from projections.compaction.in_flight import InFlightRequest
 from projections.compaction.live_order import LiveOrder
-from projections.compaction.masking import Coverage
+from projections.compaction.masking import summary_range
+from projections.compaction.summary_chain import SummaryChain, summary_chain
 from projections.compaction.summary_ledger import SummaryLedger
 from projections.contents.assembly import ContentsRequest
 from projections.contents.context_view import ContextView, rebuild_view
@@ -69,7 +70,7 @@ def encode_state(projection: SessionProjection) -> bytes:
             projection.tokens.total_candidates_tokens,
         ],
         "summaries": {
-            "survivors": _refs(projection.summaries.survivors, records),
+            "survivors": _refs(_stream_order(projection.summaries.survivors), records),
             "request_ids": dict(projection.summaries.request_ids),
         },
         "in_flight": _in_flight(projection.in_flight),
@@ -143,6 +144,10 @@ def _refs(held: Iterable[LoggedEvent], records: dict[int, LoggedEvent]) -> list[
         records[record.offset] = record
         offsets.append(record.offset)
     return offsets
+
+
+def _stream_order(chain: SummaryChain[LoggedEvent]) -> list[LoggedEvent]:
+    return sorted(chain, key=lambda record: record.offset)
 
 
 def _vector(vector: RetainedVector[Any], items: list[Any]) -> Json:
@@ -234,7 +239,7 @@ def _view(view: ContextView, records: dict[int, LoggedEvent]) -> Json:
         ],
         "call_ids": sorted(view.call_ids),
         "awaited": sorted(view.awaited_call_ids),
-        "summaries": _refs(view.summaries, records),
+        "summaries": _refs(_stream_order(view.summaries), records),
         "coverage": [
             [_float(x) for x in view.coverage.starts],
             [_float(x) for x in view.coverage.ends],
@@ -265,6 +270,12 @@ def _records(
 
 def _held(offsets: Sequence[int], records: Mapping[int, LoggedEvent]) -> PVector[LoggedEvent]:
     return pvector(records[offset] for offset in offsets)
+
+
+def _chain(offsets: Sequence[int], records: Mapping[int, LoggedEvent]) -> SummaryChain[LoggedEvent]:
+    """The chain of the survivors at `offsets` (stream order): the coverage is theirs."""
+    held = [records[offset] for offset in offsets]
+    return summary_chain([(record, *summary_range(record.envelope.event)) for record in held])
 
 
 def _retained(data: Json, items: PVector[Any]) -> RetainedVector[Any]:
@@ -306,16 +317,14 @@ def _projection(
         state=ScopedState(pmap(app), pmap(user), pmap(session)),
         invocations=InvocationCounts(
             invocation_ids=pset(invocations["ids"]),
-            latest_timestamps=pmap(
-                {key: _unfloat(value) for key, value in invocations["latest"].items()}
-            ),
+            flushed=pmap({key: _unfloat(value) for key, value in invocations["latest"].items()}),
             previous_end=_unfloat(invocations["previous_end"]),
             new_invocations=pset(invocations["new"]),
             released=invocations["released"],
         ),
         tokens=TokenTally(tokens[0], tokens[1], tokens[2]),
         summaries=SummaryLedger(
-            survivors=_held(summaries["survivors"], records),
+            survivors=_chain(summaries["survivors"], records),
             request_ids=pmap(
                 {key: Offset(offset) for key, offset in summaries["request_ids"].items()}
             ),
@@ -389,7 +398,6 @@ def _gate_memo_of(data: Json | None) -> GateMemo | None:
 
 def _view_of(data: Json, records: Mapping[int, LoggedEvent], released: ReleasedIds) -> ContextView:
     request = data["request"]
-    starts, ends = data["coverage"]
     return ContextView(
         request=ContentsRequest(
             agent_name=request[0],
@@ -401,8 +409,7 @@ def _view_of(data: Json, records: Mapping[int, LoggedEvent], released: ReleasedI
         ),
         call_ids=pset(data["call_ids"]),
         awaited_call_ids=pset(data["awaited"]),
-        summaries=_held(data["summaries"], records),
-        coverage=Coverage(tuple(_unfloat(x) for x in starts), tuple(_unfloat(x) for x in ends)),
+        summaries=_chain(data["summaries"], records),
         raw=_held(data["raw"], records),
         covered_tools=pmap(
             {key: _held(offsets, records) for key, offsets in data["covered_tools"].items()}

@@ -12,6 +12,8 @@ from __future__ import annotations
 from streams.faust_engine.projector import build_projector
 from streams.projector_settings import ProjectorSettings
 
-projector = build_projector(ProjectorSettings())
-projector.settings.tune_gc()  # as ``ctxstream worker`` does
+settings = ProjectorSettings()
+heap = settings.heap_policy()
+heap.start()  # as ``ctxstream worker`` does
+projector = build_projector(settings, heap)
 app = projector.app

@@ -25,6 +25,7 @@ from typing import Any
 import faust
 from faust.types import TP
 
+from schemas.heap.heap_policy import HeapPolicy
 from schemas.kafka.settings import TopicRole
 from schemas.log_text import shown
 from streams import liveness
@@ -138,12 +139,16 @@ class ProjectorShell:
         probe: OffsetProbe,
         seek: Seek,
         committed: Committed,
+        heap: HeapPolicy | None = None,
     ) -> None:
         """Fold into faust's `table`, send through `sender`, check gaps with `probe`.
 
-        `seek` and `committed` reach faust's consumer for the gap recovery.
+        `seek` and `committed` reach faust's consumer for the gap recovery;
+        `heap`, the process's started collector policy, is settled after each
+        batch and told of revoked partitions (None: the collector is left alone).
         """
         self._settings = settings
+        self._heap = heap
         self._table = table
         self._sender = sender
         self._metrics = metrics
@@ -226,6 +231,10 @@ class ProjectorShell:
             cache_bytes=self._cache.bytes,
             quarantined=len(projector.quarantined),
         )
+        if self._heap is not None:
+            # What the batch left alive (and faust's restored table) leaves the automatic
+            # collections.
+            self._heap.settle()
 
     def batch_age_s(self, now: float) -> float:
         """Seconds since the last batch was folded (since the first start: 0 until then)."""
@@ -252,6 +261,8 @@ class ProjectorShell:
             self._cache.revoked(partitions)
         self.retries.revoked(partitions)
         self.gaps.revoked(partitions)
+        if self._heap is not None:
+            self._heap.released()
 
     def assigned(self) -> None:
         """Look for in-flight requests of the new partitions at the next retry."""
@@ -315,8 +326,11 @@ def raw_topic(app: faust.App, settings: ProjectorSettings, role: TopicRole) -> A
     )
 
 
-def build_projector(settings: ProjectorSettings) -> Projector:
-    """The projector app for `settings`; nothing connects until it starts."""
+def build_projector(settings: ProjectorSettings, heap: HeapPolicy | None = None) -> Projector:
+    """The projector app for `settings`; nothing connects until it starts.
+
+    `heap` is the process's started collector policy, if the app is to steer it.
+    """
     app = projector_app(settings, settings.app_id)
     events_topic = raw_topic(app, settings, "events")
     requests_topic = raw_topic(app, settings, "compaction-requests")
@@ -327,6 +341,8 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         TABLE_NAME, partitions=settings.events_partitions, key_type=bytes, value_type=bytes
     )
     metrics = ProjectorMetrics()
+    if heap is not None:
+        metrics.watch_gc(heap)
     events_name = settings.topic("events")
 
     async def seek(partition: int, offset: int) -> None:
@@ -347,7 +363,7 @@ def build_projector(settings: ProjectorSettings) -> Projector:
         snapshots=snapshots_topic,
         dead_letters=dead_letters_topic,
     )
-    shell = ProjectorShell(settings, table, sender, metrics, probe, seek, committed)
+    shell = ProjectorShell(settings, table, sender, metrics, probe, seek, committed, heap)
     folding = FoldingTask(metrics)
 
     @app.on_before_shutdown.connect

@@ -18,6 +18,7 @@ from typing import Final, NoReturn
 
 from faust.worker import Worker
 
+from schemas.heap.heap_policy import HeapPolicy
 from streams.faust_engine.projector import build_projector
 from streams.liveness import FAILED
 from streams.projector_settings import ProjectorSettings
@@ -38,9 +39,14 @@ def _exit_failed() -> None:
     os._exit(FAILED)
 
 
-def run_faust_worker(settings: ProjectorSettings, *, log_level: str = "INFO") -> NoReturn:
-    """Run the projector in a faust Worker (signal handling, clean shutdown); its exit status."""
-    projector = build_projector(settings)
+def run_faust_worker(
+    settings: ProjectorSettings, heap: HeapPolicy | None = None, *, log_level: str = "INFO"
+) -> NoReturn:
+    """Run the projector in a faust Worker (signal handling, clean shutdown); its exit status.
+
+    `heap` is the process's started collector policy, if any.
+    """
+    projector = build_projector(settings, heap)
     logger.info(
         "projector starting engine=faust app_id=%s events=%s.events store=%s batch=%d",
         settings.app_id,

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
 from schemas.codec import encode
+from schemas.heap.heap_policy import HeapPolicy
 from schemas.kafka.admin import EVENTS_METADATA_WAIT_S, partition_count
 from schemas.kafka.timing import TAKEN, stamp
 from schemas.kafka.transaction import transaction
@@ -54,10 +55,23 @@ logger = logging.getLogger(__name__)
 class NativeProjector:
     """The projector on aiokafka with one transaction per partition and batch."""
 
-    def __init__(self, settings: ProjectorSettings, metrics: ProjectorMetrics | None = None):
-        """An engine for `settings`; :meth:`run` (or :meth:`start`) runs it."""
+    def __init__(
+        self,
+        settings: ProjectorSettings,
+        metrics: ProjectorMetrics | None = None,
+        heap: HeapPolicy | None = None,
+    ):
+        """An engine for `settings`; :meth:`run` (or :meth:`start`) runs it.
+
+        `heap`, the process's started collector policy (the worker's), is
+        settled after each poll and told of released partitions; None leaves
+        the collector alone (an engine inside another program).
+        """
         self._settings = settings
         self.metrics = metrics or ProjectorMetrics()
+        self._heap = heap
+        if heap is not None:
+            self.metrics.watch_gc(heap)
         self._events = settings.topic("events")
         self._snapshots = settings.topic("projections")
         self._dead_letters = settings.topic("dead-letters")
@@ -202,6 +216,9 @@ class NativeProjector:
             async with self._lock:
                 await self._fold(consumer, projector, batches, taken_at)
                 await self.retries.retry_if_due(time.time(), self.partitions.transaction)
+                if self._heap is not None:
+                    # What the restores and the batch left alive leaves the automatic collections.
+                    self._heap.settle()
 
     # -- folding -----------------------------------------------------------------------
 
@@ -334,6 +351,8 @@ class NativeProjector:
             self._projector.revoked(partitions)
         else:
             self._cache.revoked(partitions)
+        if self._heap is not None:
+            self._heap.released()
 
     def _quarantined(self, session: tuple[int, SessionKey]) -> bool:
         return self._projector is not None and self._projector.is_quarantined(session)

@@ -47,7 +47,8 @@ class SinkSettings(KafkaSettings):
         default=60.0,
         gt=0,
         description="turn the automatic cyclic collector off and collect whole after a batch, "
-        "at most this often, when the heap grew (streams.sink.heap); null leaves it on",
+        "at most this often, when the heap grew (schemas.heap.heap_policy, mode off); null "
+        "leaves it on",
     )
     memory_apps: str = Field(
         default="",

@@ -9,8 +9,8 @@ back to the stored offsets. Design: ``streams/sink/README.md``.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
-import gc
 import logging
 import signal
 from collections.abc import Iterable
@@ -20,6 +20,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from schemas.codec import encode
 from schemas.dead_letter import DeadLetter
 from schemas.errors import CtxstreamError
+from schemas.heap.heap_policy import HeapPolicy, log_gc
 from schemas.kafka.admin import EVENTS_METADATA_WAIT_S, partition_count
 from schemas.masked_dsn import masked_dsn
 from streams.embeddings.embedder import Embedder
@@ -28,7 +29,6 @@ from streams.sink.database import Connection, connect
 from streams.sink.errors import FenceError, TargetSchemaError
 from streams.sink.fence import Batch, other_topics, stored_offsets, write_batch
 from streams.sink.fetch import Fetched, fetch_batch
-from streams.sink.heap import HeapCollector
 from streams.sink.migrate import check_schema
 from streams.sink.read_model.batch_memories import MemoryApps
 from streams.sink.read_model.history_cache import HistoryCache
@@ -96,7 +96,7 @@ class Sink:
         self,
         settings: SinkSettings,
         embedder: Embedder | None = None,
-        heap: HeapCollector | None = None,
+        heap: HeapPolicy | None = None,
     ) -> None:
         """A sink of `settings`' `events` topic into `settings.sink_schema`.
 
@@ -277,12 +277,19 @@ class Sink:
             )
 
 
-async def _serve(settings: SinkSettings, heap: HeapCollector | None) -> None:
+async def _serve(settings: SinkSettings, heap: HeapPolicy) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await Sink(settings, EmbeddingSettings().embedder(), heap).run(stop)
+
+
+def sink_heap(settings: SinkSettings) -> HeapPolicy:
+    """The sink process's collections: off, whole ones after batches (README, "Memory")."""
+    if settings.sink_gc_period_s is None:
+        return HeapPolicy("automatic", settings.sink_gc_threshold, 60.0)
+    return HeapPolicy("off", settings.sink_gc_threshold, settings.sink_gc_period_s)
 
 
 def run_sink(settings: SinkSettings) -> int:
@@ -292,12 +299,9 @@ def run_sink(settings: SinkSettings) -> int:
         CtxstreamError: the sink refused to run (the schema's version, a schema holding
             another topic, PostgreSQL unreachable); the message says which.
     """
-    if settings.sink_gc_threshold is not None:
-        gc.set_threshold(*settings.sink_gc_threshold)
-    heap = None
-    if settings.sink_gc_period_s is not None:
-        heap = HeapCollector(settings.sink_gc_period_s)
-        heap.start()
+    heap = sink_heap(settings)
+    heap.start()
+    atexit.register(log_gc, heap)
     try:
         asyncio.run(_serve(settings, heap))
     except CtxstreamError:

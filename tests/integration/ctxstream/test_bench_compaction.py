@@ -35,6 +35,7 @@ async def test_the_benchmark_reports_latencies_without_duplicates_or_missing(
         "background_events_per_s",
         "duplicates",
         "engine",
+        "gc",
         "hops",
         "missing",
         "p50_ms",
@@ -66,6 +67,13 @@ async def test_the_benchmark_reports_latencies_without_duplicates_or_missing(
     assert workload["apps"] > 1
     assert workload["events"] >= 10 * 7 * 3  # the measured sessions' invocations at least
     assert 0 < workload["summaries_folded"] <= workload["requests_decided"]
+    # Each worker logged what its collections cost as it stopped: the projector steers its
+    # collector (frozen: whole collections, the start's at least), the summarizer measures it.
+    assert figures["gc"]["projector"]["mode"] == "frozen"
+    assert int(figures["gc"]["projector"]["whole"]) >= 1
+    assert figures["gc"]["summarizer"]["mode"] == "automatic"
+    assert all(0 <= float(gc["cpu_share"]) < 1 for gc in figures["gc"].values())
+    assert "projector_gc_cpu_share=" in stdout
     assert f"engine={engine}" in stdout
     assert f"workload_requests_decided {workload['requests_decided']}" in stdout
     assert "requests=" in stdout

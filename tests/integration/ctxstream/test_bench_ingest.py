@@ -44,6 +44,10 @@ async def test_the_benchmark_reports_both_engines_the_raw_consumer_and_faust_flo
         assert low - 0.05 <= rate <= high + 0.05
     for engine in engines.values():
         assert engine["ratio"] == pytest.approx(engine["events_per_s"] / raw, abs=1e-3)
+        # The engines steer the collector as the worker does (frozen after each batch).
+        assert sorted(engine["gc"]) == ["collected", "collections", "seconds", "share"]
+        assert 0 <= engine["gc"]["share"] < 1
+    assert figures["gc_mode"] == "frozen"
     assert figures["native_over_faust"] == pytest.approx(
         engines["native"]["events_per_s"] / engines["faust"]["events_per_s"], rel=1e-3
     )
@@ -63,3 +67,4 @@ async def test_the_benchmark_reports_both_engines_the_raw_consumer_and_faust_flo
     assert float(printed["faust_floor_ratio"]) == figures["faust_floor_ratio"]
     assert int(printed["native_summaries_folded"]) == engines["native"]["summaries_folded"]
     assert int(printed["workload_events"]) == EVENTS
+    assert float(printed["native_gc_share"]) == engines["native"]["gc"]["share"]

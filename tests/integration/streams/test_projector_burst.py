@@ -72,6 +72,7 @@ from tests.support.kafka import (
     wait_caught_up,
     wait_for_snapshots,
 )
+from tests.support.process_memory import status_bytes
 
 pytestmark = pytest.mark.integration
 
@@ -92,14 +93,6 @@ FIRST_TIMESTAMP: Final = 1_764_480_000.0
 
 
 # -- the worker's memory ---------------------------------------------------------------
-
-
-def status_bytes(pid: int, name: str) -> int:
-    """A field of ``/proc/<pid>/status`` (``VmRSS``, ``VmHWM``; given in kB), in bytes."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{name}:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError(f"no {name} in /proc/{pid}/status")
 
 
 @dataclass

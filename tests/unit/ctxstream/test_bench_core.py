@@ -86,8 +86,40 @@ def test_bench_core_command_writes_the_results(
     report = json.loads(target.read_text(encoding="utf-8"))
     assert [row["events"] for row in report["results"]] == [40, 80]
     for row in report["results"]:
-        assert set(row) == {"events", "read_s", "rebuild_s", "apply_s", "decide_s"}
-        assert all(row[key] > 0 for key in ("read_s", "rebuild_s", "apply_s", "decide_s"))
+        assert set(row) == {
+            "events",
+            "build_s",
+            "build_us_per_event",
+            "gc",
+            "read_s",
+            "rebuild_s",
+            "apply_s",
+            "decide_s",
+        }
+        assert all(row[key] > 0 for key in ("build_s", "read_s", "rebuild_s", "apply_s"))
+        # build_s is written to 0.1 ms, the rate from the unrounded seconds.
+        assert row["build_us_per_event"] == pytest.approx(
+            row["build_s"] * 1e6 / row["events"], abs=50 / row["events"] + 0.01
+        )
+        assert row["gc"]["policy"] == "frozen"  # the worker's, by default
+        assert row["gc"]["heap_objects"] > 0
     table = capsys.readouterr().out
     assert "read_s" in table
+    assert "build_us" in table
     assert len(table.splitlines()) == 3
+
+
+def test_bench_core_builds_under_the_policy_asked(tmp_path: Path) -> None:
+    # Python's own rules collect generation 0 every 700 objects: a session of 300 events
+    # makes far more. With the collector off, nothing is collected while it is built.
+    figures = {}
+    for policy in ("python", "off"):
+        target = tmp_path / f"{policy}.json"
+        argv = ["bench", "core", "--json", str(target), "--sizes", "300", "--repeats", "1"]
+        assert main([*argv, "--gc", policy]) == 0
+        (row,) = json.loads(target.read_text(encoding="utf-8"))["results"]
+        figures[policy] = row["gc"]
+    assert figures["python"]["policy"] == "python"
+    assert figures["python"]["collections"][0] > 0
+    assert figures["off"]["collections"] == [0, 0, 0]
+    assert figures["off"]["seconds"] == 0

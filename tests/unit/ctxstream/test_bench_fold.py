@@ -7,6 +7,7 @@ request its newest summary answers), read back here.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -45,16 +46,54 @@ def test_the_command_folds_every_record_and_summary_and_writes_its_figures(
     assert figures["dead_letters"] == 0
     assert 6 <= figures["snapshots"] <= 6 * figures["batches"]
     assert figures["us_per_event"] > 0
-    parts = figures["project_us_per_event"] + figures["snapshot_us_per_event"]
-    assert figures["us_per_event"] == pytest.approx(parts, abs=0.02)
+    parts = (
+        figures["project_us_per_event"]
+        + figures["snapshot_us_per_event"]
+        + figures["settle_us_per_event"]
+    )
+    assert figures["us_per_event"] == pytest.approx(parts, abs=0.03)
+    assert set(figures["gc"]) == {
+        "policy",
+        "seconds",
+        "share",
+        "collections",
+        "collected",
+        "whole_collections",
+        "whole_s",
+        "heap_objects",
+    }
+    assert figures["gc"]["policy"] == "frozen"  # the worker's, by default
+    assert figures["gc"]["whole_collections"] >= 1  # the policy's start
+    assert 0 <= figures["gc"]["share"] < 1
     assert figures["seconds"] == pytest.approx(
         figures["us_per_event"] * figures["applied"] / 1e6, rel=0.01
     )
     out = capsys.readouterr().out
     assert out.startswith(f"us_per_event {figures['us_per_event']}\n")
-    printed = dict(line.split() for line in out.splitlines())
+    assert f"gc_share {figures['gc']['share']}\n" in out
+    printed = dict(line.split(maxsplit=1) for line in out.splitlines())
     assert int(printed["workload_sessions"]) == 6
     assert int(printed["workload_requests_decided"]) == figures["requests"]
+    assert printed["gc_policy"] == "frozen"
+
+
+def test_the_fold_runs_under_the_policy_asked_and_gives_the_collector_back(
+    tmp_path: Path,
+) -> None:
+    threshold, enabled = gc.get_threshold(), gc.isenabled()
+    figures = {}
+    for policy in ("python", "off", "automatic"):
+        path = tmp_path / f"{policy}.json"
+        argv = ["bench", "fold", "--events", "400", "--sessions", "4", "--gc", policy]
+        assert main([*argv, "--json", str(path)]) == 0
+        figures[policy] = json.loads(path.read_text(encoding="utf-8"))["gc"]
+        assert (gc.get_threshold(), gc.isenabled()) == (threshold, enabled)
+        assert gc.get_freeze_count() == 0
+    # Python's rules collect generation 0 every 700 tracked objects, the worker's every
+    # 200,000; with the collector off nothing is collected in the timed calls.
+    assert figures["python"]["collections"][0] > figures["automatic"]["collections"][0]
+    assert figures["off"]["collections"] == [0, 0, 0]
+    assert [figures[policy]["policy"] for policy in figures] == ["python", "off", "automatic"]
 
 
 def test_the_feed_places_records_on_their_partitions_and_answers_in_the_next_batch() -> None:

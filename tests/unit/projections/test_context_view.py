@@ -147,3 +147,20 @@ def test_an_event_covered_when_it_arrives_is_restorable() -> None:
     ]
     view = rebuild_view(ContentsRequest(), logged(events, [0, 1, 2]))
     assert ids(view_events(view)) == ["s1", "c1", "r1"]
+
+
+def test_a_summary_masks_the_kept_events_at_both_ends_of_its_range_and_indexes_their_calls() -> (
+    None
+):
+    # Kept before the summary: 100 and 101 lie at its bounds, 99 and 102 outside.
+    events = [
+        text_event("e0", "i1", 99.0),
+        call_event("c1", "i1", 100.0, "k1"),
+        response_event("r1", "i1", 101.0, "k1"),
+        text_event("e3", "i1", 102.0),
+        summary_event("s1", 100.0, 101.0, 103.0),
+    ]
+    view = rebuild_view(ContentsRequest(), logged(events, range(5)))
+    assert ids([record.envelope.event for record in view.raw]) == ["e0", "e3"]
+    assert [record.offset for record in view.covered_tools["k1"]] == [1, 2]
+    assert [record.envelope.event.id for record in view.summaries] == ["s1"]

@@ -224,7 +224,6 @@ def _released(view: ContextView, from_offset: int) -> ContextView:
             view.call_ids,
             view.awaited_call_ids,
             view.summaries,
-            view.coverage,
             view.raw,
             guarded,
             view.released,

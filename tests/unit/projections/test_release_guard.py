@@ -8,7 +8,7 @@ rewind's target name invocations.
 
 from __future__ import annotations
 
-from projections.retention.release_guard import named_ids, released_name
+from projections.retention.release_guard import HeldIds, named_ids, released_name
 from projections.retention.released_ids import ReleasedIds
 from tests.support.events import call_event, response_event, rewind_event, summary_event
 
@@ -46,3 +46,23 @@ def test_a_summary_answering_a_released_request_is_caught() -> None:
     assert released_name(released, summary) == "the released request 'req-7'"
     other = summary_event("s3", 100.0, 110.0, 122.0)
     assert released_name(released, other) is None
+
+
+def test_ids_the_projection_holds_are_not_looked_up() -> None:
+    # A set whose digests happen to include held ids (as a collision would): the held
+    # ones are skipped, so only an id the projection does not hold can ask for the history.
+    released = ReleasedIds().with_ids([("invocation", "inv1"), ("call", "call1")])
+    response = response_event("r", "inv1", 2.0, "call1")
+    held = HeldIds(invocations={"inv1"}, call_positions={"call1": 5}, first_live=5)
+    assert released_name(released, response, held) is None
+    assert released_name(released, response) == "the released invocation 'inv1'"
+    # The call's first naming event is no longer held: it is looked up.
+    later = held._replace(first_live=6)
+    assert released_name(released, response, later) == "the released call 'call1'"
+    assert released_name(released, response, held._replace(invocations=set())) == (
+        "the released invocation 'inv1'"
+    )
+    assert not HeldIds().holds("call", "call1")
+    assert not held.holds("request", "call1")
+    assert not held.holds("call", "inv1")
+    assert not held.holds("invocation", "call1")

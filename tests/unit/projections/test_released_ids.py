@@ -12,12 +12,17 @@ import sys
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from projections.retention import released_ids
 from projections.retention.released_ids import ReleasedIds, digest
 
 #: Ids whose digests are of both signs (hand-checked: call "a" and invocation "inv0" are negative).
 IDS: list[tuple[released_ids.Kind, str]] = [("call", "a"), ("call", "b"), ("invocation", "inv0")]
+
+
+_TAG: dict[str, bytes] = {"invocation": b"i\0", "call": b"c\0", "request": b"r\0"}
 
 
 def _blake(tag: bytes, value: str) -> int:
@@ -86,3 +91,52 @@ def test_a_host_of_the_other_byte_order_swaps_every_digest(
     assert released.to_bytes() == swapped
     assert ReleasedIds.from_bytes(swapped) == released
     assert released.digests.tolist() == words  # the held digests are left as they were
+
+
+# -- the chunks, against a plain set of digests ---------------------------------------------
+
+_IDS = st.tuples(st.sampled_from(["invocation", "call", "request"]), st.text(max_size=6))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(_IDS, max_size=40), max_size=12), st.lists(_IDS, max_size=20))
+def test_releases_hold_exactly_the_digests_of_every_id_released(
+    batches: list[list[tuple[released_ids.Kind, str]]],
+    probes: list[tuple[released_ids.Kind, str]],
+) -> None:
+    released, named = ReleasedIds(), set()
+    for batch in batches:
+        released = released.with_ids(batch)
+        named |= {(kind, value) for kind, value in batch if value}
+        digests = sorted({_blake(_TAG[kind], value) for kind, value in named})
+        assert released.digests.tolist() == digests
+        assert len(released) == len(digests)
+        assert bool(released) == bool(digests)
+        assert ReleasedIds.from_bytes(released.to_bytes()) == released
+    for kind, value in [*probes, *named]:
+        assert released.has(kind, value) == (bool(value) and (kind, value) in named)
+
+
+def test_a_large_set_is_cut_into_chunks_each_searched_alone() -> None:
+    calls: list[tuple[released_ids.Kind, str]] = [
+        ("call", f"c{serial}") for serial in range(3 * released_ids.CHUNK)
+    ]
+    released = ReleasedIds()
+    for start in range(0, len(calls), 500):  # releases of 500 ids: chunks fill and split
+        released = released.with_ids(calls[start : start + 500])
+    digests = sorted(_blake(b"c\0", value) for _, value in calls)
+    assert released.digests.tolist() == digests
+    assert len(released.chunks) > 1
+    assert all(
+        released_ids.CHUNK // 2 <= len(chunk) <= released_ids.CHUNK for chunk in released.chunks
+    )
+    assert released.ends.tolist() == [chunk[-1] for chunk in released.chunks]
+    assert all(released.has("call", value) for _, value in calls)
+    assert not released.has("call", "c-1")
+    assert not released.has("invocation", "c0")
+    # The byte form does not depend on how the chunks fell; read back, it is cut evenly.
+    read = ReleasedIds.from_bytes(released.to_bytes())
+    assert read == released
+    assert [len(chunk) for chunk in read.chunks] == [len(calls) // 3] * 3
+    assert released.with_ids(calls[:10]) is released  # nothing new: the very same set
+    assert released != ReleasedIds().with_ids(calls[1:])
