@@ -12,7 +12,9 @@ from pydantic import Field, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from projections.compaction.config import CompactionConfig
+from projections.compaction.ownership import pipeline_compacts
 from projections.contents.contents_request import ContentsRequest
+from projections.fold.projection import SessionProjection, empty_projection
 from schemas.codec import MAX_RECORD_BYTES
 from schemas.heap.heap_policy import GcMode, HeapPolicy
 from schemas.kafka.settings import KafkaSettings
@@ -306,6 +308,24 @@ class ProjectorSettings(KafkaSettings):
             if entry in self.compaction_overrides:
                 return entry
         return DEFAULT_ENTRY
+
+    def empty_projection_for(self, session_key: SessionKey) -> SessionProjection:
+        """The projection a session starts from: its views as its app is configured."""
+        return empty_projection(
+            session_key,
+            self.view_request_for(session_key),
+            estimate=self.keeps_estimate_view(session_key),
+        )
+
+    def keeps_estimate_view(self, session_key: SessionKey) -> bool:
+        """Whether a session's projection keeps the post-invocation estimate's view.
+
+        Kept when the pipeline runs the app's token trigger: the check after an
+        invocation then estimates from that view, never from released history
+        (:attr:`projections.fold.projection.SessionProjection.estimate_view`).
+        """
+        config = self.compaction_for(session_key)
+        return config.has_token_threshold and pipeline_compacts(config)
 
     def view_request_for(self, session_key: SessionKey) -> ContentsRequest:
         """The request a session's projection starts with: its view for the app's root agent.

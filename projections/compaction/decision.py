@@ -42,6 +42,7 @@ from projections.compaction.token_threshold import (
 )
 from projections.compaction.window_request import SEED_INVOCATION_ID, compaction_request
 from projections.contents.contents_request import ContentsRequest
+from projections.contents.context_view import view_contents
 from projections.event_kinds import is_creation, is_memory_mark, refused_request_id
 from projections.fold.projection import (
     SessionProjection,
@@ -244,7 +245,8 @@ def _hook_tail(
 def _view_estimate(projection: SessionProjection, hook: TokenHook) -> ObservedCount | None:
     """ADK's characters/4 estimate for `hook`, from the view's contents: O(visible).
 
-    None when the view serves another request than the estimate's (another
+    From the estimate view when it serves the request (after an invocation:
+    no agent, branch or scope). None when neither view serves it (another
     agent, branch or scope, or other options): then only the whole live list
     gives it.
     """
@@ -253,9 +255,12 @@ def _view_estimate(projection: SessionProjection, hook: TokenHook) -> ObservedCo
         current_branch=hook.current_branch,
         isolation_scope=hook.isolation_scope,
     )
-    if request != projection.view.request:
+    if request == projection.view.request:
+        characters = content_characters(context_contents(projection))
+    elif projection.estimate_view is not None and request == projection.estimate_view.request:
+        characters = content_characters(view_contents(projection.estimate_view))
+    else:
         return None
-    characters = content_characters(context_contents(projection))
     return ObservedCount(characters // 4 if characters else None)
 
 

@@ -134,6 +134,27 @@ def released_tools(view: ContextView, from_offset: int, released: ReleasedIds) -
     history when a later event names one (:mod:`projections.retention.release_guard`),
     and a read never does. O(covered tool events).
     """
+    return released_tools_of((view,), from_offset, released)[0]
+
+
+def released_tools_of(
+    views: Sequence[ContextView], from_offset: int, released: ReleasedIds
+) -> list[ContextView]:
+    """:func:`released_tools` for several views of one session, sharing one released set.
+
+    An id any of them keeps is kept by every view that indexes it, so each
+    view's released set holds exactly the ids none of them can ask for.
+    """
+    wanted: set[str] = set()
+    for view in views:
+        wanted |= _wanted_tools(view, from_offset)
+    gone = {mention for view in views for mention in view.covered_tools if mention not in wanted}
+    released = released.with_ids(("call", mention) for mention in sorted(gone))
+    return [_without_tools(view, gone, released) for view in views]
+
+
+def _wanted_tools(view: ContextView, from_offset: int) -> set[str]:
+    """The ids a read of `view`, or the tail from `from_offset`, can ask for."""
     index = view.covered_tools
     wanted: set[str] = set()
     pending = list(view.raw)
@@ -147,12 +168,17 @@ def released_tools(view: ContextView, from_offset: int, released: ReleasedIds) -
             if mention and mention not in wanted:
                 wanted.add(mention)
                 pending.extend(index.get(mention, ()))
-    gone = [mention for mention in index if mention not in wanted]
-    released = released.with_ids(("call", mention) for mention in gone)
-    if not gone:
+    return wanted
+
+
+def _without_tools(view: ContextView, gone: set[str], released: ReleasedIds) -> ContextView:
+    """`view` without the covered tool events of `gone`, its released set `released`."""
+    index = view.covered_tools
+    dropped = [mention for mention in index if mention in gone]
+    if not dropped:
         return replace(view, released=released)
     kept = index.evolver()
-    for mention in gone:
+    for mention in dropped:
         del kept[mention]
     return replace(view, covered_tools=kept.persistent(), released=released)
 

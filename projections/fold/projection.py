@@ -73,6 +73,9 @@ from schemas.logged_event import LoggedEvent
 NO_OFFSET = Offset(-1)
 """``last_offset`` of a projection that has applied nothing."""
 
+ESTIMATE_REQUEST = ContentsRequest()
+"""The request of ADK's token check after an invocation: no agent, branch or scope."""
+
 
 @dataclass(frozen=True, slots=True)
 class SessionProjection:
@@ -94,6 +97,11 @@ class SessionProjection:
         next_agent: What picks the agent a read without one is for: the
             agent ADK's router would run next, else the configured root.
         view: The incremental context view, for that agent.
+        estimate_view: The incremental view of ADK's post-invocation request (no
+            agent, branch or scope: :data:`ESTIMATE_REQUEST`), kept when the app's token
+            trigger estimates from it (None: not kept). The post-invocation check
+            then reads its characters/4 estimate from this view, not from the whole
+            session, which retention may have released.
         forked_at: The offset of the session's fork record, when it is a
             fork (:mod:`projections.fold.fork`).
         deleted_at: The offset of the deletion record that emptied the session,
@@ -117,6 +125,7 @@ class SessionProjection:
     gate_memo: GateMemo | None = None
     next_agent: NextAgentTrail = field(default_factory=NextAgentTrail)
     view: ContextView = field(default_factory=ContextView)
+    estimate_view: ContextView | None = None
     forked_at: Offset | None = None
     deleted_at: Offset | None = None
     retired_requests: PSet[str] = field(default_factory=pset)
@@ -124,19 +133,33 @@ class SessionProjection:
 
 
 def empty_projection(
-    session_key: SessionKey, view_request: ContentsRequest | None = None
+    session_key: SessionKey, view_request: ContentsRequest | None = None, *, estimate: bool = False
 ) -> SessionProjection:
     """The projection of a session without events, its view serving `view_request`.
 
     ``view_request.agent_name`` is the app's root agent as configured: the
-    agent a read without one is for until an agent replies.
+    agent a read without one is for until an agent replies. `estimate` keeps
+    the view of :data:`ESTIMATE_REQUEST` too (an app whose token trigger the
+    pipeline runs).
 
     Raises:
         ValueError: `view_request` is not in default mode.
     """
     request = view_request or ContentsRequest()
     return SessionProjection(
-        session_key, next_agent=NextAgentTrail(request.agent_name), view=empty_view(request)
+        session_key,
+        next_agent=NextAgentTrail(request.agent_name),
+        view=empty_view(request),
+        estimate_view=empty_view(ESTIMATE_REQUEST) if estimate else None,
+    )
+
+
+def configured_projection(projection: SessionProjection) -> SessionProjection:
+    """The empty projection `projection` was created as (:func:`empty_projection`)."""
+    return empty_projection(
+        projection.session_key,
+        configured_view_request(projection),
+        estimate=projection.estimate_view is not None,
     )
 
 
@@ -256,6 +279,7 @@ def apply(projection: SessionProjection, record: LoggedEvent) -> SessionProjecti
         ),
         next_agent=next_agent,
         view=_followed(projection.view, next_agent, record, log),
+        estimate_view=_noted(projection.estimate_view, record, log),
         forked_at=projection.forked_at,
         retired_requests=projection.retired_requests,
         conditions=conditions,
@@ -289,9 +313,8 @@ def _deleted(projection: SessionProjection, offset: Offset) -> SessionProjection
     )
     if projection.in_flight is not None:
         retired = retired.add(projection.in_flight.request_id)
-    fresh = empty_projection(projection.session_key, configured_view_request(projection))
     return replace(
-        fresh,
+        configured_projection(projection),
         last_offset=offset,
         deleted_at=offset,
         retired_requests=retired,
@@ -356,6 +379,11 @@ def _recomputed(
         gate_memo=None,
         next_agent=next_agent,
         view=rebuild_view(request, log.live),
+        estimate_view=(
+            None
+            if projection.estimate_view is None
+            else rebuild_view(projection.estimate_view.request, log.live)
+        ),
         forked_at=projection.forked_at,
         retired_requests=projection.retired_requests,
         conditions=conditions,
@@ -374,6 +402,11 @@ def _followed(
     if agent == view.request.agent_name:
         return note_live_event(view, record, log.live)
     return rebuild_view(replace(view.request, agent_name=agent), log.live)
+
+
+def _noted(view: ContextView | None, record: LoggedEvent, log: SessionLog) -> ContextView | None:
+    """The estimate view after the live event `record` (None: not kept), O(log n)."""
+    return None if view is None else note_live_event(view, record, log.live)
 
 
 def project(

@@ -23,8 +23,7 @@ from typing import TypeVar
 
 from projections.fold.projection import (
     SessionProjection,
-    configured_view_request,
-    empty_projection,
+    configured_projection,
     inheriting,
     project,
 )
@@ -67,7 +66,7 @@ def projection_as_of(
     """
     if offset >= projection.last_offset:
         return projection
-    start = empty_projection(projection.session_key, configured_view_request(projection))
+    start = configured_projection(projection)
     forked_at = projection.forked_at
     if forked_at is not None:
         if offset < forked_at:

@@ -25,7 +25,7 @@ from pyrsistent import PMap
 
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision_window import decision_start
-from projections.contents.context_view import released_tools
+from projections.contents.context_view import released_tools_of
 from projections.fold.invocations import released_invocations
 from projections.fold.projection import SessionProjection
 from projections.fold.session_log import SessionLog, stored_events
@@ -67,8 +67,11 @@ def retained(
     records = log.records.released(records_cut)
     held = _named(records.tail)
     ids = _named(gone) - held
-    # The view adds the covered calls it lets go: the log and the view share one set.
-    view = released_tools(projection.view, first.offset, log.released.with_ids(ids))
+    # The views add the covered calls they let go: the log and the views share one set.
+    views = [projection.view]
+    if projection.estimate_view is not None:
+        views.append(projection.estimate_view)
+    view, *estimate = released_tools_of(views, first.offset, log.released.with_ids(ids))
     invocations = {value for kind, value in ids if kind == "invocation"}
     calls = {value for kind, value in ids if kind == "call"}
     requests = {value for kind, value in ids if kind == "request"}
@@ -93,6 +96,11 @@ def retained(
         invocations=released_invocations(projection.invocations, invocations),
         summaries=replace(summaries, request_ids=_without(summaries.request_ids, requests)),
         view=replace(view, call_ids=view.call_ids.difference(calls)),
+        estimate_view=(
+            replace(estimate[0], call_ids=estimate[0].call_ids.difference(calls))
+            if estimate
+            else None
+        ),
     )
 
 

@@ -79,6 +79,8 @@ def encode_state(projection: SessionProjection) -> bytes:
         "next_agent": _next_agent(projection.next_agent),
         "view": _view(projection.view, records),
     }
+    if projection.estimate_view is not None:
+        document["estimate_view"] = _view(projection.estimate_view, records)
     origins = {
         str(offset): record.origin_offset
         for offset, record in records.items()
@@ -333,6 +335,11 @@ def _projection(
         refused_requests=pset(document["refused"]),
         gate_memo=_gate_memo_of(document["gate_memo"]),
         view=_view_of(document["view"], records, released),
+        estimate_view=(
+            _view_of(document["estimate_view"], records, released)
+            if "estimate_view" in document
+            else None
+        ),
         forked_at=None if document.get("forked_at") is None else Offset(document["forked_at"]),
         deleted_at=None if document.get("deleted_at") is None else Offset(document["deleted_at"]),
         retired_requests=pset(document.get("retired", ())),

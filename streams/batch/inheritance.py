@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from projections.contents.context_digest import ContextDigest, digest_context
-from projections.fold.projection import SessionProjection, apply, empty_projection, inheriting
+from projections.fold.projection import SessionProjection, apply, inheriting
 from schemas.codec import encode
 from schemas.keys import SessionKey
 from schemas.logged_event import LoggedEvent
@@ -53,7 +53,7 @@ def inherit(
     (:mod:`streams.fork_preparation`), which passes `between` (called after
     each record) to pace itself.
     """
-    projection = inheriting(empty_projection(key, settings.view_request_for(key)))
+    projection = inheriting(settings.empty_projection_for(key))
     size = 0
     for record in records:
         between()

@@ -20,7 +20,6 @@ from projections.fold.projection import (
     NO_OFFSET,
     SessionProjection,
     apply,
-    empty_projection,
     note_request,
 )
 from projections.retention.log_retention import retained
@@ -227,7 +226,7 @@ def rebuild_session(
         DecodeError: A stored record or request no longer decodes.
         Exception: A stored value is not what the table layout says.
     """
-    projection = empty_projection(key, settings.view_request_for(key))
+    projection = settings.empty_projection_for(key)
     size = 0
     digest = None
     if inherited is not None:

@@ -41,7 +41,7 @@ from projections.compaction.decision import replay_decisions
 from projections.compaction.render import summary_event
 from projections.contents.snapshot import to_snapshot
 from projections.event_kinds import summary_request_id
-from projections.fold.projection import SessionProjection, empty_projection
+from projections.fold.projection import SessionProjection
 from projections.retention.state_codec import decode_state
 from schemas.codec import (
     decode_compaction_request,
@@ -436,7 +436,7 @@ def clean_fold(
     """Each session folded with the pure core from scratch: projection and requests."""
     folded = {}
     for key, records in log.items():
-        start = empty_projection(key, settings.view_request_for(key))
+        start = settings.empty_projection_for(key)
         folded[key] = replay_decisions(key, records, settings.compaction_for(key), start)
     return folded
 

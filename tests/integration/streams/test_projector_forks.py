@@ -21,7 +21,7 @@ import pytest
 from projections.compaction.decision import replay_decisions
 from projections.contents.snapshot import to_snapshot
 from projections.fold.fork import ForkSource, fork_event, inherited
-from projections.fold.projection import apply, empty_projection, inheriting
+from projections.fold.projection import apply, inheriting
 from schemas.envelope import Envelope
 from schemas.kafka.partitioning import session_partition
 from schemas.keys import Offset, SessionKey
@@ -70,7 +70,7 @@ def _fork_snapshot(
     own: list[LoggedEvent],
 ) -> ProjectionSnapshot:
     """The snapshot of the fork `key` whose source's history is `line`, then its `own` records."""
-    start = inheriting(empty_projection(key, settings.view_request_for(key)))
+    start = inheriting(settings.empty_projection_for(key))
     for record in inherited(line):
         start = apply(start, record)
     projection, _ = replay_decisions(key, own, settings.compaction_for(key), start)
@@ -125,7 +125,7 @@ async def test_forks_inherit_and_crafted_ones_stop_only_themselves(
         }
         # The refused fork record stands for nothing: the session is its other records.
         for key, records in ((source, log[source]), (other, log[other]), (foreign, own(foreign))):
-            start = empty_projection(key, settings.view_request_for(key))
+            start = settings.empty_projection_for(key)
             folded, _ = replay_decisions(key, records, settings.compaction_for(key), start)
             expected[key] = to_snapshot(folded)
         await wait_for_snapshots(settings, expected, CATCH_UP_TIMEOUT_S)
@@ -211,7 +211,7 @@ async def test_the_faust_engine_reads_a_source_from_where_the_fork_record_says_i
             key: _fork_snapshot(settings, key, log[source], log[key][1:]) for key in (hinted, old)
         }
         for key in (source, filler):
-            start = empty_projection(key, settings.view_request_for(key))
+            start = settings.empty_projection_for(key)
             folded, _ = replay_decisions(key, log[key], settings.compaction_for(key), start)
             expected[key] = to_snapshot(folded)
         await wait_for_snapshots(settings, expected, CATCH_UP_TIMEOUT_S)

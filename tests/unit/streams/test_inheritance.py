@@ -9,7 +9,7 @@ import pytest
 from ctxstream.bench.workload import BENCH_SESSION, bench_session
 from projections.contents.context_digest import digest_context
 from projections.fold.fork import inherited
-from projections.fold.projection import SessionProjection, apply, empty_projection, inheriting
+from projections.fold.projection import SessionProjection, apply, inheriting
 from schemas.codec import encode
 from schemas.keys import SessionKey
 from schemas.logged_event import LoggedEvent
@@ -26,7 +26,7 @@ def _line(at: int) -> list[LoggedEvent]:
 
 
 def _folded_by_hand(records: list[LoggedEvent]) -> SessionProjection:
-    start = inheriting(empty_projection(FORK, SETTINGS.view_request_for(FORK)))
+    start = inheriting(SETTINGS.empty_projection_for(FORK))
     return reduce(apply, records, start)
 
 

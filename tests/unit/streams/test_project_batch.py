@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from projections.fold.projection import empty_projection
 from schemas.codec import decode_envelope_sized, encode
 from schemas.keys import Offset, SessionKey
 from streams.batch import (
@@ -149,7 +148,7 @@ def test_the_session_being_folded_stays_even_beyond_the_bound() -> None:
 
 def _cached(partition: int, size: int) -> CachedSession:
     key = SessionKey(f"tenant0/support/u{partition}/s{size}")
-    projection = empty_projection(key, SETTINGS.view_request_for(key))
+    projection = SETTINGS.empty_projection_for(key)
     return CachedSession(projection, partition, 0, 0, None, SETTINGS.compaction_for(key), size)
 
 

@@ -75,7 +75,7 @@ from hypothesis import strategies as st
 
 from projections.compaction.decision import replay_decisions
 from projections.contents.snapshot import to_snapshot
-from projections.fold.projection import SessionProjection, empty_projection
+from projections.fold.projection import SessionProjection
 from schemas.codec import decode_compaction_request, decode_envelope, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.envelope import Envelope
@@ -151,7 +151,7 @@ class Core:
         if folds:
             projection, requests = folds[-1]
         else:
-            projection, requests = empty_projection(key, SETTINGS.view_request_for(key)), []
+            projection, requests = SETTINGS.empty_projection_for(key), []
         projection, new = replay_decisions(key, [logged], SETTINGS.compaction_for(key), projection)
         folds.append((projection, [*requests, *new]))
         self.records.setdefault(key, []).append(record)
@@ -161,7 +161,7 @@ class Core:
         """The fold of the session's records at offsets up to `upto`."""
         count = bisect.bisect_right(self._offsets.get(key, []), upto)
         if count == 0:
-            return empty_projection(key, SETTINGS.view_request_for(key)), []
+            return SETTINGS.empty_projection_for(key), []
         return self._folds[key][count - 1]
 
     def from_scratch(self, key: SessionKey) -> tuple[SessionProjection, list[CompactionRequest]]:
@@ -170,7 +170,7 @@ class Core:
             LoggedEvent(Offset(r.offset), decode_envelope(r.value, record_key=r.key))
             for r in self.records[key]
         ]
-        start = empty_projection(key, SETTINGS.view_request_for(key))
+        start = SETTINGS.empty_projection_for(key)
         return replay_decisions(key, logged, SETTINGS.compaction_for(key), start)
 
 
