@@ -320,7 +320,9 @@ async def run_ingest_bench(
     Each engine folds its own copy of the workload (topics ``<prefix>-<engine>.*``)
     with a summarizer answering its requests, so the summaries one engine's
     requests caused are not in the other's log; the raw read and faust's floor
-    read the native engine's copy before it runs. The topics are deleted at the end.
+    read the native engine's copy before it runs. Then each of ``config.workers``
+    (:func:`~ctxstream.bench.ingest_workers.time_workers`, topics ``<prefix>-w<N>.*``).
+    The topics are deleted at the end unless ``config.keep_topics``.
     """
     prefix = f"bench-{uuid.uuid4().hex[:12]}"
     settings = with_workload_apps(base or ProjectorSettings(), [DEFAULT_PREFIX]).model_copy(

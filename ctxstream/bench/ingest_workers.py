@@ -135,7 +135,7 @@ def worker_env(settings: ProjectorSettings, data_dir: Path) -> dict[str, str]:
     """A native worker process of `settings`' deployment, configured as the in-process engine."""
     extra = {
         **workload_env([DEFAULT_PREFIX]),
-        "CTXSTREAM_TABLE_STORE": settings.table_store,
+        "CTXSTREAM_STORE": settings.store,
         "CTXSTREAM_BATCH_SIZE": str(settings.batch_size),
         "CTXSTREAM_GC_MODE": settings.gc_mode,
     }
