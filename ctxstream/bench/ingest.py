@@ -334,6 +334,8 @@ async def run_ingest_bench(
         }
     )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # Refused before anything runs: more workers than partitions.
+    worker_runs = {n: workers_deployment(settings, prefix, n) for n in config.workers}
     workload = AgentsWorkload(config.events, config.sessions)
     deployments = {
         engine: settings.model_copy(
@@ -363,10 +365,8 @@ async def run_ingest_bench(
             heap.stop()
         census = workload.census.figures()
         workers = {}
-        for n in config.workers:
-            figures = await time_workers(
-                workers_deployment(settings, prefix, n), n, workload, settings.data_dir / f"w{n}"
-            )
+        for n, deployment in worker_runs.items():
+            figures = await time_workers(deployment, n, workload, settings.data_dir / f"w{n}")
             ratio = round(figures.events_per_s / result.raw_events_per_s, 3)
             workers[str(n)] = replace(figures, ratio=ratio)
     finally:
