@@ -18,14 +18,16 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 
 from ctxstream.bench.agents.census import census_lines
 from ctxstream.bench.agents.settings import DEFAULT_PREFIX, with_workload_apps
 from ctxstream.bench.agents.stream import AgentsWorkload
 from ctxstream.bench.ingest_answers import AnswersFolded, requests_decided
+from ctxstream.bench.ingest_gate import workload_producer
+from ctxstream.bench.ingest_group import group_offsets
+from ctxstream.bench.ingest_workers import WorkersFigures, time_workers, workers_deployment
 from ctxstream.bench.processes import running_summarizer
 from ctxstream.bench.report import figures_json, write_report
 from ctxstream.cli.common import Subcommands
@@ -51,11 +53,16 @@ class IngestBenchConfig:
         events: Events in the workload.
         sessions: Sessions they are spread over.
         profile: Where to write a cProfile of the projector run, if anywhere.
+        workers: Each number of worker processes to run on a backlog of their own
+            (:mod:`~ctxstream.bench.ingest_workers`), in order; none by default.
+        keep_topics: Leave the run's topics (prefix ``topic_prefix`` in the figures).
     """
 
     events: int = 200_000
     sessions: int = 2_000
     profile: str | None = None
+    workers: tuple[int, ...] = ()
+    keep_topics: bool = False
 
 
 #: The engines the benchmark times, in the order it runs them.
@@ -119,6 +126,8 @@ class IngestBenchResult:
     batch_size: int
     gc_mode: str
     workload: dict[str, Any] = field(default_factory=dict)
+    workers: dict[str, WorkersFigures] = field(default_factory=dict)
+    topic_prefix: str = ""
 
 
 async def produce_workload(
@@ -132,13 +141,7 @@ async def produce_workload(
     counts what was produced).
     """
     workload = workload or AgentsWorkload(config.events, config.sessions)
-    producer = AIOKafkaProducer(
-        bootstrap_servers=settings.kafka_bootstrap,
-        acks="all",
-        enable_idempotence=True,
-        linger_ms=20,
-        max_batch_size=256 * 1024,
-    )
+    producer = workload_producer(settings.kafka_bootstrap)
     await producer.start()
     topic = settings.topic("events")
     count = 0
@@ -171,14 +174,6 @@ async def end_offsets(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
         await consumer.stop()
 
 
-async def _committed(admin: AIOKafkaAdminClient, group: str) -> dict[TopicPartition, int]:
-    try:
-        offsets = await admin.list_consumer_group_offsets(group)
-    except (GroupCoordinatorNotAvailableError, CoordinatorLoadInProgressError):
-        return {}
-    return {tp: meta.offset for tp, meta in offsets.items()}
-
-
 async def _seconds_to_catch_up(
     settings: ProjectorSettings,
     app: Any,
@@ -199,7 +194,7 @@ async def _seconds_to_catch_up(
         caught_up = False
         while True:
             if not caught_up:
-                committed = await _committed(admin, group)
+                committed = await group_offsets(admin, group)
                 caught_up = all(committed.get(tp, -1) >= end for tp, end in ends.items() if end)
             if caught_up and (drained is None or await drained()):
                 done = time.monotonic()
@@ -325,7 +320,9 @@ async def run_ingest_bench(
     Each engine folds its own copy of the workload (topics ``<prefix>-<engine>.*``)
     with a summarizer answering its requests, so the summaries one engine's
     requests caused are not in the other's log; the raw read and faust's floor
-    read the native engine's copy before it runs. The topics are deleted at the end.
+    read the native engine's copy before it runs. Then each of ``config.workers``
+    (:func:`~ctxstream.bench.ingest_workers.time_workers`, topics ``<prefix>-w<N>.*``).
+    The topics are deleted at the end unless ``config.keep_topics``.
     """
     prefix = f"bench-{uuid.uuid4().hex[:12]}"
     settings = with_workload_apps(base or ProjectorSettings(), [DEFAULT_PREFIX]).model_copy(
@@ -337,6 +334,8 @@ async def run_ingest_bench(
         }
     )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # Refused before anything runs: more workers than partitions.
+    worker_runs = {n: workers_deployment(settings, prefix, n) for n in config.workers}
     workload = AgentsWorkload(config.events, config.sessions)
     deployments = {
         engine: settings.model_copy(
@@ -364,9 +363,16 @@ async def run_ingest_bench(
             result = await _time_all(config, settings, deployments, ends, count, heap)
         finally:
             heap.stop()
+        census = workload.census.figures()
+        workers = {}
+        for n, deployment in worker_runs.items():
+            figures = await time_workers(deployment, n, workload, settings.data_dir / f"w{n}")
+            ratio = round(figures.events_per_s / result.raw_events_per_s, 3)
+            workers[str(n)] = replace(figures, ratio=ratio)
     finally:
-        await delete_topics_of(settings)
-    return replace(result, workload=workload.census.figures())
+        if not config.keep_topics:
+            await delete_topics_of(settings)
+    return replace(result, workload=census, workers=workers, topic_prefix=prefix)
 
 
 async def _time_all(
@@ -432,6 +438,10 @@ def report_text(result: IngestBenchResult) -> str:
     for engine, figures in result.engines.items():
         lines.append(f"{engine}_requests_decided {figures.requests_decided}")
         lines.append(f"{engine}_summaries_folded {figures.summaries_folded}")
+    for n, run in result.workers.items():
+        lines.append(f"workers_{n}_events_per_s {run.events_per_s}")
+        lines.append(f"workers_{n}_per_process_events_per_s {run.per_process_events_per_s}")
+        lines.append(f"workers_{n}_ratio {run.ratio}")
     lines.extend(census_lines(result.workload))
     return "".join(f"{line}\n" for line in lines)
 
@@ -447,11 +457,30 @@ def add_parser(bench_commands: Subcommands) -> None:
     ingest.add_argument(
         "--profile", metavar="FILE", help="also write a cProfile of the projector run here"
     )
+    ingest.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="N",
+        help="also time N native worker processes in one group, for each N given",
+    )
+    ingest.add_argument(
+        "--keep-topics", action="store_true", help="leave the run's topics (for inspection)"
+    )
     ingest.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = IngestBenchConfig(events=args.events, sessions=args.sessions, profile=args.profile)
+    if any(n < 1 for n in args.workers):
+        raise SystemExit("--workers: each N is at least 1")
+    config = IngestBenchConfig(
+        events=args.events,
+        sessions=args.sessions,
+        profile=args.profile,
+        workers=tuple(args.workers),
+        keep_topics=args.keep_topics,
+    )
     result = asyncio.run(run_ingest_bench(config))
     write_report(args.json, figures_json(asdict(result)), report_text(result), sys.stdout)
     return 0
