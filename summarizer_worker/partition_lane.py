@@ -145,7 +145,7 @@ class PartitionLane:
                     await open_transaction.send(
                         record.topic, key=record.key, value=record.value, headers=record.headers
                     )
-                if offset is not None:  # after every send was delivered
+                if offset is not None:  # joins while the sends land; committed after both
                     await open_transaction.commit_offsets({self.tp: offset}, self._group_id)
                 placed = await open_transaction.delivered()
                 for finished in batch:

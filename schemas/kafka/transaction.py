@@ -3,13 +3,13 @@
 Each consumed partition has a producer of its own (:func:`partition_producer`),
 whose transactional id (:func:`transactional_id`) is stable across restarts,
 so the next owner's first call fences the last one. Records are sent as the
-block goes; before the consumed offsets join the transaction
-(:meth:`Transaction.commit_offsets`) and before the commit, every record's
-delivery is awaited, so a record the broker refused fails the
-transaction instead of being left out of it. When the transaction fails (a
-fenced producer, say), every send fails with it: the block raises that one
-error, and the sends' own errors are marked as seen rather than logged one by
-one as never retrieved.
+block goes; the consumed offsets join the transaction
+(:meth:`Transaction.commit_offsets`) while the records land, and before the
+commit every record's delivery is awaited, so a record the broker refused
+fails the transaction (which aborts, offsets and all) instead of being left
+out of it. When the transaction fails (a fenced producer, say), every send
+fails with it: the block raises that one error, and the sends' own errors
+are marked as seen rather than logged one by one as never retrieved.
 """
 
 from __future__ import annotations
@@ -100,9 +100,23 @@ class Transaction:
         return list(await asyncio.gather(*self.sent))
 
     async def commit_offsets(self, offsets: Mapping[TopicPartition, int], group_id: str) -> None:
-        """Wait for every record sent so far, then add `group_id`'s `offsets` to the transaction."""
-        await self.delivered()
-        await self._producer.send_offsets_to_transaction(dict(offsets), group_id)
+        """Add `group_id`'s `offsets` to the transaction while the records sent so far land.
+
+        Returns once both are done. The offsets' round trips (AddOffsetsToTxn,
+        TxnOffsetCommit) run beside the records' produce instead of after it;
+        a record the broker refused still fails the transaction, which then
+        aborts, its offsets with it (:func:`transaction` commits only after
+        every delivery succeeded).
+        """
+        adding = asyncio.ensure_future(
+            self._producer.send_offsets_to_transaction(dict(offsets), group_id)
+        )
+        try:
+            await self.delivered()
+        except BaseException:
+            _seen([adding])
+            raise
+        await adding
 
 
 @contextlib.asynccontextmanager
