@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from projections.compaction.config import CompactionConfig
 from projections.compaction.decision import decide_compaction, replay_decisions, step
 from projections.contents.assembly import ContentsRequest
-from projections.contents.context_view import view_contents
+from projections.contents.context_view import rebuild_view, released_tools_of, view_contents
 from projections.fold.projection import (
     ESTIMATE_REQUEST,
     SessionProjection,
@@ -33,12 +33,20 @@ from projections.fold.projection import (
 )
 from projections.fold.rebuild import rebuild_contents
 from projections.retention.log_retention import released_events, retained
+from projections.retention.released_ids import ReleasedIds
 from projections.retention.retained_vector import NeedsHistory
 from projections.retention.state_codec import decode_state, encode_state
 from schemas.compaction_request import CompactionRequest
 from schemas.event import Content, Event
 from schemas.logged_event import LoggedEvent
-from tests.support.events import SESSION, logged, summary_event, text_event
+from tests.support.events import (
+    SESSION,
+    call_event,
+    logged,
+    response_event,
+    summary_event,
+    text_event,
+)
 from tests.support.ordered import Orderer
 from tests.support.strategies import ARMED_THRESHOLD, large_session_events, session_events
 
@@ -181,3 +189,25 @@ def test_the_estimate_view_survives_the_checkpoint_codec_and_a_deletion() -> Non
     assert fresh.estimate_view is not None
     assert view_contents(fresh.estimate_view) == []
     assert configured_projection(without).estimate_view is None
+
+
+def test_views_released_together_keep_every_id_either_of_them_can_ask_for() -> None:
+    # The first view holds r1 raw, answering c1, which the summary covers: a read restores
+    # c1. The second holds c1 covered and nothing that names it. Released together, c1
+    # stays in both and out of the released set; released alone, the second lets it go.
+    c1 = call_event("c1", "inv1", 100.0, "c1")
+    r1 = response_event("r1", "inv1", 101.0, "c1")
+    c2 = call_event("c2", "inv1", 100.5, "c2")
+    summary = summary_event("s1", 100.0, 100.5, 102.0)
+    answering = rebuild_view(ESTIMATE_REQUEST, logged([c1, c2, summary, r1], [0, 1, 2, 3]))
+    quiet = rebuild_view(ESTIMATE_REQUEST, logged([c1, c2, summary], [0, 1, 2]))
+    assert sorted(answering.covered_tools) == sorted(quiet.covered_tools) == ["c1", "c2"]
+    after_all = 10  # no covered event is at or after it: only what the views name is kept
+    first, second = released_tools_of([answering, quiet], after_all, ReleasedIds())
+    assert sorted(first.covered_tools) == sorted(second.covered_tools) == ["c1"]
+    assert first.released == second.released
+    assert first.released.has("call", "c2")
+    assert not first.released.has("call", "c1")
+    alone = released_tools_of([quiet], after_all, ReleasedIds())[0]
+    assert not alone.covered_tools
+    assert alone.released.has("call", "c1")
