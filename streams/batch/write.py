@@ -135,7 +135,14 @@ def _write_checkpoint(
 def _write_request(
     key: SessionKey, session: CachedSession, fold: SessionFold, outcome: BatchOutcome
 ) -> None:
-    """The request key: set when decided, deleted when answered, written again on redelivery."""
+    """The request key: set when decided, deleted when answered, written again on redelivery.
+
+    Written again means its delete too: a crash may have left the delete in the
+    worker's store and not in the changelog. So is a summary or refusal that
+    folds with nothing in flight (``fold.closed``): a crash that stored the
+    delete ahead of the header has its answer fold again on a session the
+    store rebuilt waiting on nothing.
+    """
     partition = session.partition
     if fold.decided is not None:
         session.request = fold.decided[0]
@@ -146,3 +153,6 @@ def _write_request(
         outcome.writes.append(TableWrite(partition, request_key(key), None))
     elif fold.first_redelivered is not None and session.request is not None:
         outcome.writes.append(TableWrite(partition, request_key(key), encode(session.request)))
+    elif fold.first_redelivered is not None or fold.closed:
+        session.request = None
+        outcome.writes.append(TableWrite(partition, request_key(key), None))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from projections.fold.projection import empty_projection
 from schemas.codec import decode_envelope_sized, encode
 from schemas.keys import Offset, SessionKey
@@ -235,6 +237,7 @@ def test_a_rebuilt_session_whose_stored_request_was_answered_deletes_the_request
     assert outcome.writes == [
         TableWrite(0, request_key(KEY), None),
         TableWrite(0, chunk_key(KEY, 1), chunk),
+        TableWrite(0, request_key(KEY), None),  # a redelivery writes its delete again
         TableWrite(
             0, header_key(KEY), encode_header(SessionHeader(Offset(12), 2, 13, 0, Offset(0)))
         ),
@@ -285,3 +288,63 @@ def test_a_redelivery_from_a_chunks_first_offset_writes_that_chunk_and_no_earlie
             0, header_key(KEY), encode_header(SessionHeader(Offset(19), 2, 20, 0, Offset(0)))
         ),
     ]
+
+
+# --- a request key whose delete reached the worker's store but not the changelog -----------
+
+
+def _answered_then_crashed(local: int) -> tuple[Table, Table, SourceRecord]:
+    """KEY's request decided, then its answer's batch crashed: `local` of its writes stored.
+
+    The worker's store (RocksDB, kept over the restart) holds the first
+    `local` writes of the answer's batch, the changelog none of them: the
+    changelog still holds the request key.
+    """
+    store, changelog = Table(), Table()
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
+    decided = projector.project(_records(1, 3, 0), store.read)
+    store.apply(decided)
+    changelog.apply(decided)
+    [(request, _)] = decided.requests
+    summary = SourceRecord(
+        "events", 0, 12, KEY.encode(), encode(answer_envelope(request, 1, 2_000.0))
+    )
+    answered = projector.project([summary], store.read)
+    assert [w.key for w in answered.writes] == [
+        chunk_key(KEY, 1),
+        request_key(KEY),
+        header_key(KEY),
+    ]
+    store.apply(BatchOutcome(writes=answered.writes[:local]))
+    assert request_key(KEY) in changelog.values
+    return store, changelog, summary
+
+
+def _restarted(store: Table, changelog: Table, summary: SourceRecord) -> BatchOutcome:
+    """The answer delivered again to a restarted worker; its writes reach store and changelog."""
+    fresh = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
+    outcome = fresh.project([summary], store.read)
+    store.apply(outcome)
+    changelog.apply(outcome)
+    return outcome
+
+
+@pytest.mark.parametrize(
+    ("local", "applied", "redelivered"),
+    [
+        # The store kept the chunk and the delete of the request key, not the header: the
+        # answer folds again as a new record on a session that has nothing in flight.
+        (2, 1, 0),
+        # The store kept every write of the answer's batch: the answer is redelivered.
+        (3, 0, 1),
+    ],
+)
+def test_an_answer_folded_again_after_a_crash_deletes_the_request_key_again(
+    local: int, applied: int, redelivered: int
+) -> None:
+    store, changelog, summary = _answered_then_crashed(local)
+    outcome = _restarted(store, changelog, summary)
+    assert (outcome.applied, outcome.redelivered) == (applied, redelivered)
+    assert TableWrite(0, request_key(KEY), None) in outcome.writes
+    assert request_key(KEY) not in changelog.values
+    assert changelog.values == store.values
