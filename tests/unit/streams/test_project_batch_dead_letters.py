@@ -517,8 +517,8 @@ def test_session_size_a_refused_record_redelivered_rewrites_every_stored_chunk()
     header = SessionHeader(Offset(small[-1].offset), 1, 2, 0, Offset(small[0].offset))
     assert again.writes == [
         TableWrite(partition, chunk_key(VICTIM, 0), chunk),
-        TableWrite(partition, request_key(VICTIM), None),  # none in flight: its delete again
         TableWrite(partition, header_key(VICTIM), encode_header(header)),
+        TableWrite(partition, request_key(VICTIM), None),  # none in flight: its delete again
     ]
 
 
