@@ -58,9 +58,10 @@ skip selections that cannot emit; the core's own property holds those
 decisions equal).
 
 Right after a crash a session's stored state may be torn (a request key
-written ahead of its header, a chunk beyond it): until the redelivered records
-have passed every offset the crashed batch folded for it, its snapshots,
-requests and request key are only checked at the end.
+written ahead of its header, a chunk beyond it, a header without the request
+key's deletion written after it): until a batch has folded the session again
+past every offset the crashed batch folded for it, its snapshots, requests and
+request key are only checked at the end.
 """
 
 from __future__ import annotations
@@ -208,6 +209,9 @@ class World:
     redecidable: set[str] = field(default_factory=set)
     #: Per session: the highest offset a batch that crashed folded (its state may be torn).
     torn_until: dict[SessionKey, int] = field(default_factory=dict)
+    #: Sessions a crash tore that no batch has folded past `torn_until` since: the
+    #: crash may have stored the header and not the request key's deletion after it.
+    refolding: set[SessionKey] = field(default_factory=set)
     #: Per session: the highest offset any batch folded.
     folded_upto: dict[SessionKey, int] = field(default_factory=dict)
     published: dict[SessionKey, ProjectionSnapshot] = field(default_factory=dict)
@@ -366,6 +370,7 @@ class World:
         for record in records:
             key = _key(record)
             self.torn_until[key] = max(self.torn_until.get(key, -1), record.offset)
+            self.refolding.add(key)
         self.position = dict(self.committed)
         self.restart()
 
@@ -373,7 +378,7 @@ class World:
 
     def settled(self, key: SessionKey, upto: int) -> bool:
         """Whether the session's folded state up to `upto` is past every crash it saw."""
-        return upto >= self.torn_until.get(key, -1)
+        return key not in self.refolding and upto >= self.torn_until.get(key, -1)
 
     def check_outcome(
         self, records: Sequence[SourceRecord], outcome: BatchOutcome, known: dict[SessionKey, int]
@@ -387,6 +392,7 @@ class World:
         upto = dict(known)
         for record in fresh:
             upto[_key(record)] = max(upto[_key(record)], record.offset)
+        self.refolding -= {key for key in touched if upto[key] >= self.torn_until.get(key, -1)}
         # (b) one snapshot per session the batch touched, the core's at its last offset.
         assert sorted(c.projection.session_key for c in outcome.changed) == sorted(touched)
         for changed, snapshot in zip(outcome.changed, outcome.snapshots(), strict=True):
