@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 
 from projections.compaction.decision import step
 from projections.compaction.ownership import conflicting_summary
+from projections.event_kinds import refused_request_id, summary_request_id
 from projections.fold.projection import SessionProjection
 from projections.retention.retained_vector import NeedsHistory
 from schemas.codec import MAX_RECORD_BYTES, encode
 from schemas.compaction_request import CompactionRequest
 from schemas.dead_letter import DeadLetter
+from schemas.event import Event
 from schemas.keys import Offset, SessionKey
 from schemas.log_text import shown
 from streams.batch.cache import CachedSession
@@ -47,6 +49,11 @@ class SessionFold:
         requests: Every request decided, with its encoding.
         decided: The last request decided, if no summary answered it since.
         answered: Whether a summary answered the in-flight request (and none was decided since).
+        closed: Whether a summary or refusal naming a request folded with nothing in
+            flight after it (and none was decided since): the request key must be gone.
+            A crash can leave the key's delete in the worker's store ahead of the
+            header, and not in the changelog; the answer then folds again on a
+            session that waits on nothing, so only this says to delete it again.
         first_redelivered: The first redelivered offset, if any.
         redelivered: How many records were redelivered.
         added: The bytes the folded records retain.
@@ -62,6 +69,7 @@ class SessionFold:
     requests: list[tuple[CompactionRequest, bytes]] = field(default_factory=list)
     decided: tuple[CompactionRequest, bytes] | None = None
     answered: bool = False
+    closed: bool = False
     first_redelivered: Offset | None = None
     redelivered: int = 0
     added: int = 0
@@ -129,9 +137,16 @@ def _fold_record(
     fold.added += item.size
     if waiting and fold.projection.in_flight is None:
         fold.answered, fold.decided = True, None
+    elif fold.projection.in_flight is None and _names_request(record.envelope.event):
+        fold.closed, fold.decided = True, None
     if folded.request is not None and encoded is not None:
         fold.decided = (folded.request, encoded)
         fold.requests.append(fold.decided)
+
+
+def _names_request(event: Event) -> bool:
+    """Whether `event` is a summary or a refusal naming a compaction request."""
+    return summary_request_id(event) is not None or refused_request_id(event) is not None
 
 
 def _encoded_request(

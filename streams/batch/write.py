@@ -5,9 +5,9 @@
 :class:`~streams.batch.outcome.BatchOutcome` forward with the
 :class:`~streams.batch.fold.SessionFold`. It never raises, so a session moves
 forward wholly or not at all. Table writes per session, in order: entries a
-redelivery writes again, the new chunks or the checkpoint, the request key,
-the header, the deletions of chunks the checkpoint covers
-(:mod:`streams.session_table`).
+redelivery writes again, the new chunks or the checkpoint, the request key
+when set, the header, the deletions (the request key's, then the chunks the
+checkpoint covers) (:mod:`streams.session_table`).
 """
 
 from __future__ import annotations
@@ -57,8 +57,10 @@ def write_fold(
     """The write step: `fold` moves `session` and `outcome` forward. Never raises.
 
     Writes, in order: the entries a redelivery writes again, the new chunks
-    or the checkpoint, the request key, the header, and last the deletions
-    of the chunks the checkpoint covers.
+    or the checkpoint, the request key when decided or held, the header, and
+    last the deletions: the request key's, then the chunks the checkpoint covers.
+    A crash that stores a prefix never keeps a request key's deletion without
+    the header that folded its answer.
     """
     partition = session.partition
     outcome.dead_letters.extend(fold.letters)
@@ -67,8 +69,8 @@ def write_fold(
     outcome.requests.extend((request, partition) for request, _ in fold.requests)
     outcome.writes.extend(rewrites)
     outcome.conflicting_summaries.extend((key, offset) for offset in fold.conflicts)
-    deletions = _write_records(cache, key, session, fold, checkpoint, outcome)
-    _write_request(key, session, fold, outcome)
+    covered = _write_records(cache, key, session, fold, checkpoint, outcome)
+    deletions = _write_request(key, session, fold, outcome) + covered
     if fold.new or fold.first_redelivered is not None:
         outcome.writes.append(TableWrite(partition, header_key(key), header_value(session)))
         outcome.changed.append(Changed(session.projection, last_record, session))
@@ -134,8 +136,17 @@ def _write_checkpoint(
 
 def _write_request(
     key: SessionKey, session: CachedSession, fold: SessionFold, outcome: BatchOutcome
-) -> None:
-    """The request key: set when decided, deleted when answered, written again on redelivery."""
+) -> list[TableWrite]:
+    """The request key: set when decided, deleted when answered, written again on redelivery.
+
+    Written again too when the record that decided the held request folds
+    again: a crash kept the key in the worker's store without its header, and
+    not in the changelog; the rebuild learned it from the store. Its deletion
+    is written again too, on a redelivery with none held, or when a summary or
+    refusal folds with nothing in flight (``fold.closed``). The deletion is
+    returned, to be written after the header: a crash that keeps it keeps the
+    header, and one that does not leaves a key the rebuild finds answered.
+    """
     partition = session.partition
     if fold.decided is not None:
         session.request = fold.decided[0]
@@ -143,6 +154,13 @@ def _write_request(
     elif fold.answered:
         session.request = None
         outcome.answered.append(key)
-        outcome.writes.append(TableWrite(partition, request_key(key), None))
-    elif fold.first_redelivered is not None and session.request is not None:
+        return [TableWrite(partition, request_key(key), None)]
+    elif session.request is not None and (
+        fold.first_redelivered is not None
+        or (fold.new and session.request.decided_at_offset >= fold.new[0].offset)
+    ):  # redelivered, or the record that decided it folds again (learned from a torn store)
         outcome.writes.append(TableWrite(partition, request_key(key), encode(session.request)))
+    elif fold.first_redelivered is not None or fold.closed:
+        session.request = None
+        return [TableWrite(partition, request_key(key), None)]
+    return []

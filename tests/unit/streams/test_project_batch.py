@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from schemas.codec import decode_envelope_sized, encode
 from schemas.keys import Offset, SessionKey
 from streams.batch import (
@@ -237,6 +239,7 @@ def test_a_rebuilt_session_whose_stored_request_was_answered_deletes_the_request
         TableWrite(
             0, header_key(KEY), encode_header(SessionHeader(Offset(12), 2, 13, 0, Offset(0)))
         ),
+        TableWrite(0, request_key(KEY), None),  # a redelivery writes its delete again
     ]
     assert (outcome.redelivered, outcome.applied, outcome.dead_letters) == (1, 0, [])
     assert outcome.learned == []
@@ -284,3 +287,87 @@ def test_a_redelivery_from_a_chunks_first_offset_writes_that_chunk_and_no_earlie
             0, header_key(KEY), encode_header(SessionHeader(Offset(19), 2, 20, 0, Offset(0)))
         ),
     ]
+
+
+# --- a request key whose delete reached the worker's store but not the changelog -----------
+
+
+def _answered_then_crashed(kept: list[bytes]) -> tuple[Table, Table, SourceRecord]:
+    """KEY's request decided, then its answer's batch crashed: its writes to `kept` stored.
+
+    The worker's store (RocksDB, kept over the restart) holds those writes of
+    the answer's batch, the changelog none of them: the changelog still holds
+    the request key.
+    """
+    store, changelog = Table(), Table()
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
+    decided = projector.project(_records(1, 3, 0), store.read)
+    store.apply(decided)
+    changelog.apply(decided)
+    [(request, _)] = decided.requests
+    summary = SourceRecord(
+        "events", 0, 12, KEY.encode(), encode(answer_envelope(request, 1, 2_000.0))
+    )
+    answered = projector.project([summary], store.read)
+    # The deletion comes last: a crash that kept it kept the header.
+    assert [w.key for w in answered.writes] == [
+        chunk_key(KEY, 1),
+        header_key(KEY),
+        request_key(KEY),
+    ]
+    store.apply(BatchOutcome(writes=[w for w in answered.writes if w.key in kept]))
+    assert request_key(KEY) in changelog.values
+    return store, changelog, summary
+
+
+def _restarted(store: Table, changelog: Table, summary: SourceRecord) -> BatchOutcome:
+    """The answer delivered again to a restarted worker; its writes reach store and changelog."""
+    fresh = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
+    outcome = fresh.project([summary], store.read)
+    store.apply(outcome)
+    changelog.apply(outcome)
+    return outcome
+
+
+@pytest.mark.parametrize(
+    ("kept", "applied", "redelivered"),
+    [
+        # The store kept the chunk and the deletion, not the header (what a store written
+        # in another order could keep): the answer folds again as a new record on a
+        # session that has nothing in flight.
+        ([chunk_key(KEY, 1), request_key(KEY)], 1, 0),
+        # The store kept every write of the answer's batch: the answer is redelivered.
+        ([chunk_key(KEY, 1), header_key(KEY), request_key(KEY)], 0, 1),
+    ],
+)
+def test_an_answer_folded_again_after_a_crash_deletes_the_request_key_again(
+    kept: list[bytes], applied: int, redelivered: int
+) -> None:
+    store, changelog, summary = _answered_then_crashed(kept)
+    outcome = _restarted(store, changelog, summary)
+    assert (outcome.applied, outcome.redelivered) == (applied, redelivered)
+    assert TableWrite(0, request_key(KEY), None) in outcome.writes
+    assert request_key(KEY) not in changelog.values
+    assert changelog.values == store.values
+
+
+def test_a_decision_folded_again_over_a_store_that_kept_its_request_key_writes_it_again() -> None:
+    # The deciding batch crashed: the store kept its chunk and request key, not its
+    # header, the changelog none of them. The rebuild learns the request from the store.
+    store, changelog = Table(), Table()
+    projector = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
+    records = _records(1, 3, 0)
+    before = projector.project(records[:8], store.read)
+    store.apply(before)
+    changelog.apply(before)
+    decided = projector.project(records[8:], store.read)
+    assert [w.key for w in decided.writes] == [chunk_key(KEY, 1), request_key(KEY), header_key(KEY)]
+    store.apply(BatchOutcome(writes=decided.writes[:2]))
+    fresh = BatchProjector(SETTINGS, SessionCache(1 << 30), partitions=1)
+    again = fresh.project(records[8:], store.read)
+    store.apply(again)
+    changelog.apply(again)
+    assert [r for r, _ in again.learned] == [r for r, _ in decided.requests]
+    assert again.requests == []
+    assert request_key(KEY) in changelog.values
+    assert changelog.values == store.values

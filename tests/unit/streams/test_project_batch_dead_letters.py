@@ -518,6 +518,7 @@ def test_session_size_a_refused_record_redelivered_rewrites_every_stored_chunk()
     assert again.writes == [
         TableWrite(partition, chunk_key(VICTIM, 0), chunk),
         TableWrite(partition, header_key(VICTIM), encode_header(header)),
+        TableWrite(partition, request_key(VICTIM), None),  # none in flight: its delete again
     ]
 
 
