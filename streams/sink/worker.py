@@ -9,7 +9,6 @@ back to the stored offsets. Design: ``streams/sink/README.md``.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import logging
 import signal
@@ -301,12 +300,13 @@ def run_sink(settings: SinkSettings) -> int:
     """
     heap = sink_heap(settings)
     heap.start()
-    atexit.register(log_gc, heap)
     try:
         asyncio.run(_serve(settings, heap))
     except CtxstreamError:
-        raise
+        raise  # refused before sinking anything: its message is all the sink says
     except Exception:
+        log_gc(heap)
         logger.exception("sink failed; exiting with status %d", FAILED)
         return FAILED
+    log_gc(heap)
     return 0
