@@ -8,15 +8,13 @@ everything when it must start over.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from typing import Any, Final
 
 import pytest
 
 import projections.contents.context_digest as context_digest
-from projections.contents.assembly import ContentsRequest, assemble_included
+from projections.contents.assembly import ContentsRequest, paired_included
 from projections.contents.context_digest import (
     ContextDigest,
     DigestedContext,
@@ -34,19 +32,14 @@ from tests.support.events import (
     summary_event,
     text_event,
 )
+from tests.support.fingerprints import fingerprint_of
 
 VIEW: Final = ContentsRequest()
 
 
 def _expected(events: Sequence[Event], request: ContentsRequest = VIEW) -> tuple[int, str]:
     contents = rebuild_contents(logged(events, range(len(events))), request)
-    canonical = json.dumps(
-        [content_to_json(content) for content in contents],
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return len(contents), hashlib.sha256(canonical.encode()).hexdigest()
+    return len(contents), fingerprint_of([content_to_json(content) for content in contents])
 
 
 def _digested(
@@ -66,13 +59,11 @@ def assembled(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The ids of each list the digest assembles from now on."""
     lists: list[list[str]] = []
 
-    def spy(
-        visible: Sequence[Event], request: ContentsRequest, events: Sequence[Event]
-    ) -> list[Content]:
+    def spy(visible: Sequence[Event], request: ContentsRequest) -> list[Event]:
         lists.append([each.id for each in visible])
-        return assemble_included(visible, request, events)
+        return paired_included(visible, request)
 
-    monkeypatch.setattr(context_digest, "assemble_included", spy)
+    monkeypatch.setattr(context_digest, "paired_included", spy)
     return lists
 
 
@@ -121,9 +112,36 @@ def test_a_summary_end_after_the_last_event_keeps_the_list_unsettled() -> None:
     ],
     ids=["call", "response", "call and text"],
 )
-def test_a_list_ending_with_tool_traffic_does_not_settle(last: Event) -> None:
+def test_a_list_ending_with_tool_traffic_settles_up_to_its_last_plain_event(last: Event) -> None:
     events = [text_event("u1", "i1", 100.0), last]
+    digest = _digested(events).digest
+    assert digest is not None
+    assert [each.id for each in digest.events] == ["u1"]
+    assert (digest.items, digest.newest_timestamp) == (1, 100.0)
+    # The traffic after it is an extension: the next snapshot assembles only what follows.
+    _digested([*events, text_event("u2", "i2", 102.0)], digest)
+
+
+def test_traffic_answering_a_call_before_the_last_plain_event_settles_nothing() -> None:
+    # k1 is called before u2 and answered after it: u2 cannot end a settled list.
+    events = [
+        call_event("c1", "i1", 100.0, "k1"),
+        text_event("u2", "i1", 101.0),
+        response_event("r1", "i1", 102.0, "k1"),
+    ]
     assert _digested(events).digest is None
+
+
+def test_an_extension_ending_with_tool_traffic_settles_up_to_its_last_plain_event(
+    assembled: list[list[str]],
+) -> None:
+    digest = _settled(_BASE)
+    tail = [text_event("u4", "i2", 103.0), call_event("c4", "i2", 104.0, "k4")]
+    context = _digested([*_BASE, *tail], digest)
+    assert assembled[1:] == [["u4"], ["c4"]]
+    assert context.digest is not None
+    assert [each.id for each in context.digest.events] == [*(e.id for e in _BASE), "u4"]
+    assert context.digest.newest_timestamp == 103.0
 
 
 def test_a_scoped_view_keeps_no_digest() -> None:
