@@ -206,3 +206,33 @@ def test_a_content_digest_is_reused_for_the_very_event_only() -> None:
         {key: (event, b"\0" * 32) for key, (event, _) in honest.pieces.by_event.items()},
     )
     assert digest_context(other.view, None, wrong).fingerprint == _whole(records[:15], keep_ids)[1]
+
+
+@pytest.mark.core_property
+@settings(deadline=None, max_examples=60)
+@given(
+    st.integers(40, 260),
+    st.integers(0, 5),
+    st.integers(2, 9),
+    st.lists(st.integers(1, 7), min_size=1, max_size=40),
+)
+def test_snapshots_across_summaries_reuse_only_what_equals_a_whole_rebuild(
+    events: int, seed: int, summary_every: int, strides: list[int]
+) -> None:
+    # Sessions that compact often, with tool calls and responses, snapshotted at irregular
+    # points, so summaries land before, on and after the cuts a digest keeps.
+    records = bench_session(events, seed=seed, summary_every=summary_every)
+    projection = empty_projection(BENCH_SESSION, VIEW)
+    digest: ContextDigest | None = None
+    pieces: ContentPieces | None = None
+    due = 0
+    for count, record in enumerate(records, start=1):
+        projection = apply(projection, record)
+        if count < due and count < len(records):
+            continue
+        due = count + strides[count % len(strides)]
+        snapshot, context = snapshot_carrying(projection, digest, pieces)
+        digest, pieces = context.digest, context.pieces
+        assert (snapshot.context_items, snapshot.context_fingerprint) == _whole(
+            records[:count], VIEW
+        )
