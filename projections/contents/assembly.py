@@ -30,7 +30,7 @@ from projections.event_kinds import is_summary
 from projections.fold.rewind import drop_rewound
 from schemas.event import Content, Event
 
-__all__ = ["ContentsRequest", "assemble_included", "build_contents"]
+__all__ = ["ContentsRequest", "assemble_included", "build_contents", "paired_included"]
 
 
 def build_contents(events: Sequence[Event], request: ContentsRequest) -> list[Content]:
@@ -70,6 +70,24 @@ def assemble_included(
         request: Agent, branch, scope and options.
         events: What the assembly was given (a scoped agent's task is read from it).
     """
+    contents = to_request_contents(
+        paired_included(visible, request),
+        preserve_function_call_ids=request.preserve_function_call_ids,
+    )
+    if request.isolation_scope is not None:  # §8.9: a scoped agent's task goes first
+        task = task_input_content(events, request.isolation_scope)
+        if task is not None:
+            contents.insert(0, task)
+    return contents
+
+
+def paired_included(visible: Sequence[Event], request: ContentsRequest) -> list[Event]:
+    """§8.3-§8.7 of the default mode: the events whose contents the request copies, in order.
+
+    Each event is either one of `visible` itself or a new object (a quoted
+    other agent, a merged transcription, a call or response regrouped), so an
+    event that comes out as it went in has the request content it had last time.
+    """
     if any(is_summary(event) for event in visible):
         # Masking deliberately re-sorts everything by timestamp (ADK quirk, §14.1).
         masked = mask_compacted(visible, request.agent_name)
@@ -80,15 +98,7 @@ def assemble_included(
         request.agent_name,
         include_thoughts=request.include_thoughts_from_other_agents,
     )
-    visible = pair_calls_with_responses(visible)
-    contents = to_request_contents(
-        visible, preserve_function_call_ids=request.preserve_function_call_ids
-    )
-    if request.isolation_scope is not None:  # §8.9: a scoped agent's task goes first
-        task = task_input_content(events, request.isolation_scope)
-        if task is not None:
-            contents.insert(0, task)
-    return contents
+    return pair_calls_with_responses(visible)
 
 
 def _current_turn_contents(events: Sequence[Event], request: ContentsRequest) -> list[Content]:

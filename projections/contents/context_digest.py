@@ -1,17 +1,23 @@
 """The context fingerprint kept as the view grows, without assembling the whole context. Pure.
 
-The fingerprint is SHA-256 of the canonical JSON of the assembled contents
-(:func:`canonical_contents`). SHA-256 reads its input in order, so a
-:class:`ContextDigest` keeps the hash state after the contents of a *settled*
-reduced list and feeds a copy only what new events add, whenever the longer
-list's contents are the settled ones followed by the new events' alone
-(:func:`_extends`); anything else assembles the whole context once. Why an
-accepted extension assembles that way, step by step: projections/README.md,
-"The context digest".
+The fingerprint is SHA-256 of the SHA-256 digests of the assembled contents, one per content,
+each of its canonical JSON (:func:`canonical_contents`), concatenated in order. Three savings
+follow, each exact:
 
-Example: settled ``user "q"``, ``agent "a"`` (the state fed ``[`` and their two
-contents), then ``user "q2"`` at a later timestamp -> a copy of that state is
-fed ``,`` and the one new content, not the whole context again.
+* a content's digest is computed once: :class:`ContentPieces` keeps it for the event it was
+  copied from, and an assembly that meets the same event object again reuses it;
+* a :class:`ContextDigest` keeps the digests of a *settled* reduced list, so a list that only
+  grew assembles the new events alone (:func:`~projections.contents.context_settling.extends`);
+* it also keeps the list's *cuts*, where its contents split into a settled part and the rest
+  assembled alone, so after a summary only the summary's side is assembled and the events the
+  summary leaves shown reuse their digests (:func:`_after_summary`).
+
+Anything else assembles the whole context once. Why each holds, step by step:
+projections/README.md, "The context digest".
+
+Example: settled ``user "q"``, ``agent "a"`` (their two content digests kept), then
+``user "q2"`` at a later timestamp -> one new content's digest appended, not the whole context
+serialized again.
 """
 
 from __future__ import annotations
@@ -21,13 +27,23 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, Protocol
+from typing import Final
 
 from pydantic import TypeAdapter
 
-from projections.contents.assembly import ContentsRequest, assemble_included
+from projections.compaction.masking import mask_compacted
+from projections.contents.assembly import ContentsRequest, paired_included
+from projections.contents.context_settling import (
+    cut_points,
+    extends,
+    is_settled,
+    last_plain,
+    named_ids_of,
+    newest_timestamp,
+)
 from projections.contents.context_view import ContextView, view_events
 from projections.contents.parts import function_calls, function_responses
+from projections.contents.request_contents import request_content, task_input_content
 from projections.event_kinds import is_summary
 from schemas.event import Content, Event
 
@@ -35,18 +51,15 @@ from schemas.event import Content, Event
 #: :func:`~schemas.event.content_to_json` dumps it (the same serializer).
 _CONTENTS: Final = TypeAdapter(list[Content])
 
+#: Bytes of one content's digest (SHA-256).
+DIGEST_BYTES: Final = 32
 
-class HashState(Protocol):
-    """A running SHA-256 (``hashlib.sha256()``): fed in order, copied to branch off."""
+#: Cuts whose run shows in the list that :func:`_after_summary` tries before assembling it all.
+_CUT_TRIES: Final = 3
 
-    def update(self, data: bytes, /) -> None:
-        """Feed `data`."""
-
-    def copy(self) -> HashState:
-        """An independent state equal to this one."""
-
-    def hexdigest(self) -> str:
-        """The digest of what was fed, in hex."""
+#: Fewest events between two cuts a whole assembly keeps: after a summary, at most about
+#: this many events beside the summary are assembled again.
+_CUT_GAP: Final = 2
 
 
 def canonical_contents(contents: Sequence[Content]) -> list[bytes]:
@@ -62,171 +75,316 @@ def canonical_contents(contents: Sequence[Content]) -> list[bytes]:
     ]
 
 
+def content_digests(contents: Sequence[Content]) -> list[bytes]:
+    """The SHA-256 digest of each content's canonical JSON: what the fingerprint hashes."""
+    return [hashlib.sha256(piece).digest() for piece in canonical_contents(contents)]
+
+
+@dataclass(frozen=True, slots=True)
+class ContentPieces:
+    """The content digest of each event an assembly copied a request content from.
+
+    A request content is a function of the event object alone (and of whether
+    client call ids are kept), so the digest is looked up by the event's
+    identity; each entry holds its event, so the identity stays its own.
+
+    Attributes:
+        preserve_function_call_ids: The request option the digests were made under.
+        by_event: ``id(event) -> (event, content digest)``.
+    """
+
+    preserve_function_call_ids: bool
+    by_event: dict[int, tuple[Event, bytes]] = field(compare=False)
+
+
 @dataclass(frozen=True, slots=True)
 class ContextDigest:
-    """The fingerprint's state after the contents of a settled reduced list.
+    """The contents' digests of a settled reduced list, and where the list splits.
 
     Attributes:
         request: The request the list was assembled for.
         events: The list, stream order (the projection's own event objects, so
             comparing a list with it is mostly identity checks).
-        items: How many contents it assembles to.
-        state: SHA-256 fed ``[`` and those contents, comma separated.
+        digests: The digest of each content it assembles to, concatenated in order.
         named_ids: Every call and response id the list names.
         newest_timestamp: The greatest timestamp of the list, summary ends included.
+        cuts: ``(events, items)`` pairs, rising: the list's first `events` events
+            are settled and assemble to its first `items` contents, and the
+            events after them assemble alone to the rest.
     """
 
     request: ContentsRequest
     events: tuple[Event, ...]
-    items: int
-    state: HashState = field(compare=False)
+    digests: bytes = field(repr=False)
     named_ids: frozenset[str]
     newest_timestamp: float
+    cuts: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def items(self) -> int:
+        """How many contents the list assembles to."""
+        return len(self.digests) // DIGEST_BYTES
 
 
 @dataclass(frozen=True, slots=True)
 class DigestedContext:
-    """The view's context as the snapshot reports it, and the digest to pass next time.
+    """The view's context as the snapshot reports it, and what to pass next time.
 
     Attributes:
         items: How many contents the context has.
         fingerprint: Their fingerprint (:func:`projections.contents.snapshot.context_fingerprint`).
-        digest: The state to hand to the next :func:`digest_context` of this
-            session's view, None when the list cannot be settled.
+        digest: The digest to hand to the next :func:`digest_context` of this
+            session's view, None when no list of it could be settled.
+        pieces: The content digests to hand with it: those of this context's
+            events (and of the events before, while the list only grew).
     """
 
     items: int
     fingerprint: str
     digest: ContextDigest | None
+    pieces: ContentPieces
 
 
-def digest_context(view: ContextView, previous: ContextDigest | None = None) -> DigestedContext:
+def digest_context(
+    view: ContextView,
+    previous: ContextDigest | None = None,
+    pieces: ContentPieces | None = None,
+) -> DigestedContext:
     """The count and fingerprint of the view's contents, from `previous` where it still holds.
 
     Equal to counting and fingerprinting :func:`~projections.contents.context_view.view_contents`
-    whatever `previous` is (an older digest of the session, another session's, None):
-    it is used only when the view's reduced list starts with the very events it was
-    made from.
+    whatever `previous` and `pieces` are (an older digest of the session, another session's,
+    None): `previous` is used only for runs of the very events it was made from, and `pieces`
+    only for the very event objects it names.
     """
+    request = view.request
     events = tuple(view_events(view))
-    if (
-        previous is not None
-        and previous.request == view.request
-        and events[: len(previous.events)] == previous.events
-    ):
-        tail = events[len(previous.events) :]
-        named = _extends(previous, tail)
-        if named is not None:
-            state, items = _fed(previous.state.copy(), previous.items, tail, view.request)
-            digest: ContextDigest | None = previous
-            if tail and _is_settled(events):
-                newest = max(previous.newest_timestamp, _newest_timestamp(tail))
-                digest = ContextDigest(
-                    view.request, events, items, state.copy(), previous.named_ids | named, newest
-                )
-            return DigestedContext(items, _finished(state), digest)
-    state, items = _fed(hashlib.sha256(b"["), 0, events, view.request)
-    settled = _settled(view.request, events, state, items)
-    return DigestedContext(items, _finished(state), settled)
-
-
-def _fed(
-    state: HashState, items: int, events: Sequence[Event], request: ContentsRequest
-) -> tuple[HashState, int]:
-    """`state` fed the contents `events` assemble to, after `items` contents already fed."""
-    if not events:
-        return state, items
-    for piece in canonical_contents(assemble_included(events, request, events)):
-        if items:
-            state.update(b",")
-        state.update(piece)
-        items += 1
-    return state, items
-
-
-def _finished(state: HashState) -> str:
-    closed = state.copy()
-    closed.update(b"]")
-    return closed.hexdigest()
-
-
-def _settled(
-    request: ContentsRequest, events: tuple[Event, ...], state: HashState, items: int
-) -> ContextDigest | None:
-    """The digest of a whole list just fed to `state`, when the list can be settled."""
-    if request.isolation_scope is not None or not _is_settled(events):
-        return None
-    newest = _newest_timestamp(events)
-    if not math.isfinite(newest):
-        return None
-    named = frozenset(mention for event in events for mention in _mentions(event) if mention)
-    return ContextDigest(request, events, items, state.copy(), named, newest)
-
-
-def _is_settled(events: Sequence[Event]) -> bool:
-    """Whether the list may be settled: its last event, masked or not, has no calls or responses.
-
-    The latest-response rearrangement reads the newest event of the masked
-    list only; once events follow, it no longer applies to this list's, so
-    it must be a no-op already: that event holds no response. Masking sorts
-    by timestamp when a summary is present, so the last event must also be
-    the newest (and not a summary, which shows at its end timestamp). Nor may
-    it hold a call: its answer, which usually follows, names a settled id and
-    would make the next snapshot assemble everything again. (Calls left
-    unanswered further back settle as they are: a tail may not answer them.)
-    """
-    if not events:
-        return True
-    last = events[-1]
-    return (
-        not function_calls(last)
-        and not function_responses(last)
-        and not is_summary(last)
-        and last.timestamp >= _newest_timestamp(events[:-1])  # also refuses NaN
+    known = _known(pieces, request)
+    if previous is not None and previous.request == request:
+        if events[: len(previous.events)] == previous.events:
+            tail = events[len(previous.events) :]
+            if extends(previous.newest_timestamp, previous.named_ids, tail) is not None:
+                fed = _Feed(bytearray(previous.digests), known, dict(known.by_event))
+                return fed.context(_fed_settling(fed, previous, events, request))
+        elif (shown := _after_summary(previous, events, known)) is not None:
+            return shown
+    fed = _Feed(bytearray(), known, {})
+    if request.isolation_scope is not None:  # §8.9: a scoped agent's task goes first
+        task = task_input_content(events, request.isolation_scope)
+        if task is not None:
+            fed.digests += content_digests([task])[0]
+        fed.feed(events, request)
+        return fed.context(None)
+    cuts = cut_points(events, _CUT_GAP)
+    if not cuts:
+        fed.feed(events, request)
+        return fed.context(None)
+    # Settled up to the last cut, assembled a part at a time so that each cut is kept with the
+    # contents before it; what follows the last cut (tool traffic) is its extension.
+    marks: list[tuple[int, int]] = []
+    done = 0
+    for cut in cuts:
+        fed.feed(events[done:cut], request)
+        marks.append((cut, fed.items))
+        done = cut
+    head = events[:done]
+    digest = ContextDigest(
+        request,
+        head,
+        bytes(fed.digests),
+        named_ids_of(head),
+        newest_timestamp(head),
+        tuple(marks),
     )
+    fed.feed(events[done:], request)
+    return fed.context(digest)
 
 
-def _newest_timestamp(events: Sequence[Event]) -> float:
-    """The greatest timestamp in `events`, summary ends included (NaN if any is NaN)."""
+def _known(pieces: ContentPieces | None, request: ContentsRequest) -> ContentPieces:
+    """`pieces` when made under `request`'s option, else none."""
+    keep = request.preserve_function_call_ids
+    if pieces is None or pieces.preserve_function_call_ids != keep:
+        return ContentPieces(keep, {})
+    return pieces
+
+
+@dataclass(slots=True)
+class _Feed:
+    """Content digests being gathered in order, and the per-event digests the gathering used.
+
+    Attributes:
+        digests: The digests so far, concatenated.
+        known: The per-event digests to reuse.
+        used: ``id(event) -> (event, digest)`` of the events fed (and any kept on).
+    """
+
+    digests: bytearray
+    known: ContentPieces
+    used: dict[int, tuple[Event, bytes]]
+
+    @property
+    def items(self) -> int:
+        """Contents gathered so far."""
+        return len(self.digests) // DIGEST_BYTES
+
+    def feed(self, events: Sequence[Event], request: ContentsRequest) -> None:
+        """Append the digests of the contents `events` assemble to, assembled alone."""
+        if not events:
+            return
+        paired = [event for event in paired_included(events, request) if event.content is not None]
+        by_event = self.known.by_event
+        missing = [
+            event
+            for event in paired
+            if (hit := by_event.get(id(event))) is None or hit[0] is not event
+        ]
+        keep = request.preserve_function_call_ids
+        made = content_digests(
+            [
+                request_content(event.content, preserve_function_call_ids=keep)
+                for event in missing
+                if event.content is not None
+            ]
+        )
+        fresh = {id(event): (event, digest) for event, digest in zip(missing, made, strict=True)}
+        for event in paired:
+            entry = fresh.get(id(event)) or by_event[id(event)]
+            self.used[id(event)] = entry
+            self.digests += entry[1]
+
+    def settled(
+        self,
+        request: ContentsRequest,
+        events: tuple[Event, ...],
+        named_ids: frozenset[str],
+        floor: float,
+        cuts: tuple[tuple[int, int], ...],
+    ) -> ContextDigest:
+        """The digest of `events`, settled, whose contents are all gathered so far."""
+        return ContextDigest(
+            request,
+            events,
+            bytes(self.digests),
+            named_ids,
+            floor,
+            (*cuts, (len(events), self.items)),
+        )
+
+    def context(self, digest: ContextDigest | None) -> DigestedContext:
+        """The context gathered, with `digest` to pass on."""
+        fingerprint = hashlib.sha256(self.digests).hexdigest()
+        pieces = ContentPieces(self.known.preserve_function_call_ids, self.used)
+        return DigestedContext(self.items, fingerprint, digest, pieces)
+
+
+def _fed_settling(
+    fed: _Feed, previous: ContextDigest, events: tuple[Event, ...], request: ContentsRequest
+) -> ContextDigest | None:
+    """`fed` (at `previous`) fed the rest of `events`, which extends it; the digest to keep.
+
+    The whole list when it settles; else the list up to its last plain event,
+    when what follows that event extends it in turn; else `previous`. Every cut
+    of `previous` stays a cut: what follows it still assembles alone.
+    """
+    start = len(previous.events)
+    tail = events[start:]
+    if not tail:
+        return previous
+    split = last_plain(events, start)
+    if start < split < len(events):
+        head = tail[: split - start]
+        floor = max(previous.newest_timestamp, newest_timestamp(head))
+        named_ids = previous.named_ids | named_ids_of(head)
+        if extends(floor, named_ids, events[split:]) is not None:
+            fed.feed(head, request)
+            digest = fed.settled(request, events[:split], named_ids, floor, previous.cuts)
+            fed.feed(events[split:], request)
+            return digest
+    fed.feed(tail, request)
+    if not is_settled(events):
+        return previous
+    floor = max(previous.newest_timestamp, newest_timestamp(tail))
+    named_ids = previous.named_ids | named_ids_of(tail)
+    return fed.settled(request, events, named_ids, floor, previous.cuts)
+
+
+def _after_summary(
+    previous: ContextDigest, events: tuple[Event, ...], known: ContentPieces
+) -> DigestedContext | None:
+    """The context of `events` reusing the part of `previous` a new summary left shown.
+
+    `events` must hold, as one run in stream order, the events after one of
+    `previous`'s cuts (the *kept* run, which assembles alone to the digests
+    after the cut). The rest splits into the *head*, the events before the run
+    and every summary after it, and the *tail*, the other events after it. When
+    the head holds a summary, ends (after masking's sort by timestamp) with an
+    event without calls or responses, is older than the kept run and names none
+    of its ids, and the tail extends head and run together, masking's sort puts
+    head, run and tail in that order, each assembles alone, and the contents are
+    the head's, the kept digests and the tail's. None when it does not apply.
+    """
+    request = previous.request
+    position = {id(event): index for index, event in enumerate(events)}
+    tries = _CUT_TRIES
+    for cut, items in previous.cuts:
+        kept = previous.events[cut:]
+        start = position.get(id(kept[0])) if kept else None
+        if start is None or events[start : start + len(kept)] != kept:
+            continue
+        after = events[start + len(kept) :]
+        head = (*events[:start], *(event for event in after if is_summary(event)))
+        tail = tuple(event for event in after if not is_summary(event))
+        named_ids = named_ids_of(head) | named_ids_of(kept)
+        floor = max(_shown_newest(head), kept[-1].timestamp)
+        if _shows_first(head, kept, request) and extends(floor, named_ids, tail) is not None:
+            fed = _Feed(bytearray(), known, dict(known.by_event))
+            fed.feed(head, request)
+            fed.digests += previous.digests[items * DIGEST_BYTES :]
+            if events[len(events) - len(tail) :] != tail:  # a summary among the tail's events
+                fed.feed(tail, request)
+                return fed.context(previous)
+            # Head and run, settled in all but order: the tail extends them as it would a list.
+            shown = events[: len(events) - len(tail)]
+            base = ContextDigest(
+                request, shown, bytes(fed.digests), named_ids, floor, ((len(shown), fed.items),)
+            )
+            return fed.context(_fed_settling(fed, base, events, request))
+        tries -= 1
+        if not tries:
+            break
+    return None
+
+
+def _shows_first(
+    head: tuple[Event, ...], kept: tuple[Event, ...], request: ContentsRequest
+) -> bool:
+    """Whether `head` assembles alone before the `kept` run (see :func:`_after_summary`)."""
+    if not any(is_summary(event) for event in head):
+        return False
+    if not _shown_newest(head) < kept[0].timestamp:  # also refuses NaN
+        return False
+    if named_ids_of(head) & named_ids_of(kept):
+        return False
+    masked = mask_compacted(head, request.agent_name)
+    return not masked or (not function_calls(masked[-1]) and not function_responses(masked[-1]))
+
+
+def _shown_newest(events: Sequence[Event]) -> float:
+    """The newest timestamp masking shows or covers: raw events' own, summaries' range ends.
+
+    A summary shows at its end and hides what its range covers; its own
+    timestamp places nothing. NaN if any of these is NaN.
+    """
     newest = -math.inf
     for event in events:
-        stamps = [event.timestamp]
         compaction = event.actions.compaction
-        if compaction is not None:
-            stamps.extend((compaction.start_timestamp, compaction.end_timestamp))
+        stamps = (
+            (event.timestamp,)
+            if compaction is None
+            else (compaction.start_timestamp, compaction.end_timestamp)
+        )
         for stamp in stamps:
             if math.isnan(stamp):
                 return math.nan
             newest = max(newest, stamp)
     return newest
-
-
-def _extends(previous: ContextDigest, tail: Sequence[Event]) -> frozenset[str] | None:
-    """The ids `tail` names, when it assembles after `previous`'s list alone; None otherwise."""
-    named: set[str] = set()
-    # Strictly after the settled list: a summary covers both ends of its range, so an event at
-    # the newest summary end could be a covered tool event that a read restores.
-    floor, newest = previous.newest_timestamp, -math.inf
-    for event in tail:
-        if (
-            is_summary(event)
-            or event.input_transcription is not None
-            or event.output_transcription is not None
-            or event.long_running_tool_ids
-            or not event.timestamp > floor  # also refuses NaN
-            or event.timestamp < newest
-        ):
-            return None
-        newest = event.timestamp
-        for mention in _mentions(event):
-            if not mention or mention in previous.named_ids:
-                return None
-            named.add(mention)
-    return frozenset(named)
-
-
-def _mentions(event: Event) -> list[str | None]:
-    """The ids of the event's function calls and responses, in part order."""
-    return [call.id for call in function_calls(event)] + [
-        response.id for response in function_responses(event)
-    ]

@@ -299,9 +299,12 @@ def _stale_positions(
     events: Sequence[Event], responses_by_call: dict[tuple[str | None, int], list[int]]
 ) -> set[int]:
     """Positions of the stale replies between consecutive responses to one call."""
-    run_end = _stale_runs(events)
     stale: set[int] = set()
-    for answered in responses_by_call.values():
+    repeated = [answered for answered in responses_by_call.values() if len(answered) > 1]
+    if not repeated:  # no call answered twice: no span to look in
+        return stale
+    run_end = _stale_runs(events)
+    for answered in repeated:
         for earlier, later in itertools.pairwise(answered):
             first, second = events[earlier], events[later]
             if first.invocation_id != second.invocation_id or first.author != second.author:

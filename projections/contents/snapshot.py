@@ -13,7 +13,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from projections.contents.context_digest import ContextDigest, canonical_contents, digest_context
+from projections.contents.context_digest import (
+    ContentPieces,
+    ContextDigest,
+    DigestedContext,
+    content_digests,
+    digest_context,
+)
 from projections.event_kinds import summary_request_id
 from projections.fold.projection import SessionProjection
 from schemas.event import Content
@@ -23,14 +29,13 @@ from schemas.projection_snapshot import CompactionBoundary, ProjectionSnapshot, 
 
 
 def context_fingerprint(contents: Sequence[Content]) -> str:
-    """SHA-256 (hex) of the canonical JSON of `contents`.
+    """SHA-256 (hex) of the SHA-256 digests of each content's canonical JSON, concatenated.
 
     Canonical: genai's camelCase JSON of each content, keys sorted, compact
     separators, non-ASCII kept. Equal contents give equal fingerprints, so a
     subscriber can tell whether the context changed without reading it.
     """
-    canonical = b"[" + b",".join(canonical_contents(contents)) + b"]"
-    return hashlib.sha256(canonical).hexdigest()
+    return hashlib.sha256(b"".join(content_digests(contents))).hexdigest()
 
 
 def compaction_boundary(summary: LoggedEvent) -> CompactionBoundary:
@@ -65,7 +70,21 @@ def snapshot_with_digest(
     work plus assembling the events since, when those only extend the context
     (:mod:`projections.contents.context_digest`).
     """
-    context = digest_context(projection.view, previous)
+    snapshot, context = snapshot_carrying(projection, previous)
+    return snapshot, context.digest
+
+
+def snapshot_carrying(
+    projection: SessionProjection,
+    previous: ContextDigest | None = None,
+    pieces: ContentPieces | None = None,
+) -> tuple[ProjectionSnapshot, DigestedContext]:
+    """The snapshot, and the digest and content digests to pass with the session's next one.
+
+    As :func:`snapshot_with_digest`, and `pieces` (what the last call's
+    context carried) spares re-serializing the contents of events met again.
+    """
+    context = digest_context(projection.view, previous, pieces)
     boundary = projection.summaries.boundary
     tokens = projection.tokens
     in_flight = projection.in_flight
@@ -85,4 +104,4 @@ def snapshot_with_digest(
         context_fingerprint=context.fingerprint,
         in_flight_request_id=in_flight.request_id if in_flight is not None else None,
     )
-    return snapshot, context.digest
+    return snapshot, context

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from projections.compaction.config import CompactionConfig
-from projections.contents.context_digest import ContextDigest
+from projections.contents.context_digest import ContentPieces, ContextDigest
 from projections.fold.projection import NO_OFFSET, SessionProjection
 from schemas.compaction_request import CompactionRequest
 from schemas.keys import Offset, SessionKey
@@ -38,6 +38,8 @@ class CachedSession:
         first_offset: Offset of the session's first applied record (-1: none).
         digest: The context digest its last snapshot left (None: none yet), so
             the next snapshot assembles only what came since.
+        pieces: The content digests its last snapshot's context carried
+            (None: none yet), so the next one serializes only new contents.
     """
 
     projection: SessionProjection
@@ -50,6 +52,7 @@ class CachedSession:
     base: int = 0
     first_offset: Offset = NO_OFFSET
     digest: ContextDigest | None = field(default=None, compare=False)  # derived, never stored
+    pieces: ContentPieces | None = field(default=None, compare=False)  # derived, never stored
 
 
 class SessionCache:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from projections.contents.snapshot import snapshot_with_digest
+from projections.contents.snapshot import snapshot_carrying
 from projections.fold.projection import SessionProjection
 from schemas.codec import encode
 from schemas.compaction_request import CompactionRequest
@@ -47,7 +47,9 @@ class Changed:
 
     def snapshot(self) -> ProjectionSnapshot:
         """The session's snapshot, from and then into its entry's context digest."""
-        snapshot, self.session.digest = snapshot_with_digest(self.projection, self.session.digest)
+        session = self.session
+        snapshot, context = snapshot_carrying(self.projection, session.digest, session.pieces)
+        session.digest, session.pieces = context.digest, context.pieces
         return snapshot
 
 
@@ -121,7 +123,7 @@ class BatchOutcome:
         letters: list[DeadLetter] = []
         for changed in self.changed:
             if changed.projection.deleted_at is not None:
-                changed.session.digest = None
+                changed.session.digest = changed.session.pieces = None
                 records.append((changed.projection.session_key.encode(), None))
                 continue
             try:

@@ -8,15 +8,13 @@ everything when it must start over.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from typing import Any, Final
 
 import pytest
 
 import projections.contents.context_digest as context_digest
-from projections.contents.assembly import ContentsRequest, assemble_included
+from projections.contents.assembly import ContentsRequest, paired_included
 from projections.contents.context_digest import (
     ContextDigest,
     DigestedContext,
@@ -34,19 +32,14 @@ from tests.support.events import (
     summary_event,
     text_event,
 )
+from tests.support.fingerprints import fingerprint_of
 
 VIEW: Final = ContentsRequest()
 
 
 def _expected(events: Sequence[Event], request: ContentsRequest = VIEW) -> tuple[int, str]:
     contents = rebuild_contents(logged(events, range(len(events))), request)
-    canonical = json.dumps(
-        [content_to_json(content) for content in contents],
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return len(contents), hashlib.sha256(canonical.encode()).hexdigest()
+    return len(contents), fingerprint_of([content_to_json(content) for content in contents])
 
 
 def _digested(
@@ -66,13 +59,11 @@ def assembled(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The ids of each list the digest assembles from now on."""
     lists: list[list[str]] = []
 
-    def spy(
-        visible: Sequence[Event], request: ContentsRequest, events: Sequence[Event]
-    ) -> list[Content]:
+    def spy(visible: Sequence[Event], request: ContentsRequest) -> list[Event]:
         lists.append([each.id for each in visible])
-        return assemble_included(visible, request, events)
+        return paired_included(visible, request)
 
-    monkeypatch.setattr(context_digest, "assemble_included", spy)
+    monkeypatch.setattr(context_digest, "paired_included", spy)
     return lists
 
 
@@ -121,9 +112,36 @@ def test_a_summary_end_after_the_last_event_keeps_the_list_unsettled() -> None:
     ],
     ids=["call", "response", "call and text"],
 )
-def test_a_list_ending_with_tool_traffic_does_not_settle(last: Event) -> None:
+def test_a_list_ending_with_tool_traffic_settles_up_to_its_last_plain_event(last: Event) -> None:
     events = [text_event("u1", "i1", 100.0), last]
+    digest = _digested(events).digest
+    assert digest is not None
+    assert [each.id for each in digest.events] == ["u1"]
+    assert (digest.items, digest.newest_timestamp) == (1, 100.0)
+    # The traffic after it is an extension: the next snapshot assembles only what follows.
+    _digested([*events, text_event("u2", "i2", 102.0)], digest)
+
+
+def test_traffic_answering_a_call_before_the_last_plain_event_settles_nothing() -> None:
+    # k1 is called before u2 and answered after it: u2 cannot end a settled list.
+    events = [
+        call_event("c1", "i1", 100.0, "k1"),
+        text_event("u2", "i1", 101.0),
+        response_event("r1", "i1", 102.0, "k1"),
+    ]
     assert _digested(events).digest is None
+
+
+def test_an_extension_ending_with_tool_traffic_settles_up_to_its_last_plain_event(
+    assembled: list[list[str]],
+) -> None:
+    digest = _settled(_BASE)
+    tail = [text_event("u4", "i2", 103.0), call_event("c4", "i2", 104.0, "k4")]
+    context = _digested([*_BASE, *tail], digest)
+    assert assembled[1:] == [["u4"], ["c4"]]
+    assert context.digest is not None
+    assert [each.id for each in context.digest.events] == [*(e.id for e in _BASE), "u4"]
+    assert context.digest.newest_timestamp == 103.0
 
 
 def test_a_scoped_view_keeps_no_digest() -> None:
@@ -155,7 +173,8 @@ def test_a_tail_at_the_settled_newest_timestamp_assembles_everything(
 ) -> None:
     digest = _settled(_BASE)
     _digested([*_BASE, text_event("u3", "i2", 101.0)], digest)
-    assert assembled[1:] == [["u1", "u2", "u3"]]
+    # From the start again (in parts, at the cuts the new list has: after u1 only).
+    assert assembled[1:] == [["u1"], ["u2", "u3"]]
 
 
 def test_a_tail_older_than_the_settled_list_sorts_into_it() -> None:
@@ -239,3 +258,74 @@ def test_contents_built_in_python_hash_as_their_json() -> None:
         '{"parts":[{"text":"café"},{"functionCall":{"args":{"b":"ab","s":[1]},"name":"t"}}],'
         '"role":"model"}'.encode()
     ]
+
+
+# -- after a summary ----------------------------------------------------------------
+
+_TURNS: Final = [
+    text_event("u1", "i1", 100.0),
+    text_event("a1", "i1", 101.0, author="agent"),
+    text_event("u2", "i2", 110.0),
+    text_event("a2", "i2", 111.0, author="agent"),
+]
+
+
+def _extended_twice() -> ContextDigest:
+    """The digest of `_TURNS`, settled after two turns and extended by two: cut after a1."""
+    first = _settled(_TURNS[:2])
+    second = _digested(_TURNS, first).digest
+    assert second is not None
+    assert second.cuts[-2:] == ((2, 2), (4, 4))
+    return second
+
+
+def test_a_summary_leaving_the_run_after_a_cut_assembles_only_itself(
+    assembled: list[list[str]],
+) -> None:
+    digest = _extended_twice()
+    summary = summary_event("s1", 100.0, 101.0, 112.0)
+    newer = text_event("u3", "i3", 120.0)
+    assembled.clear()
+    context = _digested([*_TURNS, summary, newer], digest)
+    # The summary alone, the kept run's digests reused, the newer event as an extension.
+    assert assembled == [["s1"], ["u3"]]
+    assert context.digest is not None
+    assert [each.id for each in context.digest.events] == ["u2", "a2", "s1", "u3"]
+
+
+def test_a_kept_run_answering_a_call_in_the_head_assembles_everything(
+    assembled: list[list[str]],
+) -> None:
+    # u0 (95) stays before the summary's range and calls k1; the kept run answers it.
+    call = call_event("c0", "i0", 95.0, "k1")
+    answer = response_event("r1", "i2", 110.5, "k1")
+    events = [call, text_event("u1", "i1", 100.0), text_event("a1", "i1", 101.0, author="agent")]
+    first = _digested(events).digest
+    assert first is not None
+    later = [text_event("u2", "i2", 110.0), answer, text_event("a2", "i2", 111.0, author="agent")]
+    second = _digested([*events, *later], first).digest
+    assert second is not None
+    assembled.clear()
+    _digested([*events, *later, summary_event("s1", 100.0, 101.0, 112.0)], second)
+    assert assembled[-1] == ["c0", "u2", "r1", "a2", "s1"]
+
+
+def test_a_summary_covering_the_kept_run_assembles_everything(
+    assembled: list[list[str]],
+) -> None:
+    digest = _extended_twice()
+    assembled.clear()
+    # The summary's end reaches u2: the run after the cut is no longer shown whole.
+    _digested([*_TURNS, summary_event("s1", 100.0, 110.0, 112.0)], digest)
+    assert all("a2" not in each or "s1" in each for each in assembled)
+    assert any("s1" in each for each in assembled)
+
+
+def test_an_event_older_than_the_kept_run_after_the_summary_assembles_everything(
+    assembled: list[list[str]],
+) -> None:
+    digest = _extended_twice()
+    assembled.clear()
+    late = text_event("u9", "i9", 105.0)  # after the summary in the log, older than u2
+    _digested([*_TURNS, summary_event("s1", 100.0, 101.0, 112.0), late], digest)
+    assert ["u2", "a2", "s1", "u9"] in assembled

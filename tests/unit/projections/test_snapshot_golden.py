@@ -7,14 +7,13 @@ is: a hand-written session (a tool call and its answer, later turns, a summary
 naming its request, usage reported along the way) and a request in flight
 project to a :class:`ProjectionSnapshot` whose fields are literals: the
 boundary from the summary, the invocation counts, the token totals, the
-context's item count and fingerprint (the SHA-256 of the canonical contents
-JSON written below), and the in-flight request. A field mapped from the wrong
-source, or left at its default, fails here.
+context's item count and fingerprint (of the canonical contents JSON written
+below, by ``tests.support.fingerprints``), and the in-flight request. A field
+mapped from the wrong source, or left at its default, fails here.
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Final
 
 from projections.contents.contents_request import ContentsRequest
@@ -27,6 +26,7 @@ from schemas.event import Event
 from schemas.keys import Offset, SessionKey, TenantId
 from schemas.logged_event import LoggedEvent
 from schemas.projection_snapshot import CompactionBoundary, ProjectionSnapshot, TokenUsage
+from tests.support.fingerprints import fingerprint_of_text
 
 SESSION: Final = SessionKey("acme/support/u42/s7")
 #: The view of the replying agent: its own calls and their answers stay as they are (with
@@ -156,7 +156,7 @@ EXPECTED: Final = ProjectionSnapshot(
         total_candidates_tokens=10 + 20 + 5 + 7,
     ),
     context_items=5,
-    context_fingerprint=hashlib.sha256(CANONICAL_CONTENTS.encode()).hexdigest(),
+    context_fingerprint=fingerprint_of_text(CANONICAL_CONTENTS),
     in_flight_request_id="r-2",
 )
 
@@ -192,5 +192,5 @@ def test_before_the_summary_there_is_no_boundary_and_the_calls_are_in_the_contex
             last_prompt_tokens=180, total_prompt_tokens=430, total_candidates_tokens=35
         ),
         context_items=6,
-        context_fingerprint=hashlib.sha256(canonical.encode()).hexdigest(),
+        context_fingerprint=fingerprint_of_text(canonical),
     )

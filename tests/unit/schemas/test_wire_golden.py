@@ -294,7 +294,7 @@ RECORDS: Final[dict[str, BaseModel]] = {
         invocations_since_compaction=0,
         token_usage=TokenUsage(),
         context_items=0,
-        context_fingerprint=hashlib.sha256(b"[]").hexdigest(),
+        context_fingerprint=hashlib.sha256(b"").hexdigest(),
     ),
     "dead-letter-v1.json": DeadLetter(
         reason="not JSON: unexpected character: line 1 column 2 (char 1)",

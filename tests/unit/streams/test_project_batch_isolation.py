@@ -9,8 +9,8 @@ import pytest
 
 from projections.compaction import decision as compaction_decision
 from projections.compaction.config import CompactionConfig
-from projections.contents.context_digest import ContextDigest
-from projections.contents.snapshot import snapshot_with_digest as real_snapshot_with_digest
+from projections.contents.context_digest import ContentPieces, ContextDigest, DigestedContext
+from projections.contents.snapshot import snapshot_carrying as real_snapshot_carrying
 from projections.fold.projection import SessionProjection
 from schemas.codec import decode_envelope_sized, encode
 from schemas.dead_letter import MAX_DEAD_LETTER_BYTES, DeadLetter
@@ -213,16 +213,18 @@ def test_a_snapshot_that_cannot_be_assembled_is_a_dead_letter_and_the_others_go_
 ) -> None:
     records = _routed(_sessions(3, 1))
     victim = _session(records[0])
-    real = real_snapshot_with_digest
+    real = real_snapshot_carrying
 
-    def snapshot_with_digest(
-        projection: SessionProjection, previous: ContextDigest | None = None
-    ) -> tuple[ProjectionSnapshot, ContextDigest | None]:
+    def snapshot_carrying(
+        projection: SessionProjection,
+        previous: ContextDigest | None = None,
+        pieces: ContentPieces | None = None,
+    ) -> tuple[ProjectionSnapshot, DigestedContext]:
         if projection.session_key == victim:
             raise ValueError("Circular reference detected (depth exceeded)")
-        return real(projection, previous)
+        return real(projection, previous, pieces)
 
-    monkeypatch.setattr(batch_outcome, "snapshot_with_digest", snapshot_with_digest)
+    monkeypatch.setattr(batch_outcome, "snapshot_carrying", snapshot_carrying)
     outcome = _fold(records)
     snapshots, failed = outcome.snapshot_records()
     assert {SessionKey(key.decode()) for key, _ in snapshots} == {

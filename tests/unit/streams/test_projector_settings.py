@@ -11,7 +11,6 @@ contents JSON written out by hand), never against the settings' own methods.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Final
 
 import orjson
@@ -25,6 +24,7 @@ from schemas.event import Event
 from schemas.keys import SessionKey, TenantId
 from streams.batch import BatchOutcome, BatchProjector, SessionCache, SourceRecord
 from streams.projector_settings import ProjectorSettings, checked_events_partitions
+from tests.support.fingerprints import fingerprint_of_text
 
 DEFAULT: Final = CompactionConfig(compaction_interval=10, overlap_size=1)
 EVERY_INVOCATION: Final = CompactionConfig(compaction_interval=1, overlap_size=0)
@@ -177,7 +177,7 @@ def test_the_batch_compacts_each_session_by_its_own_tenants_config(
 
 
 def _fingerprint(canonical: str) -> str:
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return fingerprint_of_text(canonical)
 
 
 HI: Final = '{"parts":[{"text":"hi"}],"role":"user"}'
