@@ -10,6 +10,8 @@ KAFKA_DEPLOY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KAFKA_ROOT=$(cd "$KAFKA_DEPLOY/../.." && pwd)
 KAFKA_LIB=${CTXSTREAM_KAFKA_LIB:-$KAFKA_ROOT/.kafka/lib}
 KAFKA_PYTHON=${CTXSTREAM_PYTHON:-python3}
+# Extra arguments of wait_ready.py (a secure broker's: --sasl-user, --sasl-password-file).
+KAFKA_WAIT_ARGS=()
 
 # KAFKA_JVM_PERFORMANCE_OPTS of Kafka's bin/kafka-run-class.sh.
 KAFKA_GC_OPTS=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
@@ -66,15 +68,16 @@ while (c := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).s
 print(c)'
 }
 
-kafka_format() { # PROPERTIES CLUSTER_ID OUTPUT -> formats log.dirs unless it is formatted already
-    local logdir
-    logdir=$(kafka_prop "$1" log.dirs)
+kafka_format() { # PROPERTIES CLUSTER_ID OUTPUT [ARGS...] -> formats log.dirs unless formatted
+    local logdir props=$1 id=$2 out=$3
+    shift 3
+    logdir=$(kafka_prop "$props" log.dirs)
     [[ -f $logdir/meta.properties ]] && return 0
     # The tool logs its whole configuration at INFO: keep that in OUTPUT, show it on failure.
     if ! java -Xmx256m "${KAFKA_LOG_OPTS[@]}" -cp "$KAFKA_LIB/*" kafka.tools.StorageTool format \
-        --cluster-id "$2" --config "$1" --ignore-formatted >"$3" 2>&1; then
+        --cluster-id "$id" --config "$props" --ignore-formatted "$@" >"$out" 2>&1; then
         echo "kafka: formatting $logdir failed:" >&2
-        tail -n 40 "$3" >&2
+        tail -n 40 "$out" >&2
         return 1
     fi
 }
@@ -121,7 +124,7 @@ kafka_wait_brokers() { # BOOTSTRAP COUNT DEADLINE_MS -> waits for a metadata ans
     local left=$(($3 - $(kafka_now_ms)))
     ((left > 1000)) || left=1000
     "$KAFKA_PYTHON" "$KAFKA_DEPLOY/wait_ready.py" "$1" --brokers "$2" \
-        --timeout "$((left / 1000)).$((left % 1000 / 100))"
+        --timeout "$((left / 1000)).$((left % 1000 / 100))" "${KAFKA_WAIT_ARGS[@]}"
 }
 
 kafka_terminate() { # PID [GRACE_S] -> SIGTERM, then SIGKILL after GRACE_S (default 30)
