@@ -9,7 +9,7 @@ as to the development broker.
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Final, Literal, NotRequired, TypedDict
 
 SaslMechanism = Literal["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"]
 
@@ -23,6 +23,10 @@ class ClientSecurity(TypedDict):
     sasl_plain_password: NotRequired[str]
 
 
+#: A client of the development broker (no SASL): the default of functions given no settings.
+PLAINTEXT: Final[ClientSecurity] = {"security_protocol": "PLAINTEXT"}
+
+
 def client_security(
     username: str | None, password: str | None, mechanism: SaslMechanism = "SCRAM-SHA-512"
 ) -> ClientSecurity:
@@ -33,7 +37,7 @@ def client_security(
             with a less telling error.
     """
     if username is None:
-        return {"security_protocol": "PLAINTEXT"}
+        return PLAINTEXT
     if password is None:
         raise ValueError(f"Kafka user {username!r} has no password: set KAFKA_SASL_PASSWORD")
     return {

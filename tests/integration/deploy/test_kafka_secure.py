@@ -31,8 +31,13 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.protocol.fetch import FetchRequest
+from pydantic import ValidationError
 
-from schemas.kafka.settings import TOPIC_ROLES
+from ctxstream.api.key_store import ensure_keys_topic
+from ctxstream.appends.writer import events_producer
+from schemas.errors import TopicError
+from schemas.kafka.admin import partition_count
+from schemas.kafka.settings import TOPIC_ROLES, KafkaSettings
 from tests.conftest import ServiceError, free_ports, run_deploy, unique_topic
 
 pytestmark = pytest.mark.integration
@@ -462,3 +467,40 @@ def test_a_secure_folder_is_never_started_open(secure_broker: SecureBroker) -> N
     env = {"CTXSTREAM_KAFKA_DATA": str(data), "CTXSTREAM_KAFKA_PORT": secure_broker.port}
     with pytest.raises(ServiceError, match="formatted with --secure"):
         run_deploy("kafka/start", env=env, timeout=START_TIMEOUT_S)
+
+
+def test_the_projects_clients_authenticate_as_their_settings_say(
+    secure_broker: SecureBroker,
+) -> None:
+    """The project's own clients connect as the principal CTXSTREAM_KAFKA_SASL_* names."""
+
+    def settings_of(user: str) -> KafkaSettings:
+        return KafkaSettings(
+            kafka_bootstrap=secure_broker.bootstrap,
+            topic_prefix=secure_broker.prefix,
+            kafka_sasl_username=user,
+            kafka_sasl_password=(secure_broker.credentials / user).read_text().strip(),
+        )
+
+    door, sink = settings_of("http-api"), settings_of("sink")
+
+    async def probe() -> None:
+        # The door ensures the keys' topic (it exists), counts and appends to `events`.
+        made = await ensure_keys_topic(door)
+        assert made.existing == (secure_broker.topic("api-keys"),)
+        events = secure_broker.topic("events")
+        count = await partition_count(door.kafka_bootstrap, events, security=door.client_security())
+        assert count == 1
+        producer = events_producer(door.kafka_bootstrap, security=door.client_security())
+        await producer.start()
+        try:
+            await producer.send_and_wait(events, b"append", key=b"append")
+        finally:
+            await producer.stop()
+        # The sink may not create the keys' topic, nor learn whether it exists.
+        with pytest.raises(TopicError, match="could not be created"):
+            await ensure_keys_topic(sink)
+
+    asyncio.run(probe())
+    with pytest.raises(ValidationError, match="KAFKA_SASL_PASSWORD"):
+        KafkaSettings(kafka_sasl_username="sink")
