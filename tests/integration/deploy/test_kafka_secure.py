@@ -13,7 +13,10 @@ must succeed: too loose and too tight both fail.
 from __future__ import annotations
 
 import asyncio
+import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,14 +34,24 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.protocol.fetch import FetchRequest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from ctxstream.api.key_store import ensure_keys_topic
 from ctxstream.appends.writer import events_producer
+from ctxstream.client import Client
 from schemas.errors import TopicError
 from schemas.kafka.admin import partition_count
 from schemas.kafka.settings import TOPIC_ROLES, KafkaSettings
-from tests.conftest import ServiceError, free_ports, run_deploy, unique_topic
+from tests.conftest import DEPLOY, REPO, ServiceError, free_ports, run_deploy, unique_topic
+from tests.support.kafka import (
+    WorkerProcess,
+    create_deployment_topics,
+    projector_settings,
+    start_worker,
+    stop_worker,
+    wait_for,
+    worker_env,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -504,3 +517,103 @@ def test_the_projects_clients_authenticate_as_their_settings_say(
     asyncio.run(probe())
     with pytest.raises(ValidationError, match="KAFKA_SASL_PASSWORD"):
         KafkaSettings(kafka_sasl_username="sink")
+
+
+PIPELINE_TIMEOUT_S = 120.0  # cold workers: group joins, restores, one summary
+
+
+def test_the_pipeline_runs_with_each_process_as_its_own_principal(
+    secure_broker: SecureBroker, tmp_path: Path
+) -> None:
+    """Projector, summarizer and client fold, summarize and read under their ACLs only.
+
+    The ACLs are granted again for a fresh deployment's names (granting adds), its
+    topics made as admin; a session then appended through the client (http-api)
+    must come back compacted: the projector (projector) asked, the summarizer
+    (summarizer) answered in its transaction, the projector folded the answer.
+    """
+    prefix = unique_topic("pipeline")
+    names = {
+        "CTXSTREAM_TOPIC_PREFIX": prefix,
+        "CTXSTREAM_APP_ID": f"{prefix}-projector",
+        "CTXSTREAM_SUMMARIZER_GROUP_ID": f"{prefix}-summarizer",
+    }
+    grant = [sys.executable, str(DEPLOY / "kafka" / "grant_acls.py"), secure_broker.bootstrap]
+    subprocess.run(
+        [*grant, "--credentials", str(secure_broker.credentials)],
+        env={**os.environ, **names, "PYTHONPATH": str(REPO)},
+        check=True,
+        timeout=60,
+    )
+
+    def principal(user: str) -> dict[str, Any]:
+        password = SecretStr((secure_broker.credentials / user).read_text().strip())
+        return {"kafka_sasl_username": user, "kafka_sasl_password": password}
+
+    reads = projector_settings(
+        secure_broker.bootstrap, prefix, data_dir=tmp_path, **principal("projector")
+    )
+    admin = reads.model_copy(update=principal("admin"))
+    door = KafkaSettings(
+        kafka_bootstrap=secure_broker.bootstrap, topic_prefix=prefix, **principal("http-api")
+    )
+    summarizer = WorkerProcess(
+        env=worker_env(
+            secure_broker.bootstrap,
+            prefix,
+            names["CTXSTREAM_SUMMARIZER_GROUP_ID"],
+            CTXSTREAM_KAFKA_SASL_USERNAME="summarizer",
+            CTXSTREAM_KAFKA_SASL_PASSWORD=(secure_broker.credentials / "summarizer")
+            .read_text()
+            .strip(),
+        ),
+        log_path=tmp_path / "summarizer.log",
+    )
+    session = "acme/app/u1/s1"
+
+    async def compacted(client: Client, last: int) -> bool:
+        contents = await client.context(session, min_offset=last)
+        texts = [part.text or "" for content in contents for part in content.parts or []]
+        return any("hello 0" in text and "hello 1" in text for text in texts)
+
+    async def run() -> None:
+        await create_deployment_topics(admin)
+        await summarizer.start()
+        try:
+            async with Client(settings=door) as client:
+                offsets = []
+                for i in range(4):  # compaction_interval 3: a request after the third
+                    offsets += await client.append_many(session, invocation(i))
+                await wait_for(
+                    "a summary in the context", lambda: compacted(client, offsets[-1]), 60
+                )
+        finally:
+            assert await summarizer.stop() == 0
+
+    worker = start_worker(reads, tmp_path / "worker.log")
+    try:
+        asyncio.run(asyncio.wait_for(run(), PIPELINE_TIMEOUT_S))
+    finally:
+        stop_worker(worker)
+    logs = (tmp_path / "worker.log").read_text() + summarizer.log_since_start()
+    assert "AuthorizationFailed" not in logs
+
+
+def invocation(i: int) -> list[dict[str, Any]]:
+    """One user turn and the agent's reply, as ADK's event JSON."""
+    return [
+        {
+            "id": f"e{i}",
+            "invocationId": f"inv{i}",
+            "author": "user",
+            "timestamp": float(i),
+            "content": {"role": "user", "parts": [{"text": f"hello {i}"}]},
+        },
+        {
+            "id": f"r{i}",
+            "invocationId": f"inv{i}",
+            "author": "root",
+            "timestamp": i + 0.5,
+            "content": {"role": "model", "parts": [{"text": f"reply {i}"}]},
+        },
+    ]
