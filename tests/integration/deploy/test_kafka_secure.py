@@ -34,6 +34,7 @@ from aiokafka.errors import (
     for_code,
 )
 from aiokafka.protocol.fetch import FetchRequest
+from psycopg import sql
 from pydantic import SecretStr, ValidationError
 
 from ctxstream.api.key_store import ensure_keys_topic
@@ -42,7 +43,13 @@ from ctxstream.client import Client
 from schemas.errors import TopicError
 from schemas.kafka.admin import partition_count
 from schemas.kafka.settings import TOPIC_ROLES, KafkaSettings
+from streams.sink.database import Connection, connect
+from streams.sink.migrate import migrate
+from streams.sink.replay.log_ends import log_end_offsets
+from streams.sink.settings import SinkSettings
 from tests.conftest import DEPLOY, REPO, ServiceError, free_ports, run_deploy, unique_topic
+from tests.integration.streams.sink.conftest import drop_schema, fresh_schema_name
+from tests.integration.streams.sink.sink_load import running_sink, stored_offsets
 from tests.support.kafka import (
     WorkerProcess,
     create_deployment_topics,
@@ -523,14 +530,15 @@ PIPELINE_TIMEOUT_S = 120.0  # cold workers: group joins, restores, one summary
 
 
 def test_the_pipeline_runs_with_each_process_as_its_own_principal(
-    secure_broker: SecureBroker, tmp_path: Path
+    secure_broker: SecureBroker, tmp_path: Path, postgres_dsn: str
 ) -> None:
-    """Projector, summarizer and client fold, summarize and read under their ACLs only.
+    """Projector, summarizer, client and sink work under their ACLs only.
 
     The ACLs are granted again for a fresh deployment's names (granting adds), its
     topics made as admin; a session then appended through the client (http-api)
     must come back compacted: the projector (projector) asked, the summarizer
     (summarizer) answered in its transaction, the projector folded the answer.
+    Then the sink (sink) copies the whole log, summary included, into PostgreSQL.
     """
     prefix = unique_topic("pipeline")
     names = {
@@ -570,6 +578,16 @@ def test_the_pipeline_runs_with_each_process_as_its_own_principal(
         log_path=tmp_path / "summarizer.log",
     )
     session = "acme/app/u1/s1"
+    schema = fresh_schema_name()
+    sink = SinkSettings(
+        kafka_bootstrap=secure_broker.bootstrap,
+        topic_prefix=prefix,
+        events_partitions=reads.events_partitions,
+        partitions=reads.partitions,
+        postgres_dsn=postgres_dsn,
+        sink_schema=schema,
+        **principal("sink"),
+    )
 
     async def compacted(client: Client, last: int) -> bool:
         contents = await client.context(session, min_offset=last)
@@ -589,12 +607,36 @@ def test_the_pipeline_runs_with_each_process_as_its_own_principal(
                 )
         finally:
             assert await summarizer.stop() == 0
+        conn = await connect(postgres_dsn)
+        try:
+            await migrate(conn, schema)
+            await sink_copies_the_log(conn)
+        finally:
+            await conn.close()
+
+    async def sink_copies_the_log(conn: Connection) -> None:
+        events = sink.topic("events")
+        security = admin.client_security()
+        ends = await log_end_offsets(secure_broker.bootstrap, events, security=security)
+        ends = {partition: end for partition, end in ends.items() if end > 0}
+        async with running_sink(sink):
+            await wait_for("the sink at the log's end", lambda: at(conn, events, ends), 60)
+        cursor = await conn.execute(
+            sql.SQL("SELECT event_id FROM {}").format(sql.Identifier(schema, "event_rows"))
+        )
+        stored = {row[0] for row in await cursor.fetchall()}
+        appended = {f"{kind}{i}" for kind in "er" for i in range(4)}
+        assert appended < stored  # and the summary
+
+    async def at(conn: Connection, events: str, ends: dict[int, int]) -> bool:
+        return await stored_offsets(conn, schema, events) == ends
 
     worker = start_worker(reads, tmp_path / "worker.log")
     try:
         asyncio.run(asyncio.wait_for(run(), PIPELINE_TIMEOUT_S))
     finally:
         stop_worker(worker)
+        drop_schema(postgres_dsn, schema)
     logs = (tmp_path / "worker.log").read_text() + summarizer.log_since_start()
     assert "AuthorizationFailed" not in logs
 
