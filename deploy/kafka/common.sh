@@ -18,6 +18,18 @@ KAFKA_GC_OPTS=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyP
     -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true)
 KAFKA_LOG_OPTS=("-Dlog4j.configuration=file:$KAFKA_DEPLOY/log4j.properties")
 
+# Secure brokers (start --secure, cluster start --secure; deploy/kafka/README.md).
+# Users with a SCRAM credential (schemas/kafka/acl_table.py USERS); broker and admin are super users.
+KAFKA_USERS=(broker admin projector summarizer sink http-api)
+# A hanging transaction (a client that begins one and never ends it) holds every read_committed
+# reader of its partitions below its first record until the coordinator aborts it at the
+# transaction's timeout; clients pick that timeout, and by default the broker lets them pick 15
+# minutes. The workers use 30 s (projector) and 60 s (summarizer, configurable): 2 minutes is
+# the longest stall a principal allowed to transact can cause.
+KAFKA_TRANSACTION_MAX_TIMEOUT_MS=120000
+# kafka_credentials fills it: the format tool's --add-scram arguments, one per user.
+KAFKA_SCRAM=()
+
 kafka_now_ms() {
     local us=${EPOCHREALTIME//[.,]/}
     echo $((us / 1000))
@@ -78,6 +90,78 @@ kafka_format() { # PROPERTIES CLUSTER_ID OUTPUT [ARGS...] -> formats log.dirs un
         --cluster-id "$id" --config "$props" --ignore-formatted "$@" >"$out" 2>&1; then
         echo "kafka: formatting $logdir failed:" >&2
         tail -n 40 "$out" >&2
+        return 1
+    fi
+}
+
+kafka_check_mode() { # MARKER FORMATTED(0|1) SECURE(0|1) -> exits unless the modes agree
+    # The mode a data folder was formatted in is its mode for good: a secure folder started open
+    # would hand every topic to anyone on the machine, an open one has no credentials.
+    local was=0 mode=("without --secure" "with --secure")
+    (($2)) || return 0
+    [[ -f $1 ]] && was=1
+    if ((was != $3)); then
+        echo "kafka: $(dirname "$1") was formatted ${mode[$was]}; start it ${mode[$was]} again, or wipe it (stop --wipe)" >&2
+        exit 1
+    fi
+}
+
+kafka_credentials() { # FOLDER FORMATTED(0|1) -> each user's password file, KAFKA_SCRAM filled
+    local user file
+    mkdir -p "$1"
+    chmod 700 "$1"
+    KAFKA_SCRAM=()
+    for user in "${KAFKA_USERS[@]}"; do
+        file=$1/$user
+        if [[ ! -s $file ]]; then
+            if (($2)); then
+                echo "kafka: $file is missing; the storage holds its credential already: wipe the folder to make new ones" >&2
+                exit 1
+            fi
+            # Hex: nothing the --add-scram syntax or a JAAS string would read as a delimiter.
+            "$KAFKA_PYTHON" -c 'import secrets; print(secrets.token_hex(24))' >"$file"
+            chmod 600 "$file"
+        fi
+        KAFKA_SCRAM+=(--add-scram "SCRAM-SHA-512=[name=$user,password=$(<"$file")]")
+    done
+}
+
+kafka_listener_props() { # SECURE CLIENT_PORT CONTROLLER_PORT CREDENTIALS -> listener, auth lines
+    local secure=$1 port=$2 controller_port=$3 password
+    if ((secure)); then
+        password=$(<"$4/broker")
+        cat <<PROPS
+listeners=CLIENT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=CLIENT://127.0.0.1:$port
+inter.broker.listener.name=CLIENT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:SASL_PLAINTEXT
+listener.name.client.sasl.enabled.mechanisms=SCRAM-SHA-512
+sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
+listener.name.client.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="$password";
+listener.name.controller.sasl.enabled.mechanisms=PLAIN
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="$password" user_broker="$password";
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+super.users=User:broker;User:admin
+transaction.max.timeout.ms=$KAFKA_TRANSACTION_MAX_TIMEOUT_MS
+PROPS
+    else
+        cat <<PROPS
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+PROPS
+    fi
+}
+
+kafka_grant() { # BOOTSTRAP CREDENTIALS -> grants each process's ACLs as admin (grant_acls.py)
+    if ! PYTHONPATH=$KAFKA_ROOT${PYTHONPATH:+:$PYTHONPATH} "$KAFKA_PYTHON" \
+        "$KAFKA_DEPLOY/grant_acls.py" "$1" --credentials "$2"; then
+        echo "kafka: granting the ACLs failed" >&2
         return 1
     fi
 }
