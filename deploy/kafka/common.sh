@@ -127,15 +127,18 @@ kafka_credentials() { # FOLDER FORMATTED(0|1) -> each user's password file, KAFK
 }
 
 kafka_listener_props() { # SECURE CLIENT_PORT CONTROLLER_PORT CREDENTIALS -> listener, auth lines
-    local secure=$1 port=$2 controller_port=$3 password
-    if ((secure)); then
-        password=$(<"$4/broker")
-        cat <<PROPS
-listeners=CLIENT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=CLIENT://127.0.0.1:$port
-inter.broker.listener.name=CLIENT
+    local secure=$1 port=$2 controller_port=$3 name=PLAINTEXT protocol=PLAINTEXT password
+    ((secure)) && name=CLIENT protocol=SASL_PLAINTEXT
+    cat <<PROPS
+listeners=$name://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=$name://127.0.0.1:$port
+inter.broker.listener.name=$name
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:SASL_PLAINTEXT
+listener.security.protocol.map=CONTROLLER:$protocol,$name:$protocol
+PROPS
+    ((secure)) || return 0
+    password=$(<"$4/broker")
+    cat <<PROPS
 listener.name.client.sasl.enabled.mechanisms=SCRAM-SHA-512
 sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
 listener.name.client.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="$password";
@@ -147,15 +150,6 @@ allow.everyone.if.no.acl.found=false
 super.users=User:broker;User:admin
 transaction.max.timeout.ms=$KAFKA_TRANSACTION_MAX_TIMEOUT_MS
 PROPS
-    else
-        cat <<PROPS
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-inter.broker.listener.name=PLAINTEXT
-controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-PROPS
-    fi
 }
 
 kafka_grant() { # BOOTSTRAP CREDENTIALS -> grants each process's ACLs as admin (grant_acls.py)
