@@ -458,18 +458,18 @@ def test_a_wrong_password_or_an_unknown_user_is_refused(
     }
 
 
-def test_a_client_without_sasl_gets_nothing(secure_broker: SecureBroker) -> None:
-    async def probe() -> None:
-        admin = AIOKafkaAdminClient(
-            bootstrap_servers=secure_broker.bootstrap, request_timeout_ms=3_000
-        )
-        try:
-            await admin.start()
-        finally:
-            await admin.close()
+async def open_client(bootstrap: str) -> None:
+    """Connect an admin client without SASL (PLAINTEXT), then close it."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3_000)
+    try:
+        await admin.start()
+    finally:
+        await admin.close()
 
+
+def test_a_client_without_sasl_gets_nothing(secure_broker: SecureBroker) -> None:
     with pytest.raises(KafkaConnectionError):
-        asyncio.run(probe())
+        asyncio.run(open_client(secure_broker.bootstrap))
 
 
 def test_the_passwords_are_random_per_folder_and_owner_only(secure_broker: SecureBroker) -> None:
