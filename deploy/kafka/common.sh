@@ -27,7 +27,7 @@ KAFKA_USERS=(broker admin projector summarizer sink http-api)
 # minutes. The workers use 30 s (projector) and 60 s (summarizer, configurable): 2 minutes is
 # the longest stall a principal allowed to transact can cause.
 KAFKA_TRANSACTION_MAX_TIMEOUT_MS=120000
-# kafka_credentials fills it: the format tool's --add-scram arguments, one per user.
+# kafka_credentials fills it: the format tool's argument file of --add-scram arguments.
 KAFKA_SCRAM=()
 
 kafka_now_ms() {
@@ -107,10 +107,14 @@ kafka_check_mode() { # MARKER FORMATTED(0|1) SECURE(0|1) -> exits unless the mod
 }
 
 kafka_credentials() { # FOLDER FORMATTED(0|1) -> each user's password file, KAFKA_SCRAM filled
-    local user file
+    # The passwords reach the format tool in a java argument file (@FILE, 0600), never on a
+    # command line: any local user can read a process's command line while it runs.
+    local user file args=$1/format.args
     mkdir -p "$1"
     chmod 700 "$1"
-    KAFKA_SCRAM=()
+    : >"$args"
+    chmod 600 "$args"
+    KAFKA_SCRAM=("@$args")
     for user in "${KAFKA_USERS[@]}"; do
         file=$1/$user
         if [[ ! -s $file ]]; then
@@ -122,7 +126,7 @@ kafka_credentials() { # FOLDER FORMATTED(0|1) -> each user's password file, KAFK
             "$KAFKA_PYTHON" -c 'import secrets; print(secrets.token_hex(24))' >"$file"
             chmod 600 "$file"
         fi
-        KAFKA_SCRAM+=(--add-scram "SCRAM-SHA-512=[name=$user,password=$(<"$file")]")
+        printf -- '--add-scram\nSCRAM-SHA-512=[name=%s,password=%s]\n' "$user" "$(<"$file")" >>"$args"
     done
 }
 
