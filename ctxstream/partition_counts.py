@@ -16,13 +16,16 @@ from typing import Final
 
 from schemas.errors import TopicError
 from schemas.kafka.admin import partition_count
+from schemas.kafka.security import PLAINTEXT, ClientSecurity
 
 #: How long a partition count found is reused before the broker is asked again.
 PARTITION_COUNT_TTL_S: Final = 60.0
 _known: dict[tuple[str, str], tuple[int, float]] = {}
 
 
-async def known_partition_count(bootstrap: str, topic: str) -> int:
+async def known_partition_count(
+    bootstrap: str, topic: str, *, security: ClientSecurity = PLAINTEXT
+) -> int:
     """The partition count of `topic` on `bootstrap`; 0 when the broker names no such topic.
 
     Bound it in time and map the broker's failures with
@@ -33,7 +36,7 @@ async def known_partition_count(bootstrap: str, topic: str) -> int:
     if found is not None and now - found[1] < PARTITION_COUNT_TTL_S:
         return found[0]
     try:
-        count = await partition_count(bootstrap, topic)
+        count = await partition_count(bootstrap, topic, security=security)
     except TopicError:
         _known.pop((bootstrap, topic), None)
         return 0

@@ -151,6 +151,7 @@ async def replay(
     started = time.monotonic()
     consumer = AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_bootstrap,
+        **settings.client_security(),
         enable_auto_commit=False,
         isolation_level="read_committed",
         auto_offset_reset="earliest",
@@ -212,7 +213,13 @@ async def _placed(
     """
     events = settings.topic("events")
     async with broker_calls(settings.kafka_bootstrap, timeout_s):
-        opened = await opened_reader(consumer, settings.kafka_bootstrap, events, request.start)
+        opened = await opened_reader(
+            consumer,
+            settings.kafka_bootstrap,
+            events,
+            request.start,
+            security=settings.client_security(),
+        )
     ends, starts = opened.ends, opened.starts
     every, count = list(ends), len(ends)
     if request.sessions is None:
@@ -247,18 +254,21 @@ async def _target(
     target = settings.model_copy(update={"topic_prefix": target_prefix})
     bootstrap = settings.kafka_bootstrap
     specs = {spec.role: spec for spec in topic_specs(target)}
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
+    security = settings.client_security()
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, **security
+    )
     async with broker_calls(bootstrap, timeout_s):
         wanted = []
         for role in OUTPUT_ROLES:
             try:
-                live = await partition_count(bootstrap, settings.topic(role))
+                live = await partition_count(bootstrap, settings.topic(role), security=security)
             except TopicError:  # no such source topic: the target gets the declared count
                 live = 0
             spec = specs[role]
             wanted.append(replace(spec, partitions=live or spec.partitions))
         try:
-            created = await ensure_topics(bootstrap, wanted)
+            created = await ensure_topics(bootstrap, wanted, security=security)
         except TopicError as exc:  # the broker refused a topic: the message names it
             raise TopicCreationError(str(exc)) from exc
         await producer.start()

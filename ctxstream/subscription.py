@@ -36,6 +36,7 @@ from ctxstream.subscription_request import (
 )
 from schemas.codec import decode_projection_snapshot, encode
 from schemas.errors import DecodeError, InvalidSessionKeyError
+from schemas.kafka.security import PLAINTEXT, ClientSecurity
 from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset, SessionKey, validate_session_key
 from schemas.log_text import shown
@@ -121,6 +122,7 @@ async def _snapshots(
     keys = None if request.sessions is None else {key.encode() for key in request.sessions}
     consumer = AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_bootstrap,
+        **settings.client_security(),
         enable_auto_commit=False,
         isolation_level="read_committed",
         # A position the log no longer holds restarts at its beginning: nothing is missed.
@@ -214,7 +216,9 @@ async def _placed(
         InvalidArgumentError: `start` names a partition `topic` does not have.
     """
     async with broker_calls(settings.kafka_bootstrap, timeout_s):
-        opened = await opened_reader(consumer, settings.kafka_bootstrap, topic, start)
+        opened = await opened_reader(
+            consumer, settings.kafka_bootstrap, topic, start, security=settings.client_security()
+        )
     consumer.assign(list(opened.ends))
     for tp, offset in opened.starts.items():
         consumer.seek(tp, offset)
@@ -229,7 +233,12 @@ class OpenedReader:
 
 
 async def opened_reader(
-    consumer: AIOKafkaConsumer, bootstrap: str, topic: str, start: StartAt
+    consumer: AIOKafkaConsumer,
+    bootstrap: str,
+    topic: str,
+    start: StartAt,
+    *,
+    security: ClientSecurity = PLAINTEXT,
 ) -> OpenedReader:
     """Start `consumer` on `topic`: every partition's end offset and the start `start` gives it.
 
@@ -240,7 +249,7 @@ async def opened_reader(
         TopicMissingError: `topic` does not exist.
         InvalidArgumentError: `start` names a partition `topic` does not have.
     """
-    count = await known_partition_count(bootstrap, topic)
+    count = await known_partition_count(bootstrap, topic, security=security)
     if count == 0:
         raise TopicMissingError(topic)
     await start_shielded(consumer.start, what=f"reader of {topic}")

@@ -39,6 +39,7 @@ async def follow(
     ]
     consumer = AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_bootstrap,
+        **settings.client_security(),
         enable_auto_commit=False,
         # Not "latest": a reset racing the seek to the beginning would skip what is there.
         auto_offset_reset="earliest",

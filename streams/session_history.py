@@ -328,6 +328,7 @@ class SessionHistory:
                 bootstrap=self._settings.kafka_bootstrap,
                 topic=self._settings.topic("events"),
                 fetch_bytes=self._settings.max_partition_fetch_bytes,
+                security=self._settings.client_security(),
             )
             await reader.start()
             self._reader = reader

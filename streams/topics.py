@@ -86,4 +86,6 @@ async def create_topics(settings: KafkaSettings) -> TopicsCreated:
         TopicError: The broker refused a topic for another reason than that
             it exists already (the message names the topic and the error).
     """
-    return await ensure_topics(settings.kafka_bootstrap, topic_specs(settings))
+    return await ensure_topics(
+        settings.kafka_bootstrap, topic_specs(settings), security=settings.client_security()
+    )

@@ -53,6 +53,7 @@ class PartitionLane:
             topic=tp.topic,
             partition=tp.partition,
             transaction_timeout_ms=settings.summarizer_transaction_timeout_ms,
+            security=settings.client_security(),
         )
         self._finished: list[_Finished] = []
         self._wake = asyncio.Event()

@@ -27,6 +27,7 @@ from schemas.codec import decode_envelope
 from schemas.kafka.admin import partition_count
 from schemas.kafka.committed_range import CommittedRangeReader
 from schemas.kafka.partitioning import session_partition
+from schemas.kafka.security import PLAINTEXT, ClientSecurity
 from schemas.keys import Offset
 from schemas.log_text import shown
 from schemas.logged_event import LoggedEvent
@@ -80,17 +81,28 @@ class SliceReader(Protocol):
 class SliceReaders:
     """A pool of readers of one `events` topic, started and stopped together."""
 
-    def __init__(self, *, bootstrap: str, topic: str, size: int, max_slice_bytes: int) -> None:
+    def __init__(
+        self,
+        *,
+        bootstrap: str,
+        topic: str,
+        size: int,
+        max_slice_bytes: int,
+        security: ClientSecurity = PLAINTEXT,
+    ) -> None:
         """Readers of `topic` on the cluster at `bootstrap`, `size` of them.
 
         A read keeps at most `max_slice_bytes` of its session's records.
         """
         self._bootstrap = bootstrap
+        self._security = security
         self._topic = topic
         self._max_slice_bytes = max_slice_bytes
         self._partitions = 0
         self._readers = [
-            CommittedRangeReader(bootstrap=bootstrap, topic=topic, fetch_bytes=FETCH_BYTES)
+            CommittedRangeReader(
+                bootstrap=bootstrap, topic=topic, fetch_bytes=FETCH_BYTES, security=security
+            )
             for _ in range(size)
         ]
         self._idle: asyncio.Queue[CommittedRangeReader] = asyncio.Queue()
@@ -105,7 +117,9 @@ class SliceReaders:
         Raises:
             TopicError: The topic does not exist.
         """
-        self._partitions = await partition_count(self._bootstrap, self._topic)
+        self._partitions = await partition_count(
+            self._bootstrap, self._topic, security=self._security
+        )
         for reader in self._readers:
             await reader.start()
             self._idle.put_nowait(reader)

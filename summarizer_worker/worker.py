@@ -139,6 +139,7 @@ class SummarizerWorker:
         self._pause = StagePause(settings.summarizer_stage_delay_s)
         self._readers = SliceReaders(
             bootstrap=settings.kafka_bootstrap,
+            security=settings.client_security(),
             topic=settings.topic("events"),
             size=settings.summarizer_concurrency,
             max_slice_bytes=settings.summarizer_max_slice_bytes,
@@ -170,6 +171,7 @@ class SummarizerWorker:
         settings = self._settings
         consumer = AIOKafkaConsumer(
             bootstrap_servers=settings.kafka_bootstrap,
+            **settings.client_security(),
             group_id=settings.summarizer_group_id,
             group_instance_id=settings.summarizer_instance_id,
             enable_auto_commit=False,

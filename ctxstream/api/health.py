@@ -52,6 +52,7 @@ class BrokerHealth:
     ) -> None:
         """A probe of the broker and `events` topic `settings` name; `on_probe` sees each answer."""
         self._bootstrap = settings.kafka_bootstrap
+        self._security = settings.client_security()
         self._events = settings.topic("events")
         self._fresh_s, self.clock, self._on_probe = fresh_s, clock, on_probe
         self._client: AIOKafkaClient | None = None
@@ -119,6 +120,7 @@ class BrokerHealth:
                 bootstrap_servers=self._bootstrap,
                 request_timeout_ms=int(PROBE_TIMEOUT_S * 1000),
                 client_id="ctxstream-health",
+                **self._security,
             )
             try:
                 await client.bootstrap()

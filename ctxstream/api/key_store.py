@@ -56,7 +56,7 @@ class KeyDirectoryUnavailableError(CtxstreamError):
 async def ensure_keys_topic(settings: KafkaSettings) -> TopicsCreated:
     """Create the deployment's `api-keys` topic unless it exists (deployments made before it)."""
     specs = [spec for spec in topic_specs(settings) if spec.role == "api-keys"]
-    return await ensure_topics(settings.kafka_bootstrap, specs)
+    return await ensure_topics(settings.kafka_bootstrap, specs, security=settings.client_security())
 
 
 async def store_key(settings: KafkaSettings, record: ApiKeyRecord) -> None:
@@ -73,7 +73,10 @@ async def revoke_key(settings: KafkaSettings, key_id: str) -> None:
 
 async def _write(settings: KafkaSettings, key_id: str, value: bytes | None) -> None:
     producer = AIOKafkaProducer(
-        bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True
+        bootstrap_servers=settings.kafka_bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        **settings.client_security(),
     )
     await producer.start()
     try:
@@ -94,6 +97,7 @@ class KeyDirectory:
     def __init__(self, settings: KafkaSettings, *, max_staleness_s: float = 30.0) -> None:
         """A directory of the deployment `settings` name; nothing connects yet."""
         self._bootstrap = settings.kafka_bootstrap
+        self._security = settings.client_security()
         self._tp = TopicPartition(settings.topic("api-keys"), KEYS_PARTITION)
         self._max_staleness_s = max_staleness_s
         self._consumer: AIOKafkaConsumer | None = None
@@ -193,6 +197,7 @@ class KeyDirectory:
         if self._consumer is None:
             consumer = AIOKafkaConsumer(
                 bootstrap_servers=self._bootstrap,
+                **self._security,
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
             )

@@ -34,12 +34,15 @@ async def projection_bounds(
     topic = settings.topic("projections")
     consumer = AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_bootstrap,
+        **settings.client_security(),
         enable_auto_commit=False,
         isolation_level="read_committed",
     )
     try:
         async with broker_calls(settings.kafka_bootstrap, timeout_s):
-            count = await known_partition_count(settings.kafka_bootstrap, topic)
+            count = await known_partition_count(
+                settings.kafka_bootstrap, topic, security=settings.client_security()
+            )
             if count == 0:
                 raise TopicMissingError(topic)
             await start_shielded(consumer.start, what="projection bounds reader")

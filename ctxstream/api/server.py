@@ -63,7 +63,9 @@ async def started_services(settings: ServeSettings) -> AsyncIterator[ApiServices
             await keys.catch_up()
             await client.start()
             partitions = await known_partition_count(
-                settings.kafka_bootstrap, settings.topic("events")
+                settings.kafka_bootstrap,
+                settings.topic("events"),
+                security=settings.client_security(),
             )
         keys.follow()
         logger.info("api keys read live=%d topic=%s", len(keys.records), settings.topic("api-keys"))

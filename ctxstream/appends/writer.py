@@ -22,6 +22,7 @@ from ctxstream.appends.event_records import EventInput, checked_records
 from ctxstream.appends.results import AppendResult, lookup_digests, merged, unstored
 from ctxstream.broker_calls import unreachable
 from ctxstream.reads import ContextReads
+from schemas.kafka.security import PLAINTEXT, ClientSecurity
 from schemas.kafka.settings import KafkaSettings
 from schemas.keys import Offset
 
@@ -36,7 +37,7 @@ from schemas.keys import Offset
 APPEND_LINGER_MS: Final = 0
 
 
-def events_producer(bootstrap: str) -> AIOKafkaProducer:
+def events_producer(bootstrap: str, *, security: ClientSecurity = PLAINTEXT) -> AIOKafkaProducer:
     """The client's producer of `events`: idempotent, ``acks=all``, :data:`APPEND_LINGER_MS`.
 
     Also the producer ``ctxstream bench compaction`` appends with, so that its
@@ -47,6 +48,7 @@ def events_producer(bootstrap: str) -> AIOKafkaProducer:
         acks="all",
         enable_idempotence=True,
         linger_ms=APPEND_LINGER_MS,
+        **security,
     )
 
 
@@ -67,7 +69,9 @@ class EventWriter:
         Raises:
             BrokerUnavailableError: No broker at the bootstrap address accepted a connection.
         """
-        producer = events_producer(self._settings.kafka_bootstrap)
+        producer = events_producer(
+            self._settings.kafka_bootstrap, security=self._settings.client_security()
+        )
         try:
             await producer.start()
         except BaseException as exc:

@@ -167,7 +167,9 @@ async def _measure(
     """The figures, the background rate reached (events per second), the hops, the census."""
     observed = Observed()
     observer = asyncio.create_task(observe(settings, observed))
-    producer = events_producer(settings.kafka_bootstrap)  # the client's: its batch wait too
+    producer = events_producer(
+        settings.kafka_bootstrap, security=settings.client_security()
+    )  # the client's: its batch wait too
     await producer.start()
     try:
         warmup = [bench_key(n, tenant="warmup") for n in range(WARMUP_SESSIONS)]

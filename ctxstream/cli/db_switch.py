@@ -90,7 +90,12 @@ async def _switch_to(settings: SinkSettings, args: argparse.Namespace, stable: s
     catch_up = (
         None
         if args.force
-        else CatchUp(topic, await log_end_offsets(settings.kafka_bootstrap, topic))
+        else CatchUp(
+            topic,
+            await log_end_offsets(
+                settings.kafka_bootstrap, topic, security=settings.client_security()
+            ),
+        )
     )
     conn = await connect(settings.postgres_dsn.get_secret_value())
     try:

@@ -117,6 +117,7 @@ async def list_sessions(
     topic, bootstrap = settings.topic("projections"), settings.kafka_bootstrap
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap,
+        **settings.client_security(),
         enable_auto_commit=False,
         # Not the default "latest": a reset racing the seek below would skip every record.
         auto_offset_reset="earliest",
@@ -126,7 +127,7 @@ async def list_sessions(
     try:
         async with broker_calls(bootstrap, CONNECT_TIMEOUT_S):
             try:
-                count = await partition_count(bootstrap, topic)
+                count = await partition_count(bootstrap, topic, security=settings.client_security())
             except TopicError as exc:
                 raise TopicMissingError(topic) from exc
             await consumer.start()

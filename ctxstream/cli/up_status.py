@@ -104,13 +104,16 @@ class StatusReader:
         self._group_id = group_id
         self._consumer = AIOKafkaConsumer(
             bootstrap_servers=settings.kafka_bootstrap,
+            **settings.client_security(),
             enable_auto_commit=False,
             # Not "latest": a reset racing the seek to the beginning would skip what is there.
             auto_offset_reset="earliest",
             isolation_level="read_committed",
             fetch_max_wait_ms=FETCH_MS,
         )
-        self._admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+        self._admin = AIOKafkaAdminClient(
+            bootstrap_servers=settings.kafka_bootstrap, **settings.client_security()
+        )
         self._events: list[TopicPartition] = []
         self._projections: list[TopicPartition] = []
         self._seen = _Seen()

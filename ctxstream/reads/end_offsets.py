@@ -83,7 +83,9 @@ class EndOffsets:
             reader = self._reader
             if reader is None:
                 reader = AIOKafkaConsumer(
-                    bootstrap_servers=self._settings.kafka_bootstrap, enable_auto_commit=False
+                    bootstrap_servers=self._settings.kafka_bootstrap,
+                    enable_auto_commit=False,
+                    **self._settings.client_security(),
                 )
                 try:
                     await reader.start()

@@ -10,11 +10,25 @@ KAFKA_DEPLOY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KAFKA_ROOT=$(cd "$KAFKA_DEPLOY/../.." && pwd)
 KAFKA_LIB=${CTXSTREAM_KAFKA_LIB:-$KAFKA_ROOT/.kafka/lib}
 KAFKA_PYTHON=${CTXSTREAM_PYTHON:-python3}
+# Extra arguments of wait_ready.py (a secure broker's: --sasl-user, --sasl-password-file).
+KAFKA_WAIT_ARGS=()
 
 # KAFKA_JVM_PERFORMANCE_OPTS of Kafka's bin/kafka-run-class.sh.
 KAFKA_GC_OPTS=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
     -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true)
 KAFKA_LOG_OPTS=("-Dlog4j.configuration=file:$KAFKA_DEPLOY/log4j.properties")
+
+# Secure brokers (start --secure, cluster start --secure; deploy/kafka/README.md).
+# Users with a SCRAM credential (schemas/kafka/acl_table.py USERS); broker and admin are super users.
+KAFKA_USERS=(broker admin projector summarizer sink http-api)
+# A hanging transaction (a client that begins one and never ends it) holds every read_committed
+# reader of its partitions below its first record until the coordinator aborts it at the
+# transaction's timeout; clients pick that timeout, and by default the broker lets them pick 15
+# minutes. The workers use 30 s (projector) and 60 s (summarizer, configurable): 2 minutes is
+# the longest stall a principal allowed to transact can cause.
+KAFKA_TRANSACTION_MAX_TIMEOUT_MS=120000
+# kafka_credentials fills it: the format tool's argument file of --add-scram arguments.
+KAFKA_SCRAM=()
 
 kafka_now_ms() {
     local us=${EPOCHREALTIME//[.,]/}
@@ -66,15 +80,86 @@ while (c := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).s
 print(c)'
 }
 
-kafka_format() { # PROPERTIES CLUSTER_ID OUTPUT -> formats log.dirs unless it is formatted already
-    local logdir
-    logdir=$(kafka_prop "$1" log.dirs)
+kafka_format() { # PROPERTIES CLUSTER_ID OUTPUT [ARGS...] -> formats log.dirs unless formatted
+    local logdir props=$1 id=$2 out=$3
+    shift 3
+    logdir=$(kafka_prop "$props" log.dirs)
     [[ -f $logdir/meta.properties ]] && return 0
     # The tool logs its whole configuration at INFO: keep that in OUTPUT, show it on failure.
     if ! java -Xmx256m "${KAFKA_LOG_OPTS[@]}" -cp "$KAFKA_LIB/*" kafka.tools.StorageTool format \
-        --cluster-id "$2" --config "$1" --ignore-formatted >"$3" 2>&1; then
+        --cluster-id "$id" --config "$props" --ignore-formatted "$@" >"$out" 2>&1; then
         echo "kafka: formatting $logdir failed:" >&2
-        tail -n 40 "$3" >&2
+        tail -n 40 "$out" >&2
+        return 1
+    fi
+}
+
+kafka_check_mode() { # MARKER FORMATTED(0|1) SECURE(0|1) -> exits unless the modes agree
+    # The mode a data folder was formatted in is its mode for good: a secure folder started open
+    # would hand every topic to anyone on the machine, an open one has no credentials.
+    local was=0 mode=("without --secure" "with --secure")
+    (($2)) || return 0
+    [[ -f $1 ]] && was=1
+    if ((was != $3)); then
+        echo "kafka: $(dirname "$1") was formatted ${mode[$was]}; start it ${mode[$was]} again, or wipe it (stop --wipe)" >&2
+        exit 1
+    fi
+}
+
+kafka_credentials() { # FOLDER FORMATTED(0|1) -> each user's password file, KAFKA_SCRAM filled
+    # The passwords reach the format tool in a java argument file (@FILE, 0600), never on a
+    # command line: any local user can read a process's command line while it runs.
+    local user file args=$1/format.args
+    mkdir -p "$1"
+    chmod 700 "$1"
+    : >"$args"
+    chmod 600 "$args"
+    KAFKA_SCRAM=("@$args")
+    for user in "${KAFKA_USERS[@]}"; do
+        file=$1/$user
+        if [[ ! -s $file ]]; then
+            if (($2)); then
+                echo "kafka: $file is missing; the storage holds its credential already: wipe the folder to make new ones" >&2
+                exit 1
+            fi
+            # Hex: nothing the --add-scram syntax or a JAAS string would read as a delimiter.
+            "$KAFKA_PYTHON" -c 'import secrets; print(secrets.token_hex(24))' >"$file"
+            chmod 600 "$file"
+        fi
+        printf -- '--add-scram\nSCRAM-SHA-512=[name=%s,password=%s]\n' "$user" "$(<"$file")" >>"$args"
+    done
+}
+
+kafka_listener_props() { # SECURE CLIENT_PORT CONTROLLER_PORT CREDENTIALS -> listener, auth lines
+    local secure=$1 port=$2 controller_port=$3 name=PLAINTEXT protocol=PLAINTEXT password
+    ((secure)) && name=CLIENT protocol=SASL_PLAINTEXT
+    cat <<PROPS
+listeners=$name://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=$name://127.0.0.1:$port
+inter.broker.listener.name=$name
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:$protocol,$name:$protocol
+PROPS
+    ((secure)) || return 0
+    password=$(<"$4/broker")
+    cat <<PROPS
+listener.name.client.sasl.enabled.mechanisms=SCRAM-SHA-512
+sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512
+listener.name.client.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="$password";
+listener.name.controller.sasl.enabled.mechanisms=PLAIN
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.controller.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="$password" user_broker="$password";
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+super.users=User:broker;User:admin
+transaction.max.timeout.ms=$KAFKA_TRANSACTION_MAX_TIMEOUT_MS
+PROPS
+}
+
+kafka_grant() { # BOOTSTRAP CREDENTIALS -> grants each process's ACLs as admin (grant_acls.py)
+    if ! PYTHONPATH=$KAFKA_ROOT${PYTHONPATH:+:$PYTHONPATH} "$KAFKA_PYTHON" \
+        "$KAFKA_DEPLOY/grant_acls.py" "$1" --credentials "$2"; then
+        echo "kafka: granting the ACLs failed" >&2
         return 1
     fi
 }
@@ -121,7 +206,7 @@ kafka_wait_brokers() { # BOOTSTRAP COUNT DEADLINE_MS -> waits for a metadata ans
     local left=$(($3 - $(kafka_now_ms)))
     ((left > 1000)) || left=1000
     "$KAFKA_PYTHON" "$KAFKA_DEPLOY/wait_ready.py" "$1" --brokers "$2" \
-        --timeout "$((left / 1000)).$((left % 1000 / 100))"
+        --timeout "$((left / 1000)).$((left % 1000 / 100))" "${KAFKA_WAIT_ARGS[@]}"
 }
 
 kafka_terminate() { # PID [GRACE_S] -> SIGTERM, then SIGKILL after GRACE_S (default 30)

@@ -5,6 +5,9 @@ Used by `deploy/kafka/start` and `deploy/kafka/cluster` after the log says
 successful DescribeCluster (a metadata request) means clients can use it.
 
     python deploy/kafka/wait_ready.py 127.0.0.1:9092 --brokers 1 --timeout 60
+    python deploy/kafka/wait_ready.py 127.0.0.1:9092 --sasl-user admin --sasl-password-file F
+
+With ``--sasl-user`` it authenticates by SASL/SCRAM-SHA-512 (a ``--secure`` broker).
 
 Exits 0 when ready, 1 with the last error on stderr when the time is up.
 """
@@ -16,6 +19,8 @@ import asyncio
 import logging
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
@@ -26,10 +31,10 @@ POLL_INTERVAL_S = 0.25
 ATTEMPT_TIMEOUT_S = 5.0  # one DescribeCluster against a live broker takes milliseconds
 
 
-async def broker_count(bootstrap: str) -> int:
+async def broker_count(bootstrap: str, sasl: dict[str, Any]) -> int:
     """The number of brokers the cluster's metadata lists right now."""
     admin = AIOKafkaAdminClient(
-        bootstrap_servers=bootstrap, request_timeout_ms=int(ATTEMPT_TIMEOUT_S * 1000)
+        bootstrap_servers=bootstrap, request_timeout_ms=int(ATTEMPT_TIMEOUT_S * 1000), **sasl
     )
     try:
         await admin.start()
@@ -39,7 +44,9 @@ async def broker_count(bootstrap: str) -> int:
     return len(cluster["brokers"])
 
 
-async def wait_ready(bootstrap: str, brokers: int, timeout_s: float) -> bool:
+async def wait_ready(
+    bootstrap: str, brokers: int, timeout_s: float, sasl: dict[str, Any] | None = None
+) -> bool:
     """Poll until the cluster lists at least `brokers` brokers or `timeout_s` passes."""
     deadline = time.monotonic() + timeout_s
     last = "no attempt yet"
@@ -50,7 +57,7 @@ async def wait_ready(bootstrap: str, brokers: int, timeout_s: float) -> bool:
             return False
         try:
             seen = await asyncio.wait_for(
-                broker_count(bootstrap), min(remaining, ATTEMPT_TIMEOUT_S * 2)
+                broker_count(bootstrap, sasl or {}), min(remaining, ATTEMPT_TIMEOUT_S * 2)
             )
         except (KafkaError, OSError, TimeoutError) as exc:
             last = f"{type(exc).__name__}: {exc}"
@@ -67,11 +74,21 @@ def main() -> int:
     parser.add_argument("bootstrap", help="host:port[,host:port...]")
     parser.add_argument("--brokers", type=int, default=1, help="brokers that must be listed")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait")
+    parser.add_argument("--sasl-user", help="authenticate as this SCRAM-SHA-512 user")
+    parser.add_argument("--sasl-password-file", type=Path, help="that user's password")
     args = parser.parse_args()
+    sasl: dict[str, Any] = {}
+    if args.sasl_user:
+        sasl = {
+            "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": "SCRAM-SHA-512",
+            "sasl_plain_username": args.sasl_user,
+            "sasl_plain_password": args.sasl_password_file.read_text().strip(),
+        }
     logging.basicConfig(level=logging.WARNING, format="wait_ready: %(message)s")
     # aiokafka logs every refused connection at ERROR; the retry loop reports the last one.
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
-    ready = asyncio.run(wait_ready(args.bootstrap, args.brokers, args.timeout))
+    ready = asyncio.run(wait_ready(args.bootstrap, args.brokers, args.timeout, sasl))
     return 0 if ready else 1
 
 

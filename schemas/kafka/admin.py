@@ -19,6 +19,7 @@ from typing import Any, Final
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from schemas.errors import TopicError
+from schemas.kafka.security import PLAINTEXT, ClientSecurity
 from schemas.kafka.settings import KafkaSettings, TopicRole
 
 logger = logging.getLogger(__name__)
@@ -47,14 +48,16 @@ class TopicsCreated:
     existing: tuple[str, ...]
 
 
-async def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec]) -> TopicsCreated:
+async def ensure_topics(
+    bootstrap: str, specs: Sequence[TopicSpec], *, security: ClientSecurity = PLAINTEXT
+) -> TopicsCreated:
     """Create the topics of `specs` that do not exist yet; existing ones are left alone.
 
     Raises:
         TopicError: The broker refused a topic for another reason than that
             it exists already (the message names the topic and the error).
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, **security)
     await admin.start()
     try:
         present = set(await admin.list_topics())
@@ -75,7 +78,9 @@ async def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec]) -> TopicsCre
 EVENTS_METADATA_WAIT_S: Final = 10.0
 
 
-async def partition_count(bootstrap: str, topic: str, *, wait_s: float = 0.0) -> int:
+async def partition_count(
+    bootstrap: str, topic: str, *, wait_s: float = 0.0, security: ClientSecurity = PLAINTEXT
+) -> int:
     """How many partitions the broker reports for `topic`.
 
     A topic just created may be missing from the metadata for a moment: with
@@ -86,7 +91,7 @@ async def partition_count(bootstrap: str, topic: str, *, wait_s: float = 0.0) ->
         TopicError: The broker named no partitions of `topic` within `wait_s`.
     """
     deadline = time.monotonic() + wait_s
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, **security)
     await admin.start()
     try:
         while not (count := described_partitions(await admin.describe_topics([topic]), topic)):
@@ -105,7 +110,9 @@ async def delete_topics_of(settings: KafkaSettings) -> None:
     with the prefix (the benchmarks' projectors:
     ``<prefix>-projector-sessions-changelog``).
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.kafka_bootstrap, **settings.client_security()
+    )
     await admin.start()
     try:
         ours = [t for t in await admin.list_topics() if t.startswith(settings.topic_prefix)]

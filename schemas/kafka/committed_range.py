@@ -21,6 +21,8 @@ from typing import Any, Final
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.errors import OffsetOutOfRangeError
 
+from schemas.kafka.security import PLAINTEXT, ClientSecurity
+
 #: How long one poll waits for fetched records. A range that ends in
 #: transaction markers returns no record for them: the read notices its
 #: position passed the end at the end of such a wait.
@@ -44,7 +46,14 @@ class CommittedRangeReader:
     Made in the event loop that reads (aiokafka binds its consumer to it).
     """
 
-    def __init__(self, *, bootstrap: str, topic: str, fetch_bytes: int) -> None:
+    def __init__(
+        self,
+        *,
+        bootstrap: str,
+        topic: str,
+        fetch_bytes: int,
+        security: ClientSecurity = PLAINTEXT,
+    ) -> None:
         """A reader of `topic` on the cluster at `bootstrap`, fetching `fetch_bytes` per fetch."""
         self._topic = topic
         self._consumer = AIOKafkaConsumer(
@@ -57,6 +66,7 @@ class CommittedRangeReader:
             auto_offset_reset="none",
             fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
             max_partition_fetch_bytes=fetch_bytes,
+            **security,
         )
 
     async def start(self) -> None:

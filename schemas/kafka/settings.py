@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, Self
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schemas.kafka.security import ClientSecurity, SaslMechanism, client_security
 
 TopicRole = Literal[
     "events", "compaction-requests", "projections", "dead-letters", "partition-owners", "api-keys"
@@ -93,6 +95,28 @@ class KafkaSettings(BaseSettings):
     """How long an append waits for the session's owner to say which of its events it stored
     already (those are answered with their first offset and not written again); past it, or
     with no owner to ask, the events are written and the fold drops copies. 0: never ask."""
+
+    kafka_sasl_username: str | None = Field(default=None, min_length=1, max_length=256)
+    """The process's principal on a ``deploy/kafka/start --secure`` broker (SASL_PLAINTEXT);
+    None: PLAINTEXT, as to the development broker."""
+    kafka_sasl_password: SecretStr | None = Field(default=None, min_length=1, max_length=1_000)
+    """That principal's password (``<broker data>/credentials/<user>``)."""
+    kafka_sasl_mechanism: SaslMechanism = "SCRAM-SHA-512"
+
+    @model_validator(mode="after")
+    def _sasl_complete(self) -> Self:
+        if self.kafka_sasl_username is not None and self.kafka_sasl_password is None:
+            raise ValueError("KAFKA_SASL_USERNAME is set: set KAFKA_SASL_PASSWORD too")
+        return self
+
+    def client_security(self) -> ClientSecurity:
+        """The SASL arguments of every aiokafka client this process opens."""
+        password = self.kafka_sasl_password
+        return client_security(
+            self.kafka_sasl_username,
+            None if password is None else password.get_secret_value(),
+            self.kafka_sasl_mechanism,
+        )
 
     def topic(self, role: TopicRole) -> str:
         """The deployment's name of a topic: ``<prefix>.<role>``, e.g. ``ctxstream.events``."""

@@ -23,6 +23,7 @@ from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.producer import sender as aiokafka_sender
 from aiokafka.structs import RecordMetadata
 
+from schemas.kafka.security import PLAINTEXT, ClientSecurity
 from schemas.kafka.timing import Header
 
 Delivery = asyncio.Future[RecordMetadata]
@@ -51,7 +52,13 @@ def transactional_id(owner: str, topic: str, partition: int) -> str:
 
 
 def partition_producer(
-    bootstrap: str, *, owner: str, topic: str, partition: int, transaction_timeout_ms: int
+    bootstrap: str,
+    *,
+    owner: str,
+    topic: str,
+    partition: int,
+    transaction_timeout_ms: int,
+    security: ClientSecurity = PLAINTEXT,
 ) -> AIOKafkaProducer:
     """The transactional, idempotent (acks=all) producer of one consumed partition of `owner`.
 
@@ -66,6 +73,7 @@ def partition_producer(
         acks="all",
         transaction_timeout_ms=transaction_timeout_ms,
         retry_backoff_ms=TRANSACTION_RETRY_BACKOFF_MS,
+        **security,
     )
 
 

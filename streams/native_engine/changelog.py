@@ -64,8 +64,11 @@ async def ensure_changelog(settings: ProjectorSettings, partitions: int) -> None
             "min.insync.replicas": str(settings.min_insync_replicas),
         },
     )
-    await ensure_topics(settings.kafka_bootstrap, [spec])
-    found = await partition_count(settings.kafka_bootstrap, name, wait_s=METADATA_WAIT_S)
+    security = settings.client_security()
+    await ensure_topics(settings.kafka_bootstrap, [spec], security=security)
+    found = await partition_count(
+        settings.kafka_bootstrap, name, wait_s=METADATA_WAIT_S, security=security
+    )
     if found != partitions:
         raise TopicError(
             name,
@@ -98,6 +101,7 @@ async def restore(settings: ProjectorSettings, partition: int, store: PartitionS
     tp = TopicPartition(changelog_topic(settings), partition)
     consumer = AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_bootstrap,
+        **settings.client_security(),
         isolation_level="read_committed",
         enable_auto_commit=False,
         auto_offset_reset="earliest",

@@ -142,6 +142,7 @@ class NativeProjector:
         session_timeout_ms = int(settings.session_timeout_s * 1000)
         consumer = AIOKafkaConsumer(
             bootstrap_servers=settings.kafka_bootstrap,
+            **settings.client_security(),
             group_id=settings.app_id,
             enable_auto_commit=False,
             isolation_level="read_committed",
@@ -195,7 +196,10 @@ class NativeProjector:
     async def _partition_count(self) -> int:
         # A topic created a moment ago may not be in the metadata yet: ask again for a while.
         partitions = await partition_count(
-            self._settings.kafka_bootstrap, self._events, wait_s=EVENTS_METADATA_WAIT_S
+            self._settings.kafka_bootstrap,
+            self._events,
+            wait_s=EVENTS_METADATA_WAIT_S,
+            security=self._settings.client_security(),
         )
         return checked_events_partitions(self._settings, partitions)
 

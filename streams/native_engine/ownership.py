@@ -123,6 +123,7 @@ class KafkaTakeover:
             topic=self._settings.topic("events"),
             partition=partition,
             transaction_timeout_ms=TRANSACTION_TIMEOUT_MS,
+            security=self._settings.client_security(),
         )
 
     async def restore(self, partition: int, store: PartitionStore) -> Restored:

@@ -52,7 +52,7 @@ async def ensure_owners_topic(settings: KafkaSettings) -> TopicsCreated:
     from its first native worker.
     """
     specs = [spec for spec in topic_specs(settings) if spec.role == "partition-owners"]
-    return await ensure_topics(settings.kafka_bootstrap, specs)
+    return await ensure_topics(settings.kafka_bootstrap, specs, security=settings.client_security())
 
 
 async def write_claim(producer: AIOKafkaProducer, topic: str, claim: PartitionClaim) -> None:
@@ -87,6 +87,7 @@ class PartitionOwners:
         """A directory of the deployment `settings` name; nothing connects yet."""
         self._settings = settings
         self._bootstrap = settings.kafka_bootstrap
+        self._security = settings.client_security()
         self._claim_key: bytes | None = None
         self._skipped = 0
         self._unsigned_logged = False
@@ -181,6 +182,7 @@ class PartitionOwners:
         if self._consumer is None:
             consumer = AIOKafkaConsumer(
                 bootstrap_servers=self._bootstrap,
+                **self._security,
                 enable_auto_commit=False,
                 isolation_level="read_committed",
                 auto_offset_reset="earliest",

@@ -141,7 +141,10 @@ class Sink:
             )
             # Records are checked against the broker's count, as the projector checks them.
             self._partitions = await partition_count(
-                settings.kafka_bootstrap, self._topic, wait_s=EVENTS_METADATA_WAIT_S
+                settings.kafka_bootstrap,
+                self._topic,
+                wait_s=EVENTS_METADATA_WAIT_S,
+                security=settings.client_security(),
             )
             await self._consume(conn, seek_conn, stop)
         finally:
@@ -152,6 +155,7 @@ class Sink:
         settings = self._settings
         consumer = AIOKafkaConsumer(
             bootstrap_servers=settings.kafka_bootstrap,
+            **settings.client_security(),
             group_id=group_id(settings.topic_prefix, self._schema),
             isolation_level="read_committed",
             enable_auto_commit=False,
@@ -160,7 +164,10 @@ class Sink:
             heartbeat_interval_ms=max(100, settings.sink_session_timeout_ms // 3),
         )
         producer = AIOKafkaProducer(
-            bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True
+            bootstrap_servers=settings.kafka_bootstrap,
+            acks="all",
+            enable_idempotence=True,
+            **settings.client_security(),
         )
         await producer.start()
         try:

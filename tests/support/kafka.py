@@ -111,13 +111,18 @@ def projector_settings(bootstrap: str, prefix: str, **overrides: Any) -> Project
 
 def settings_env(settings: ProjectorSettings) -> dict[str, str]:
     """The ``CTXSTREAM_*`` environment that reproduces `settings` in a subprocess."""
-    data = settings.model_dump(mode="json", exclude={"read_secret"})
+    secrets = {"read_secret", "kafka_sasl_username", "kafka_sasl_password"}
+    data = settings.model_dump(mode="json", exclude=secrets)
     env: dict[str, str] = {}
     for name, value in data.items():
         text = value if isinstance(value, str) else json.dumps(value)
         env[f"CTXSTREAM_{name.upper()}"] = text
     if settings.read_secret is not None:  # None: the process reads read_secret_file, as this one
         env["CTXSTREAM_READ_SECRET"] = settings.read_secret.get_secret_value()
+    if settings.kafka_sasl_username is not None:  # None: PLAINTEXT, as the variable unset
+        env["CTXSTREAM_KAFKA_SASL_USERNAME"] = settings.kafka_sasl_username
+    if settings.kafka_sasl_password is not None:
+        env["CTXSTREAM_KAFKA_SASL_PASSWORD"] = settings.kafka_sasl_password.get_secret_value()
     return env
 
 

@@ -7,9 +7,12 @@ import asyncio
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from schemas.kafka.admin import EVENTS_METADATA_WAIT_S, partition_count
+from schemas.kafka.security import PLAINTEXT, ClientSecurity
 
 
-async def log_end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+async def log_end_offsets(
+    bootstrap: str, topic: str, *, security: ClientSecurity = PLAINTEXT
+) -> dict[int, int]:
     """Partition -> end offset of every partition of `topic`, ``read_committed``.
 
     ``read_committed`` answers the last stable offset: a sink cannot pass a transaction
@@ -18,9 +21,14 @@ async def log_end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     Raises:
         TopicError: `topic` does not exist.
     """
-    count = await partition_count(bootstrap, topic, wait_s=EVENTS_METADATA_WAIT_S)
+    count = await partition_count(
+        bootstrap, topic, wait_s=EVENTS_METADATA_WAIT_S, security=security
+    )
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, isolation_level="read_committed", enable_auto_commit=False
+        bootstrap_servers=bootstrap,
+        isolation_level="read_committed",
+        enable_auto_commit=False,
+        **security,
     )
     await consumer.start()
     await asyncio.sleep(0)  # let its background task start: stopping before it re-raises

@@ -66,7 +66,11 @@ async def rebuild(settings: SinkSettings, plan: Rebuild, stop: asyncio.Event) ->
             if refusal := rebuild_refusal(schema, topic, await _all_offsets(conn, schema, topic)):
                 raise ReplayError(refusal)
         bar = (
-            await log_end_offsets(settings.kafka_bootstrap, topic) if plan.until_caught_up else None
+            await log_end_offsets(
+                settings.kafka_bootstrap, topic, security=settings.client_security()
+            )
+            if plan.until_caught_up
+            else None
         )
         sink = asyncio.create_task(Sink(settings).run(stop))
         watch = (
