@@ -321,7 +321,8 @@ def _after_summary(
     event without calls or responses, is older than the kept run and names none
     of its ids, and the tail extends head and run together, masking's sort puts
     head, run and tail in that order, each assembles alone, and the contents are
-    the head's, the kept digests and the tail's. None when it does not apply.
+    the head's, the kept digests and the tail's (a head without a summary is
+    not sorted, and comes first in stream order). None when it does not apply.
     """
     request = previous.request
     position = {id(event): index for index, event in enumerate(events)}
@@ -358,9 +359,12 @@ def _after_summary(
 def _shows_first(
     head: tuple[Event, ...], kept: tuple[Event, ...], request: ContentsRequest
 ) -> bool:
-    """Whether `head` assembles alone before the `kept` run (see :func:`_after_summary`)."""
-    if not any(is_summary(event) for event in head):
-        return False
+    """Whether `head` assembles alone before the `kept` run (see :func:`_after_summary`).
+
+    Under the views' own rules the last two checks never refuse (a cut's run names no id
+    the list before it names, and that list ends plain and newest); they stay so that a
+    list no view makes still gets the whole assembly.
+    """
     if not _shown_newest(head) < kept[0].timestamp:  # also refuses NaN
         return False
     if named_ids_of(head) & named_ids_of(kept):

@@ -329,3 +329,20 @@ def test_an_event_older_than_the_kept_run_after_the_summary_assembles_everything
     late = text_event("u9", "i9", 105.0)  # after the summary in the log, older than u2
     _digested([*_TURNS, summary_event("s1", 100.0, 101.0, 112.0), late], digest)
     assert ["u2", "a2", "s1", "u9"] in assembled
+
+
+def test_a_kept_run_with_its_own_tool_traffic_is_reused(assembled: list[list[str]]) -> None:
+    turns = [
+        text_event("u1", "i1", 100.0),
+        text_event("a1", "i1", 101.0, author="agent"),
+        call_event("c2", "i2", 110.0, "k2"),
+        response_event("r2", "i2", 111.0, "k2"),
+        text_event("a2", "i2", 112.0, author="agent"),
+    ]
+    first = _settled(turns[:2])
+    second = _digested(turns, first).digest
+    assert second is not None
+    assert [cut for cut, _ in second.cuts][-2:] == [2, 5]
+    assembled.clear()
+    _digested([*turns, summary_event("s1", 100.0, 101.0, 113.0)], second)
+    assert assembled == [["s1"]]
