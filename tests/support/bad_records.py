@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import orjson
@@ -65,11 +65,14 @@ class DoorInput:
         body: The HTTP body (bytes as sent).
         event: The same as a Python mapping for :meth:`ctxstream.Client.append`;
             None when the body is no JSON object (the client takes mappings only).
+        phrase: Text the client's refusal must hold (empty: the letter's phrase);
+            an HTTP body that is no JSON is refused as such instead.
     """
 
     session_key: str
     body: bytes = field(repr=False)
     event: Json | None = field(repr=False)  # may nest a thousand levels: no repr
+    phrase: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +160,8 @@ class _Draw:
                 partition = self.rng.randrange(self.partitions)
             else:
                 partition = session_partition(raw_key, self.partitions)
+        if door is not None and not door.phrase:
+            door = replace(door, phrase=phrase)
         return BadRecord(flaw, variant, raw_key, value, partition, stage, phrase, door)
 
     def door(self, event: Json | None, body: bytes | None = None) -> DoorInput:
@@ -249,7 +254,8 @@ def _near_limit(d: _Draw) -> BadRecord:
     over = MAX_RECORD_BYTES - base + d.rng.randrange(1, _OVER_BY)
     event["content"] = {"role": "user", "parts": [{"text": "t" * over}]}
     value = d.enveloped(event)
-    return d.record("near-limit", "record-over-limit", value, "exceeds the limit")
+    door = DoorInput(d.key, orjson.dumps(event), event, f"over the limit of {MAX_RECORD_BYTES}")
+    return d.record("near-limit", "record-over-limit", value, "exceeds the limit", door=door)
 
 
 def _invalid_utf8(d: _Draw) -> BadRecord:
@@ -283,7 +289,8 @@ def _nan(d: _Draw) -> BadRecord:
             as_mapping["timestamp"] = parsed
         else:
             as_mapping["actions"] = {"stateDelta": {"score": parsed}}
-        door = DoorInput(d.key, body, as_mapping)  # the client gets the float itself
+        # The client gets the float itself, which JSON cannot carry.
+        door = DoorInput(d.key, body, as_mapping, "number is not finite")
         return d.record("nan-infinity", f"{where}-literal", value, "not JSON", door=door)
     text = d.rng.choice(["NaN", "inf", "-Infinity", "nan"])
     event = {**d.event, "timestamp": text}
