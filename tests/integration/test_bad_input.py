@@ -59,8 +59,9 @@ from tests.support.bad_records import (
     bad_events,
     bad_session,
     envelope_json,
+    written_value,
 )
-from tests.support.bad_requests import bad_requests, written_value
+from tests.support.bad_requests import bad_requests
 from tests.support.hostile_events import hostile_valid_events
 from tests.support.kafka import (
     WorkerProcess,
@@ -172,7 +173,7 @@ async def _write(settings: ProjectorSettings, bad_count: int, request_count: int
     async with Client(settings=client_settings) as client:
         for round_number, chunk in enumerate(_slices(bad, ROUNDS + 1)):
             landed = await _produce(
-                bootstrap, events, [(r.key, r.value, r.partition) for r in chunk]
+                bootstrap, events, [(r.key, written_value(r), r.partition) for r in chunk]
             )
             placed.update(zip(landed, chunk, strict=True))
             if round_number == ROUNDS:

@@ -83,7 +83,7 @@ class BadRecord:
         flaw: Its class (:data:`FLAWS`).
         variant: Which shape of the class it is.
         key: The record key (None: no key).
-        value: The record value.
+        value: The record value; empty for a tombstone (:func:`written_value`).
         partition: Where it is written: its key's partition, unless misplaced on purpose.
         stage: The dead letter's stage.
         phrase: Text the dead letter's reason must hold.
@@ -181,6 +181,8 @@ def _random_bytes(d: _Draw) -> BadRecord:
 
 
 def _truncated(d: _Draw) -> BadRecord:
+    if d.rng.random() < 0.1:  # cut to nothing: a tombstone
+        return d.record("truncated-json", "tombstone", b"", "no value")
     whole = d.enveloped(d.event)
     cut = whole[: d.rng.randrange(1, len(whole))]
     event_json = orjson.dumps(d.event)
@@ -466,3 +468,8 @@ def bad_events(seed: int, count: int, *, partitions: int, sessions: int = 500) -
     return [
         _MAKERS[flaw](_Draw(rng, number, partitions, sessions)) for number, flaw in enumerate(flaws)
     ]
+
+
+def written_value(record: BadRecord) -> bytes | None:
+    """What is written for `record`: its value, or None (a tombstone) for an empty one."""
+    return record.value or None

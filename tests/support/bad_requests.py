@@ -190,7 +190,8 @@ def bad_requests(seed: int, count: int, *, partitions: int, sessions: int = 500)
     Each is keyed by the session it names (of :func:`~tests.support.bad_records.bad_session`)
     and written to that key's partition of `partitions`. Records over the size
     limit are drawn one time in ten of the other classes'. A record's ``value`` is
-    empty bytes for a tombstone (written as None: :func:`written_value`).
+    empty bytes for a tombstone (written as None:
+    :func:`~tests.support.bad_records.written_value`).
     """
     rng = random.Random(seed)  # noqa: S311 - draws test records, not secrets
     weights = [1 if flaw == "near-limit" else 10 for flaw in FLAWS]
@@ -204,8 +205,3 @@ def bad_requests(seed: int, count: int, *, partitions: int, sessions: int = 500)
         partition = session_partition(raw_key, partitions)
         records.append(BadRecord(flaw, variant, raw_key, value or b"", partition, stage, phrase))
     return records
-
-
-def written_value(record: BadRecord) -> bytes | None:
-    """What is written for `record`: its value, or None (a tombstone) for an empty one."""
-    return record.value or None
