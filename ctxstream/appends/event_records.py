@@ -3,7 +3,13 @@
 The record is built and decoded by the very decoder the projector runs
 (:func:`schemas.codec.decode_envelope`, with the record key), so what the client
 accepts the pipeline folds, and what it refuses raises
-:class:`~ctxstream.errors.InvalidEventError` naming the field. Stricter than the
+:class:`~ctxstream.errors.InvalidEventError` naming the field. A NaN or an
+infinity, which JSON cannot carry and orjson writes as ``null``, is refused by its
+path instead of changed, and so is a value too deep for orjson to write: when the
+written record holds ``null`` or could not be written, the caller's values are
+walked for the JSON bounds (:func:`schemas.json_bounds.check_json_bounds`, which
+descends dicts and lists, what ``orjson.loads`` and ``Event`` dumps give; a
+tuple's items are not walked). Stricter than the
 decoder: a field no model knows, at any depth (a misspelt ``invocationID``), is
 refused by its path (:mod:`schemas.unknown_fields`), and so are the pipeline's own
 bookkeeping records (:func:`bookkeeping_refusal`) unless `pipeline` is given.
@@ -29,6 +35,7 @@ from schemas.codec import MAX_RECORD_BYTES, decode_envelope
 from schemas.errors import DecodeError, InvalidSessionKeyError
 from schemas.event import Event, event_to_json
 from schemas.event_digest import event_digest
+from schemas.json_bounds import check_json_bounds
 from schemas.keys import parse_session_key
 from schemas.unknown_fields import unknown_fields, unknown_fields_refusal, unknown_top_fields
 
@@ -96,7 +103,10 @@ def checked_record(
     try:
         value = bytes(memoryview(orjson.dumps(record)))
     except TypeError as exc:
+        _check_bounds(record)  # too deep for orjson: named by its path
         raise InvalidEventError(f"event: not JSON: {exc}") from exc
+    if b"null" in value:  # orjson writes NaN and infinities as null: did the caller give one?
+        _check_bounds(record)
     if len(value) > MAX_RECORD_BYTES:
         raise InvalidEventError(
             f"event: the record takes {len(value)} bytes, over the limit of {MAX_RECORD_BYTES}"
@@ -114,6 +124,18 @@ def checked_record(
         raise InvalidEventError(f"event: {refusal}")
     looked_up = event_digest(envelope.event) if digest and given else None
     return CheckedRecord(key, value, envelope.event.id, looked_up)
+
+
+def _check_bounds(record: dict[str, Any]) -> None:
+    """Refuse `record` by the path of the first JSON bound it breaks (NaN included).
+
+    Raises:
+        InvalidEventError: The value's path and what is wrong with it.
+    """
+    try:
+        check_json_bounds(record)
+    except DecodeError as exc:
+        raise InvalidEventError(str(exc)) from exc
 
 
 def event_records(

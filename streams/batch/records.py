@@ -22,7 +22,7 @@ from schemas.logged_event import LoggedEvent
 DeadLetterStage = Literal[
     "decode", "partition", "fold", "encode", "session-size", "rebuild", "snapshot"
 ]
-"""Where the batch step refused a record: ``decode`` (no key, not a valid envelope),
+"""Where the batch step refused a record: ``decode`` (no key, no value, not a valid envelope),
 ``partition`` (not on its key's partition), ``fold`` (applying it or deciding compaction
 raised), ``encode`` (its compaction request cannot be encoded), ``session-size`` (it would
 take its session over ``session_max_bytes``), ``rebuild`` (its session's stored entries
@@ -34,7 +34,7 @@ _REASON_CHARS: Final = 500
 
 @dataclass(frozen=True, slots=True)
 class SourceRecord:
-    """One `events` record as the consumer fetched it."""
+    """One `events` record as the consumer fetched it; a tombstone's value is ``b""``."""
 
     topic: str
     partition: int
@@ -75,6 +75,8 @@ def decode_record(record: SourceRecord) -> DecodedRecord | DeadLetter:
     """The decoded record, or its dead letter when it breaks the event contract."""
     if record.key is None:
         return dead_letter(record, "decode", "record has no key (the session key)")
+    if not record.value:
+        return dead_letter(record, "decode", "record has no value (a tombstone, or empty)")
     try:
         envelope, size = decode_envelope_sized(record.value, record_key=record.key)
     except DecodeError as exc:

@@ -167,7 +167,7 @@ class GapRecovery:
                 self._metrics.gaps_probed.labels(answer="unanswered").inc()
                 continue
             missing[gap] = [
-                SourceRecord(r.topic, r.partition, r.offset, r.key, r.value) for r in found
+                SourceRecord(r.topic, r.partition, r.offset, r.key, r.value or b"") for r in found
             ]
             self._metrics.gaps_probed.labels(answer="records" if found else "empty").inc()
         return missing

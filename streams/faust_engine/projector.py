@@ -195,7 +195,7 @@ class ProjectorShell:
                 event.message.partition,
                 event.message.offset,
                 event.message.key,
-                event.message.value,
+                event.message.value or b"",  # a tombstone: no value
             )
             for event in events
         ]

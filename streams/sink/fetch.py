@@ -69,7 +69,7 @@ async def fetch_batch(
         if tp in still and ((end := await consumer.position(tp)) != start or fetched.get(tp)):
             starts[tp.partition], ends[tp.partition] = start, end
     records = [
-        SourceRecord(r.topic, r.partition, r.offset, r.key, r.value)
+        SourceRecord(r.topic, r.partition, r.offset, r.key, r.value or b"")
         for tp, batch in fetched.items()
         if tp.partition in starts
         for r in batch

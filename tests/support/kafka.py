@@ -425,7 +425,7 @@ async def read_log(bootstrap: str, topic: str) -> dict[SessionKey, list[LoggedEv
     """The `events` topic by session, offset order, bad records left out."""
     by_session: dict[SessionKey, list[LoggedEvent]] = defaultdict(list)
     for record in await read_all(bootstrap, topic):
-        if record.key is None:
+        if record.key is None or record.value is None:  # no key, a tombstone: dead letters
             continue
         try:
             env = decode_envelope(record.value, record_key=record.key)

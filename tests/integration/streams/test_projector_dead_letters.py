@@ -33,7 +33,7 @@ STARTUP_TIMEOUT_S = 60.0
 CATCH_UP_TIMEOUT_S = 90.0
 
 
-def _bad_records() -> list[tuple[bytes | None, bytes, str]]:
+def _bad_records() -> list[tuple[bytes | None, bytes | None, str]]:
     """(key, value, a phrase the reason must contain) of each kind of bad record."""
     good = scripted_sessions(2, 1)
     first, other = good[0], good[-1]  # sessions 0 and 1
@@ -42,6 +42,7 @@ def _bad_records() -> list[tuple[bytes | None, bytes, str]]:
     oversized = orjson.dumps({**as_dict, "producer_id": "x" * 256, "pad": "y" * MAX_RECORD_BYTES})
     return [
         (key, b"{not json", "not JSON"),
+        (key, None, "no value"),  # a tombstone
         (None, encode(first), "no key"),
         (b"not-a-session-key", encode(first), "differs from the envelope"),
         (b"\xff\xfe", encode(first), "not UTF-8"),
@@ -68,7 +69,7 @@ async def test_bad_records_are_dead_lettered_and_the_rest_applied(
     before = scripted_sessions(2, 2)
     after = scripted_sessions(2, 2, first_invocation=3)
     bad = _bad_records()
-    records: list[tuple[bytes | None, bytes]] = [
+    records: list[tuple[bytes | None, bytes | None]] = [
         (e.session_key.encode(), encode(e)) for e in before
     ]
     records += [(key, value) for key, value, _ in bad]
@@ -92,6 +93,7 @@ async def test_bad_records_are_dead_lettered_and_the_rest_applied(
         assert letter.source_topic == events
         assert letter.source_partition == 0
         assert letter.original_key == key
+        value = value or b""  # a tombstone's letter holds no bytes
         assert letter.original_size == len(value)
         assert letter.stage == "decode"
         if len(value) > MAX_RECORD_BYTES:  # the oversized record: a prefix, and said so
