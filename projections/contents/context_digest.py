@@ -54,9 +54,6 @@ _CONTENTS: Final = TypeAdapter(list[Content])
 #: Bytes of one content's digest (SHA-256).
 DIGEST_BYTES: Final = 32
 
-#: Cuts whose run shows in the list that :func:`_after_summary` tries before assembling it all.
-_CUT_TRIES: Final = 3
-
 #: Fewest events between two cuts a whole assembly keeps: after a summary, at most about
 #: this many events beside the summary are assembled again.
 _CUT_GAP: Final = 2
@@ -326,47 +323,43 @@ def _after_summary(
     """
     request = previous.request
     position = {id(event): index for index, event in enumerate(events)}
-    tries = _CUT_TRIES
     for cut, items in previous.cuts:
         kept = previous.events[cut:]
         start = position.get(id(kept[0])) if kept else None
         if start is None or events[start : start + len(kept)] != kept:
-            continue
+            continue  # the summary covers part of this run: try the run after the next cut
         after = events[start + len(kept) :]
         head = (*events[:start], *(event for event in after if is_summary(event)))
         tail = tuple(event for event in after if not is_summary(event))
+        newest = _shown_newest(head)
+        if not newest < kept[0].timestamp:  # also refuses NaN
+            continue  # a later run may start after this head's newest timestamp
         named_ids = named_ids_of(head) | named_ids_of(kept)
-        floor = max(_shown_newest(head), kept[-1].timestamp)
-        if _shows_first(head, kept, request) and extends(floor, named_ids, tail) is not None:
-            fed = _Feed(bytearray(), known, dict(known.by_event))
-            fed.feed(head, request)
-            fed.digests += previous.digests[items * DIGEST_BYTES :]
-            if events[len(events) - len(tail) :] != tail:  # a summary among the tail's events
-                fed.feed(tail, request)
-                return fed.context(previous)
-            # Head and run, settled in all but order: the tail extends them as it would a list.
-            shown = events[: len(events) - len(tail)]
-            base = ContextDigest(
-                request, shown, bytes(fed.digests), named_ids, floor, ((len(shown), fed.items),)
-            )
-            return fed.context(_fed_settling(fed, base, events, request))
-        tries -= 1
-        if not tries:
-            break
+        floor = max(newest, kept[-1].timestamp)
+        if not _ends_apart(head, kept, request) or extends(floor, named_ids, tail) is None:
+            return None
+        fed = _Feed(bytearray(), known, dict(known.by_event))
+        fed.feed(head, request)
+        fed.digests += previous.digests[items * DIGEST_BYTES :]
+        if events[len(events) - len(tail) :] != tail:  # a summary among the tail's events
+            fed.feed(tail, request)
+            return fed.context(previous)
+        # Head and run, settled in all but order: the tail extends them as it would a list.
+        shown = events[: len(events) - len(tail)]
+        base = ContextDigest(
+            request, shown, bytes(fed.digests), named_ids, floor, ((len(shown), fed.items),)
+        )
+        return fed.context(_fed_settling(fed, base, events, request))
     return None
 
 
-def _shows_first(
-    head: tuple[Event, ...], kept: tuple[Event, ...], request: ContentsRequest
-) -> bool:
-    """Whether `head` assembles alone before the `kept` run (see :func:`_after_summary`).
+def _ends_apart(head: tuple[Event, ...], kept: tuple[Event, ...], request: ContentsRequest) -> bool:
+    """Whether `head`, older than the `kept` run, assembles alone before it.
 
-    Under the views' own rules the last two checks never refuse (a cut's run names no id
-    the list before it names, and that list ends plain and newest); they stay so that a
-    list no view makes still gets the whole assembly.
+    Under the views' own rules this never refuses (a cut's run names no id the
+    list before it names, and that list ends plain and newest); it stays so that
+    a list no view makes still gets the whole assembly.
     """
-    if not _shown_newest(head) < kept[0].timestamp:  # also refuses NaN
-        return False
     if named_ids_of(head) & named_ids_of(kept):
         return False
     masked = mask_compacted(head, request.agent_name)

@@ -289,8 +289,15 @@ def test_a_summary_leaving_the_run_after_a_cut_assembles_only_itself(
     context = _digested([*_TURNS, summary, newer], digest)
     # The summary alone, the kept run's digests reused, the newer event as an extension.
     assert assembled == [["s1"], ["u3"]]
-    assert context.digest is not None
-    assert [each.id for each in context.digest.events] == ["u2", "a2", "s1", "u3"]
+    after = context.digest
+    assert after is not None
+    assert [each.id for each in after.events] == ["u2", "a2", "s1", "u3"]
+    # Head and run are settled for what follows (a cut after them), and the next event
+    # is an extension of the whole.
+    assert [cut for cut, _ in after.cuts] == [3, 4]
+    assembled.clear()
+    _digested([*_TURNS, summary, newer, text_event("u4", "i4", 121.0)], after)
+    assert assembled == [["u4"]]
 
 
 def test_a_kept_run_answering_a_call_in_the_head_assembles_everything(
@@ -346,3 +353,67 @@ def test_a_kept_run_with_its_own_tool_traffic_is_reused(assembled: list[list[str
     assembled.clear()
     _digested([*turns, summary_event("s1", 100.0, 101.0, 113.0)], second)
     assert assembled == [["s1"]]
+
+
+def _extended(turns: Sequence[Event], every: int = 2) -> ContextDigest:
+    """The digest of `turns`, settled on the first `every` and extended `every` at a time."""
+    digest = _settled(turns[:every])
+    for end in range(2 * every, len(turns) + 1, every):
+        extended = _digested(turns[:end], digest).digest
+        assert extended is not None
+        digest = extended
+    return digest
+
+
+def test_a_run_after_a_later_cut_is_reused_when_the_first_one_is_covered(
+    assembled: list[list[str]],
+) -> None:
+    turns = [*_TURNS, text_event("u3", "i3", 115.0), text_event("a3", "i3", 116.0, author="agent")]
+    digest = _extended(turns)
+    assert [cut for cut, _ in digest.cuts][-3:] == [2, 4, 6]
+    assembled.clear()
+    # The summary covers u1 to a2: the run after the cut at 2 is gone, the one after 4 shown.
+    summary = summary_event("s1", 100.0, 111.0, 117.0)
+    after = _digested([*turns, summary], digest).digest
+    assert assembled == [["s1"]]
+    # Nothing followed the summary: the digest is of the shown head and run, for this view.
+    assert after is not None
+    assert [each.id for each in after.events] == ["u3", "a3", "s1"]
+    assembled.clear()
+    _digested([*turns, summary, text_event("u4", "i4", 121.0)], after)
+    assert assembled == [["u4"]]
+
+
+def test_a_summary_between_runs_skips_to_the_run_after_it(assembled: list[list[str]]) -> None:
+    turns = [*_TURNS, text_event("u3", "i3", 115.0), text_event("a3", "i3", 116.0, author="agent")]
+    digest = _extended(turns)
+    assembled.clear()
+    # s2 covers the gap [112, 113]: the run from u2 would sort after it, the run from u3 not.
+    summaries = [summary_event("s1", 100.0, 101.0, 117.0), summary_event("s2", 112.0, 113.0, 118.0)]
+    _digested([*turns, *summaries], digest)
+    assert assembled == [["u2", "a2", "s1", "s2"]]
+
+
+def test_a_tail_answering_a_call_of_the_kept_run_assembles_everything(
+    assembled: list[list[str]],
+) -> None:
+    # a2's turn calls k3 before it answers; nobody answers k3 until after the summary.
+    turns = [*_TURNS[:3], call_event("c3", "i2", 110.5, "k3"), _TURNS[3]]
+    digest = _digested(turns, _settled(turns[:2])).digest
+    assert digest is not None
+    assembled.clear()
+    answer = response_event("r3", "i3", 120.0, "k3")
+    _digested([*turns, summary_event("s1", 100.0, 101.0, 112.0), answer], digest)
+    assert ["s1"] not in assembled
+    assert any("r3" in each for each in assembled)
+
+
+def test_a_summary_among_the_new_events_keeps_the_previous_digest() -> None:
+    digest = _extended_twice()
+    events = [
+        *_TURNS,
+        text_event("u3", "i3", 120.0),
+        summary_event("s1", 100.0, 101.0, 121.0),
+        text_event("u4", "i4", 122.0),
+    ]
+    assert _digested(events, digest).digest is digest
